@@ -1,0 +1,236 @@
+//! HorizontalPodAutoscaler, autoscaling/v2 and v1 (v1 is read as its v2 equivalent).
+
+use serde::Serialize;
+
+use crate::manifest::read::Reader;
+use crate::source::{Span, Spanned};
+use crate::yaml::Node;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScaleTargetRef {
+    pub kind: String,
+    pub name: String,
+    pub api_version: String,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum MetricTarget {
+    /// Percent of the request.
+    Utilization(i32),
+    /// Per-pod average in millicores (cpu) or bytes (memory).
+    AverageValue(i64),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Metric {
+    Resource {
+        /// `cpu` or `memory` (other resources are kept as written).
+        resource: String,
+        target: MetricTarget,
+        #[serde(skip)]
+        span: Span,
+    },
+    /// Pods, Object, External and ContainerResource metrics: kept, not modelled.
+    Unsupported {
+        metric_type: String,
+        #[serde(skip)]
+        span: Span,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ScalingPolicyType {
+    Pods,
+    Percent,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScalingPolicy {
+    pub policy_type: ScalingPolicyType,
+    pub value: i32,
+    pub period_seconds: i32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum SelectPolicy {
+    Max,
+    Min,
+    Disabled,
+}
+
+/// One direction of `spec.behavior`; absent fields take the Kubernetes defaults later.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScalingRules {
+    pub stabilization_window_seconds: Option<i32>,
+    pub select_policy: Option<SelectPolicy>,
+    pub policies: Vec<ScalingPolicy>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HorizontalPodAutoscaler {
+    pub scale_target_ref: ScaleTargetRef,
+    pub min_replicas: Spanned<i32>,
+    pub max_replicas: Spanned<i32>,
+    pub metrics: Vec<Metric>,
+    pub scale_up: Option<ScalingRules>,
+    pub scale_down: Option<ScalingRules>,
+}
+
+impl HorizontalPodAutoscaler {
+    pub fn read(r: &mut Reader, node: &Node, api_version: &str, object_span: Span) -> Option<HorizontalPodAutoscaler> {
+        let Some(spec) = r.map(node, "spec") else {
+            r.error(object_span, "HorizontalPodAutoscaler has no `spec`");
+            return None;
+        };
+        let Some(target) = r.map(spec, "scaleTargetRef") else {
+            r.error(spec.span, "HorizontalPodAutoscaler needs `scaleTargetRef`");
+            return None;
+        };
+        let (Some(kind), Some(name)) = (r.text(target, "kind"), r.text(target, "name")) else {
+            r.error(target.span, "`scaleTargetRef` needs `kind` and `name`");
+            return None;
+        };
+        let scale_target_ref = ScaleTargetRef {
+            kind: kind.value,
+            name: name.value,
+            api_version: r.text(target, "apiVersion").map(|v| v.value).unwrap_or_default(),
+            span: target.span,
+        };
+        let min_replicas = r.int32(spec, "minReplicas").unwrap_or(Spanned::new(1, spec.span));
+        let Some(max_replicas) = r.int32(spec, "maxReplicas") else {
+            r.error(spec.span, "HorizontalPodAutoscaler needs `maxReplicas`");
+            return None;
+        };
+        if min_replicas.value < 1 {
+            r.error(min_replicas.span, "`minReplicas` must be at least 1 (0 needs the HPAScaleToZero feature gate)");
+        }
+        if max_replicas.value < min_replicas.value.max(1) {
+            r.error(max_replicas.span, "`maxReplicas` must be at least `minReplicas`");
+        }
+        let metrics = if api_version == "autoscaling/v1" {
+            // v1 has one knob; no knob means the v2 default of 80% CPU.
+            let utilization = r.int32(spec, "targetCPUUtilizationPercentage");
+            vec![Metric::Resource {
+                resource: "cpu".into(),
+                target: MetricTarget::Utilization(utilization.as_ref().map_or(80, |u| u.value)),
+                span: utilization.map_or(spec.span, |u| u.span),
+            }]
+        } else {
+            let listed: Vec<Metric> = r.maps(spec, "metrics").into_iter().filter_map(|m| read_metric(r, m)).collect();
+            if r.field(spec, "metrics").is_none() {
+                vec![Metric::Resource {
+                    resource: "cpu".into(),
+                    target: MetricTarget::Utilization(80),
+                    span: spec.span,
+                }]
+            } else {
+                listed
+            }
+        };
+        let (scale_up, scale_down) = match r.map(spec, "behavior") {
+            Some(b) => (read_rules(r, b, "scaleUp"), read_rules(r, b, "scaleDown")),
+            None => (None, None),
+        };
+        Some(HorizontalPodAutoscaler {
+            scale_target_ref,
+            min_replicas,
+            max_replicas,
+            metrics,
+            scale_up,
+            scale_down,
+        })
+    }
+}
+
+fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
+    let Some(ty) = r.text(node, "type") else {
+        r.error(node.span, "a metric needs a `type`");
+        return None;
+    };
+    if ty.value != "Resource" {
+        return Some(Metric::Unsupported {
+            metric_type: ty.value,
+            span: node.span,
+        });
+    }
+    let Some(resource) = r.map(node, "resource") else {
+        r.error(node.span, "a `Resource` metric needs `resource`");
+        return None;
+    };
+    let Some(name) = r.text(resource, "name") else {
+        r.error(resource.span, "a `Resource` metric needs `resource.name`");
+        return None;
+    };
+    let Some(target) = r.map(resource, "target") else {
+        r.error(resource.span, "a `Resource` metric needs `resource.target`");
+        return None;
+    };
+    let target_type = r.one_of(target, "type", &["Utilization", "AverageValue", "Value"])?;
+    let milli = name.value == "cpu";
+    let value = match target_type.value.as_str() {
+        "Utilization" => {
+            let Some(u) = r.int32(target, "averageUtilization").filter(|u| u.value > 0) else {
+                r.error(target.span, "a `Utilization` target needs a positive `averageUtilization`");
+                return None;
+            };
+            MetricTarget::Utilization(u.value)
+        }
+        "AverageValue" => {
+            let Some(v) = r.quantity(target, "averageValue", milli) else {
+                r.error(target.span, "an `AverageValue` target needs `averageValue`");
+                return None;
+            };
+            MetricTarget::AverageValue(v.value)
+        }
+        _ => {
+            r.error(target_type.span, "a `Resource` metric cannot use a `Value` target (use `AverageValue`)");
+            return None;
+        }
+    };
+    Some(Metric::Resource {
+        resource: name.value,
+        target: value,
+        span: node.span,
+    })
+}
+
+fn read_rules(r: &mut Reader, behavior: &Node, key: &str) -> Option<ScalingRules> {
+    let node = r.map(behavior, key)?;
+    let stabilization_window_seconds = r.int32(node, "stabilizationWindowSeconds").map(|v| v.value);
+    if let Some(w) = stabilization_window_seconds
+        && !(0..=3600).contains(&w)
+    {
+        r.error(node.span, "`stabilizationWindowSeconds` must be from 0 to 3600");
+    }
+    let select_policy = r.one_of(node, "selectPolicy", &["Max", "Min", "Disabled"]).map(|p| match p.value.as_str() {
+        "Max" => SelectPolicy::Max,
+        "Min" => SelectPolicy::Min,
+        _ => SelectPolicy::Disabled,
+    });
+    let mut policies = Vec::new();
+    for p in r.maps(node, "policies") {
+        let ty = r.one_of(p, "type", &["Pods", "Percent"]);
+        let value = r.int32(p, "value");
+        let period = r.int32(p, "periodSeconds");
+        match (ty, value, period) {
+            (Some(ty), Some(value), Some(period)) if value.value > 0 && (1..=1800).contains(&period.value) => {
+                policies.push(ScalingPolicy {
+                    policy_type: if ty.value == "Pods" { ScalingPolicyType::Pods } else { ScalingPolicyType::Percent },
+                    value: value.value,
+                    period_seconds: period.value,
+                })
+            }
+            _ => r.error(p.span, "a scaling policy needs `type` (Pods or Percent), a positive `value` and `periodSeconds` from 1 to 1800"),
+        }
+    }
+    Some(ScalingRules {
+        stabilization_window_seconds,
+        select_policy,
+        policies,
+        span: node.span,
+    })
+}

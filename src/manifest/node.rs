@@ -1,0 +1,69 @@
+//! Nodes (for cluster snapshots) and namespaces.
+
+use serde::Serialize;
+
+use crate::manifest::read::Reader;
+use crate::manifest::selector::Labels;
+use crate::manifest::taint::Taint;
+use crate::source::Span;
+use crate::yaml::Node;
+
+/// Allocatable or capacity of a node: millicores, bytes, pod slots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct NodeResources {
+    pub cpu_millis: i64,
+    pub memory_bytes: i64,
+    pub pods: i64,
+}
+
+impl NodeResources {
+    pub fn read(r: &mut Reader, node: &Node) -> NodeResources {
+        NodeResources {
+            cpu_millis: r.quantity(node, "cpu", true).map_or(0, |v| v.value),
+            memory_bytes: r.quantity(node, "memory", false).map_or(0, |v| v.value),
+            pods: r.quantity(node, "pods", false).map_or(110, |v| v.value),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeObject {
+    pub labels: Labels,
+    pub taints: Vec<Taint>,
+    pub unschedulable: bool,
+    pub allocatable: NodeResources,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl NodeObject {
+    pub fn read(r: &mut Reader, node: &Node, labels: Labels) -> NodeObject {
+        let spec = r.map(node, "spec");
+        let status = r.map(node, "status");
+        let taints = spec
+            .map(|s| r.maps(s, "taints").into_iter().filter_map(|t| Taint::read(r, t)).collect())
+            .unwrap_or_default();
+        let unschedulable = spec.and_then(|s| r.bool(s, "unschedulable")).is_some_and(|b| b.value);
+        // Allocatable is what the scheduler uses; fall back to capacity.
+        let allocatable = status
+            .and_then(|s| r.map(s, "allocatable").or_else(|| r.map(s, "capacity")))
+            .map(|a| NodeResources::read(r, a));
+        let Some(allocatable) = allocatable else {
+            r.error(node.span, "Node has no `status.allocatable` or `status.capacity`");
+            return NodeObject {
+                labels,
+                taints,
+                unschedulable,
+                allocatable: NodeResources::default(),
+                span: node.span,
+            };
+        };
+        NodeObject {
+            labels,
+            taints,
+            unschedulable,
+            allocatable,
+            span: node.span,
+        }
+    }
+}

@@ -1,0 +1,441 @@
+//! Pod specs: what the scheduler and the controllers read of a pod.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::manifest::read::Reader;
+use crate::manifest::selector::{LabelSelector, Labels, NodeSelectorTerm};
+use crate::manifest::taint::Toleration;
+use crate::source::{Span, Spanned};
+use crate::yaml::Node;
+
+/// Requests or limits of one container, in millicores and bytes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ResourceAmounts {
+    pub cpu_millis: Option<Spanned<i64>>,
+    pub memory_bytes: Option<Spanned<i64>>,
+}
+
+impl ResourceAmounts {
+    fn read(r: &mut Reader, parent: &Node, key: &str) -> ResourceAmounts {
+        let Some(node) = r.map(parent, key) else {
+            return ResourceAmounts::default();
+        };
+        ResourceAmounts {
+            cpu_millis: r.quantity(node, "cpu", true),
+            memory_bytes: r.quantity(node, "memory", false),
+        }
+    }
+
+    pub fn cpu(&self) -> i64 {
+        self.cpu_millis.as_ref().map_or(0, |v| v.value)
+    }
+
+    pub fn memory(&self) -> i64 {
+        self.memory_bytes.as_ref().map_or(0, |v| v.value)
+    }
+}
+
+/// Plain totals in millicores and bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Amounts {
+    pub cpu_millis: i64,
+    pub memory_bytes: i64,
+}
+
+impl Amounts {
+    pub fn saturating_add(self, other: Amounts) -> Amounts {
+        Amounts {
+            cpu_millis: self.cpu_millis.saturating_add(other.cpu_millis),
+            memory_bytes: self.memory_bytes.saturating_add(other.memory_bytes),
+        }
+    }
+
+    pub fn max(self, other: Amounts) -> Amounts {
+        Amounts {
+            cpu_millis: self.cpu_millis.max(other.cpu_millis),
+            memory_bytes: self.memory_bytes.max(other.memory_bytes),
+        }
+    }
+
+    pub fn saturating_mul(self, n: i64) -> Amounts {
+        Amounts {
+            cpu_millis: self.cpu_millis.saturating_mul(n),
+            memory_bytes: self.memory_bytes.saturating_mul(n),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Container {
+    pub name: String,
+    pub requests: ResourceAmounts,
+    pub limits: ResourceAmounts,
+    /// Init containers with `restartPolicy: Always` (sidecars) run alongside the app containers.
+    pub sidecar: bool,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl Container {
+    fn read(r: &mut Reader, node: &Node) -> Container {
+        let name = r.text(node, "name").map(|n| n.value).unwrap_or_default();
+        let (requests, limits) = match r.map(node, "resources") {
+            Some(res) => (ResourceAmounts::read(r, res, "requests"), ResourceAmounts::read(r, res, "limits")),
+            None => Default::default(),
+        };
+        // Kubernetes defaults a missing request to the limit.
+        let requests = ResourceAmounts {
+            cpu_millis: requests.cpu_millis.or_else(|| limits.cpu_millis.clone()),
+            memory_bytes: requests.memory_bytes.or_else(|| limits.memory_bytes.clone()),
+        };
+        let sidecar = r.string(node, "restartPolicy").is_some_and(|p| p.value == "Always");
+        Container {
+            name,
+            requests,
+            limits,
+            sidecar,
+            span: node.span,
+        }
+    }
+
+    fn request(&self) -> Amounts {
+        Amounts {
+            cpu_millis: self.requests.cpu(),
+            memory_bytes: self.requests.memory(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PreferredSchedulingTerm {
+    pub weight: i32,
+    pub preference: NodeSelectorTerm,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NodeAffinity {
+    /// `requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms` (ORed).
+    pub required: Option<Spanned<Vec<NodeSelectorTerm>>>,
+    pub preferred: Vec<PreferredSchedulingTerm>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PodAffinityTerm {
+    pub label_selector: Option<LabelSelector>,
+    /// Empty with no namespace selector: the pod's own namespace.
+    pub namespaces: Vec<String>,
+    pub namespace_selector: Option<LabelSelector>,
+    pub topology_key: Spanned<String>,
+    pub match_label_keys: Vec<String>,
+    pub mismatch_label_keys: Vec<String>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl PodAffinityTerm {
+    fn read(r: &mut Reader, node: &Node) -> Option<PodAffinityTerm> {
+        let Some(topology_key) = r.text(node, "topologyKey").filter(|k| !k.value.is_empty()) else {
+            r.error(node.span, "a pod affinity term needs a non-empty `topologyKey`");
+            return None;
+        };
+        Some(PodAffinityTerm {
+            label_selector: LabelSelector::read(r, node, "labelSelector"),
+            namespaces: r.string_list(node, "namespaces"),
+            namespace_selector: LabelSelector::read(r, node, "namespaceSelector"),
+            topology_key,
+            match_label_keys: r.string_list(node, "matchLabelKeys"),
+            mismatch_label_keys: r.string_list(node, "mismatchLabelKeys"),
+            span: node.span,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WeightedPodAffinityTerm {
+    pub weight: i32,
+    pub term: PodAffinityTerm,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PodAffinity {
+    pub required: Vec<PodAffinityTerm>,
+    pub preferred: Vec<WeightedPodAffinityTerm>,
+}
+
+impl PodAffinity {
+    fn read(r: &mut Reader, parent: &Node, key: &str) -> PodAffinity {
+        let Some(node) = r.map(parent, key) else {
+            return PodAffinity::default();
+        };
+        let required = r
+            .maps(node, "requiredDuringSchedulingIgnoredDuringExecution")
+            .into_iter()
+            .filter_map(|t| PodAffinityTerm::read(r, t))
+            .collect();
+        let mut preferred = Vec::new();
+        for w in r.maps(node, "preferredDuringSchedulingIgnoredDuringExecution") {
+            let weight = read_weight(r, w);
+            let Some(term_node) = r.map(w, "podAffinityTerm") else {
+                r.error(w.span, "a preferred pod affinity term needs `podAffinityTerm`");
+                continue;
+            };
+            if let (Some(weight), Some(term)) = (weight, PodAffinityTerm::read(r, term_node)) {
+                preferred.push(WeightedPodAffinityTerm { weight, term });
+            }
+        }
+        PodAffinity { required, preferred }
+    }
+
+    pub fn terms(&self) -> impl Iterator<Item = &PodAffinityTerm> {
+        self.required.iter().chain(self.preferred.iter().map(|w| &w.term))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.required.is_empty() && self.preferred.is_empty()
+    }
+}
+
+fn read_weight(r: &mut Reader, node: &Node) -> Option<i32> {
+    let Some(weight) = r.int32(node, "weight") else {
+        r.error(node.span, "a preferred term needs a `weight` from 1 to 100");
+        return None;
+    };
+    if !(1..=100).contains(&weight.value) {
+        r.error(weight.span, "`weight` must be from 1 to 100");
+        return None;
+    }
+    Some(weight.value)
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Affinity {
+    pub node: NodeAffinity,
+    pub pod: PodAffinity,
+    pub pod_anti: PodAffinity,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum WhenUnsatisfiable {
+    DoNotSchedule,
+    ScheduleAnyway,
+}
+
+/// `nodeAffinityPolicy` / `nodeTaintsPolicy` of a spread constraint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum InclusionPolicy {
+    Honor,
+    Ignore,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TopologySpreadConstraint {
+    pub max_skew: Spanned<i32>,
+    pub topology_key: Spanned<String>,
+    pub when_unsatisfiable: Spanned<WhenUnsatisfiable>,
+    /// A missing selector matches no pod.
+    pub label_selector: Option<LabelSelector>,
+    pub min_domains: Option<Spanned<i32>>,
+    /// Default `Honor`.
+    pub node_affinity_policy: InclusionPolicy,
+    /// Default `Ignore`.
+    pub node_taints_policy: InclusionPolicy,
+    pub match_label_keys: Vec<String>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl TopologySpreadConstraint {
+    fn read(r: &mut Reader, node: &Node) -> Option<TopologySpreadConstraint> {
+        let max_skew = r.int32(node, "maxSkew");
+        let topology_key = r.text(node, "topologyKey");
+        let when = r.one_of(node, "whenUnsatisfiable", &["DoNotSchedule", "ScheduleAnyway"]);
+        let (Some(max_skew), Some(topology_key), Some(when)) = (max_skew, topology_key, when) else {
+            r.error(
+                node.span,
+                "a topology spread constraint needs `maxSkew`, `topologyKey` and `whenUnsatisfiable`",
+            );
+            return None;
+        };
+        if max_skew.value < 1 {
+            r.error(max_skew.span, "`maxSkew` must be at least 1");
+            return None;
+        }
+        if topology_key.value.is_empty() {
+            r.error(topology_key.span, "`topologyKey` must not be empty");
+            return None;
+        }
+        let when_unsatisfiable = when.map(|w| {
+            if w == "DoNotSchedule" {
+                WhenUnsatisfiable::DoNotSchedule
+            } else {
+                WhenUnsatisfiable::ScheduleAnyway
+            }
+        });
+        let min_domains = r.int32(node, "minDomains");
+        if let Some(m) = &min_domains {
+            if m.value < 1 {
+                r.error(m.span, "`minDomains` must be at least 1");
+            } else if when_unsatisfiable.value != WhenUnsatisfiable::DoNotSchedule {
+                r.error(m.span, "`minDomains` can only be set with `whenUnsatisfiable: DoNotSchedule`");
+            }
+        }
+        let mut policy = |key: &str, default: InclusionPolicy| match r.one_of(node, key, &["Honor", "Ignore"]) {
+            Some(p) if p.value == "Honor" => InclusionPolicy::Honor,
+            Some(_) => InclusionPolicy::Ignore,
+            None => default,
+        };
+        let node_affinity_policy = policy("nodeAffinityPolicy", InclusionPolicy::Honor);
+        let node_taints_policy = policy("nodeTaintsPolicy", InclusionPolicy::Ignore);
+        Some(TopologySpreadConstraint {
+            max_skew,
+            topology_key,
+            when_unsatisfiable,
+            label_selector: LabelSelector::read(r, node, "labelSelector"),
+            min_domains,
+            node_affinity_policy,
+            node_taints_policy,
+            match_label_keys: r.string_list(node, "matchLabelKeys"),
+            span: node.span,
+        })
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PodSpec {
+    pub containers: Vec<Container>,
+    pub init_containers: Vec<Container>,
+    pub overhead: ResourceAmounts,
+    pub node_selector: Labels,
+    pub node_name: Option<Spanned<String>>,
+    pub affinity: Affinity,
+    pub tolerations: Vec<Toleration>,
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    pub priority_class_name: Option<Spanned<String>>,
+    pub scheduler_name: Option<Spanned<String>>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl PodSpec {
+    pub fn read(r: &mut Reader, node: &Node) -> PodSpec {
+        let containers: Vec<Container> = r.maps(node, "containers").into_iter().map(|c| Container::read(r, c)).collect();
+        let init_containers = r.maps(node, "initContainers").into_iter().map(|c| Container::read(r, c)).collect();
+        let affinity = match r.map(node, "affinity") {
+            None => Affinity::default(),
+            Some(a) => Affinity {
+                node: read_node_affinity(r, a),
+                pod: PodAffinity::read(r, a, "podAffinity"),
+                pod_anti: PodAffinity::read(r, a, "podAntiAffinity"),
+            },
+        };
+        PodSpec {
+            containers,
+            init_containers,
+            overhead: ResourceAmounts::read(r, node, "overhead"),
+            node_selector: r.string_map(node, "nodeSelector"),
+            node_name: r.text(node, "nodeName").filter(|n| !n.value.is_empty()),
+            affinity,
+            tolerations: r.maps(node, "tolerations").into_iter().filter_map(|t| Toleration::read(r, t)).collect(),
+            topology_spread_constraints: r
+                .maps(node, "topologySpreadConstraints")
+                .into_iter()
+                .filter_map(|t| TopologySpreadConstraint::read(r, t))
+                .collect(),
+            priority_class_name: r.text(node, "priorityClassName"),
+            scheduler_name: r.text(node, "schedulerName"),
+            span: node.span,
+        }
+    }
+
+    /// The pod's effective request as the scheduler computes it
+    /// (k8s.io/component-helpers/resource: PodRequests): app containers and sidecars summed,
+    /// against each regular init container plus the sidecars started before it; plus overhead.
+    pub fn effective_request(&self) -> Amounts {
+        let mut sidecars = Amounts::default();
+        let mut init_peak = Amounts::default();
+        for c in &self.init_containers {
+            if c.sidecar {
+                sidecars = sidecars.saturating_add(c.request());
+                init_peak = init_peak.max(sidecars);
+            } else {
+                init_peak = init_peak.max(sidecars.saturating_add(c.request()));
+            }
+        }
+        let running = self
+            .containers
+            .iter()
+            .fold(sidecars, |acc, c| acc.saturating_add(c.request()));
+        let overhead = Amounts {
+            cpu_millis: self.overhead.cpu(),
+            memory_bytes: self.overhead.memory(),
+        };
+        running.max(init_peak).saturating_add(overhead)
+    }
+}
+
+fn read_node_affinity(r: &mut Reader, affinity: &Node) -> NodeAffinity {
+    let Some(node) = r.map(affinity, "nodeAffinity") else {
+        return NodeAffinity::default();
+    };
+    let required = r
+        .map(node, "requiredDuringSchedulingIgnoredDuringExecution")
+        .map(|req| {
+            let terms: Vec<NodeSelectorTerm> = r
+                .maps(req, "nodeSelectorTerms")
+                .into_iter()
+                .map(|t| NodeSelectorTerm::read(r, t))
+                .collect();
+            if terms.is_empty() {
+                r.error(req.span, "`nodeSelectorTerms` must have at least one term");
+            }
+            Spanned::new(terms, req.span)
+        });
+    let mut preferred = Vec::new();
+    for p in r.maps(node, "preferredDuringSchedulingIgnoredDuringExecution") {
+        let weight = read_weight(r, p);
+        let Some(pref) = r.map(p, "preference") else {
+            r.error(p.span, "a preferred node affinity term needs `preference`");
+            continue;
+        };
+        let preference = NodeSelectorTerm::read(r, pref);
+        if let Some(weight) = weight {
+            preferred.push(PreferredSchedulingTerm { weight, preference });
+        }
+    }
+    NodeAffinity { required, preferred }
+}
+
+/// A pod template: the labels its pods carry and their spec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PodTemplate {
+    pub labels: Labels,
+    pub annotations: BTreeMap<String, String>,
+    pub spec: PodSpec,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl PodTemplate {
+    /// Read `metadata` and `spec` of a pod or pod template node.
+    pub fn read(r: &mut Reader, node: &Node) -> PodTemplate {
+        let (labels, annotations) = match r.map(node, "metadata") {
+            Some(m) => (r.string_map(m, "labels"), r.string_map(m, "annotations")),
+            None => Default::default(),
+        };
+        let spec = match r.map(node, "spec") {
+            Some(s) => PodSpec::read(r, s),
+            None => PodSpec {
+                span: node.span,
+                ..PodSpec::default()
+            },
+        };
+        PodTemplate {
+            labels,
+            annotations,
+            spec,
+            span: node.span,
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Workloads: the objects that own pods.
+
+use serde::Serialize;
+
+use crate::manifest::pod::PodTemplate;
+use crate::manifest::quantity::IntOrPercent;
+use crate::manifest::read::Reader;
+use crate::manifest::selector::LabelSelector;
+use crate::source::{Span, Spanned};
+use crate::yaml::Node;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum WorkloadKind {
+    Deployment,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+    DaemonSet,
+    Pod,
+}
+
+impl WorkloadKind {
+    pub fn from_kind(kind: &str, group: &str) -> Option<WorkloadKind> {
+        let core_or_apps = matches!(group, "" | "apps" | "extensions");
+        match kind {
+            "Deployment" if core_or_apps => Some(WorkloadKind::Deployment),
+            "ReplicaSet" if core_or_apps => Some(WorkloadKind::ReplicaSet),
+            "StatefulSet" if core_or_apps => Some(WorkloadKind::StatefulSet),
+            "DaemonSet" if core_or_apps => Some(WorkloadKind::DaemonSet),
+            "ReplicationController" if group.is_empty() => Some(WorkloadKind::ReplicationController),
+            "Pod" if group.is_empty() => Some(WorkloadKind::Pod),
+            _ => None,
+        }
+    }
+}
+
+/// How a workload replaces its pods when the template changes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum UpdateStrategy {
+    /// Deployment RollingUpdate (defaults 25%/25%), DaemonSet RollingUpdate (maxUnavailable 1,
+    /// maxSurge 0) and StatefulSet RollingUpdate (partition 0, maxUnavailable 1).
+    RollingUpdate {
+        max_surge: Spanned<IntOrPercent>,
+        max_unavailable: Spanned<IntOrPercent>,
+        partition: Option<Spanned<i32>>,
+    },
+    Recreate {
+        #[serde(skip)]
+        span: Span,
+    },
+    OnDelete {
+        #[serde(skip)]
+        span: Span,
+    },
+    /// Bare pods are never replaced.
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum PodManagementPolicy {
+    OrderedReady,
+    Parallel,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    /// `spec.replicas`; `None` where the field is absent (default 1) or does not exist (DaemonSet, Pod).
+    pub replicas: Option<Spanned<i32>>,
+    pub selector: Option<LabelSelector>,
+    pub strategy: UpdateStrategy,
+    pub min_ready_seconds: i32,
+    pub pod_management_policy: Option<PodManagementPolicy>,
+    pub template: PodTemplate,
+}
+
+impl Workload {
+    /// The replica count the controller aims for without an autoscaler.
+    pub fn desired_replicas(&self) -> i32 {
+        match self.kind {
+            WorkloadKind::Pod => 1,
+            WorkloadKind::DaemonSet => 0,
+            _ => self.replicas.as_ref().map_or(1, |r| r.value),
+        }
+    }
+
+    /// Read a workload; `node` is the whole object.
+    pub fn read(r: &mut Reader, kind: WorkloadKind, node: &Node, object_span: Span) -> Workload {
+        if kind == WorkloadKind::Pod {
+            return Workload {
+                kind,
+                replicas: None,
+                selector: None,
+                strategy: UpdateStrategy::None,
+                min_ready_seconds: 0,
+                pod_management_policy: None,
+                template: PodTemplate::read(r, node),
+            };
+        }
+        let Some(spec) = r.map(node, "spec") else {
+            r.error(object_span, format!("{kind:?} has no `spec`"));
+            return Workload {
+                kind,
+                replicas: None,
+                selector: None,
+                strategy: UpdateStrategy::None,
+                min_ready_seconds: 0,
+                pod_management_policy: None,
+                template: PodTemplate::default(),
+            };
+        };
+        let replicas = if kind == WorkloadKind::DaemonSet { None } else { r.count(spec, "replicas") };
+        let selector = if kind == WorkloadKind::ReplicationController {
+            r.map(spec, "selector").map(|s| LabelSelector::from_map(r.string_map(spec, "selector"), s.span))
+        } else {
+            LabelSelector::read(r, spec, "selector")
+        };
+        let template = match r.map(spec, "template") {
+            Some(t) => PodTemplate::read(r, t),
+            None => {
+                r.error(spec.span, format!("{kind:?} has no pod `template`"));
+                PodTemplate::default()
+            }
+        };
+        // A ReplicationController without a selector selects its template's labels.
+        let selector = selector.or_else(|| {
+            (kind == WorkloadKind::ReplicationController)
+                .then(|| LabelSelector::from_map(template.labels.clone(), template.span))
+        });
+        if let Some(sel) = &selector
+            && !template.labels.is_empty()
+            && !sel.matches(&template.labels)
+        {
+            r.error(sel.span, "`selector` does not match the pod template's labels");
+        }
+        let strategy = read_strategy(r, kind, spec);
+        let pod_management_policy = (kind == WorkloadKind::StatefulSet).then(|| {
+            match r.one_of(spec, "podManagementPolicy", &["OrderedReady", "Parallel"]) {
+                Some(p) if p.value == "Parallel" => PodManagementPolicy::Parallel,
+                _ => PodManagementPolicy::OrderedReady,
+            }
+        });
+        Workload {
+            kind,
+            replicas,
+            selector,
+            strategy,
+            min_ready_seconds: r.count(spec, "minReadySeconds").map_or(0, |v| v.value),
+            pod_management_policy,
+            template,
+        }
+    }
+}
+
+fn read_strategy(r: &mut Reader, kind: WorkloadKind, spec: &Node) -> UpdateStrategy {
+    let (key, types, default_type): (&str, &[&str], &str) = match kind {
+        WorkloadKind::Deployment => ("strategy", &["RollingUpdate", "Recreate"], "RollingUpdate"),
+        WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => ("updateStrategy", &["RollingUpdate", "OnDelete"], "RollingUpdate"),
+        _ => return UpdateStrategy::None,
+    };
+    let node = r.map(spec, key);
+    let span = node.map_or(spec.span, |n| n.span);
+    let ty = node
+        .and_then(|n| r.one_of(n, "type", types))
+        .map_or(default_type.to_string(), |t| t.value);
+    match ty.as_str() {
+        "Recreate" => UpdateStrategy::Recreate { span },
+        "OnDelete" => UpdateStrategy::OnDelete { span },
+        _ => {
+            let rolling = node.and_then(|n| r.map(n, "rollingUpdate"));
+            let (surge_default, unavailable_default) = match kind {
+                WorkloadKind::Deployment => (IntOrPercent::Percent(25), IntOrPercent::Percent(25)),
+                _ => (IntOrPercent::Int(0), IntOrPercent::Int(1)),
+            };
+            let max_surge = rolling
+                .and_then(|n| r.int_or_percent(n, "maxSurge"))
+                .unwrap_or(Spanned::new(surge_default, span));
+            let max_unavailable = rolling
+                .and_then(|n| r.int_or_percent(n, "maxUnavailable"))
+                .unwrap_or(Spanned::new(unavailable_default, span));
+            if kind == WorkloadKind::Deployment
+                && max_surge.value.scaled(100, true) == 0
+                && max_unavailable.value.scaled(100, false) == 0
+            {
+                r.error(max_unavailable.span, "`maxSurge` and `maxUnavailable` cannot both be 0");
+            }
+            let partition = rolling.and_then(|n| r.count(n, "partition"));
+            UpdateStrategy::RollingUpdate {
+                max_surge,
+                max_unavailable,
+                partition,
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Source files and locations.
+//!
+//! Every later stage points back at manifest lines, so spans carry the file they belong to.
+//! The `SourceMap` owns the text of every file read in a run, for diagnostics with excerpts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// Index of a file in a [`SourceMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FileId(pub u32);
+
+/// A 1-based line and column (columns count Unicode code points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Location {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Location {
+    pub const START: Location = Location { line: 1, column: 1 };
+}
+
+impl Default for Location {
+    fn default() -> Self {
+        Location::START
+    }
+}
+
+/// A range in one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub start: Location,
+    pub end: Location,
+}
+
+impl Span {
+    pub fn point(file: FileId, at: Location) -> Span {
+        Span {
+            file,
+            start: at,
+            end: at,
+        }
+    }
+}
+
+/// One file as read (or rendered) in this run.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Path as shown to the user: relative to the working directory where possible.
+    pub path: PathBuf,
+    pub text: Arc<str>,
+}
+
+/// All files of a run. Files are only ever added, so a `FileId` stays valid.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> FileId {
+        let id = FileId(u32::try_from(self.files.len()).expect("fewer than 2^32 files"));
+        self.files.push(SourceFile {
+            path: path.into(),
+            text: text.into(),
+        });
+        id
+    }
+
+    pub fn file(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    pub fn path(&self, id: FileId) -> &Path {
+        &self.file(id).path
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The text of a 1-based line, without its line break.
+    pub fn line_text(&self, id: FileId, line: u32) -> Option<&str> {
+        let text = &self.file(id).text;
+        text.split('\n')
+            .nth(line.checked_sub(1)? as usize)
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
+
+    /// Find a file already in the map by path.
+    pub fn find(&self, path: &Path) -> Option<FileId> {
+        self.files
+            .iter()
+            .position(|f| f.path == path)
+            .map(|i| FileId(i as u32))
+    }
+}
+
+/// A value together with the span it was read from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Spanned { value, span }
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Spanned<U> {
+        Spanned {
+            value: f(self.value),
+            span: self.span,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Spanned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+/// Line and column of a byte offset, for errors found outside the YAML parser (e.g. invalid UTF-8).
+pub fn location_of_offset(bytes: &[u8], offset: usize) -> Location {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() as u32 + 1;
+    Location { line, column }
+}
+
+/// Spans are for diagnostics; serialised forms carry only the value.
+impl<T: Serialize> Serialize for Spanned<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
+    }
+}

@@ -1,0 +1,666 @@
+//! YAML with a span on every node, read the way Kubernetes reads it.
+//!
+//! Kubernetes decodes manifests with go-yaml v2 (YAML 1.1 scalars: `on` is true, `0644` is 420),
+//! so plain scalars are resolved here rather than by the parser. The tree is built from
+//! saphyr-parser's event stream so that hostile input is bounded: nesting depth, the number of
+//! nodes produced by alias expansion (billion laughs) and the total node count per document.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
+
+use crate::source::{FileId, Location, Span};
+
+/// Limits for hostile input. Documented in the README ("Limits").
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Deepest nesting of collections.
+    pub max_depth: usize,
+    /// Nodes one document may hold, aliases expanded.
+    pub max_nodes: usize,
+    /// Nodes that alias expansion may add to one document.
+    pub max_alias_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_depth: 128,
+            max_nodes: 2_000_000,
+            max_alias_nodes: 100_000,
+        }
+    }
+}
+
+/// A YAML node with its location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// The value under a string key of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|(_, v)| v)
+    }
+
+    /// Key and value under a string key of a mapping.
+    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.scalar_text().as_deref() == Some(key))
+            .map(|(k, v)| (k, v))
+    }
+
+    /// Follow a path of string keys.
+    pub fn at(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// The text of a scalar as a string (how a key or a label value reads).
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(format_float(*f)),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Null => Some(String::new()),
+            Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// A short name of the node's type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+
+    /// Apply `f` to this node and every node below it.
+    pub fn for_each_mut(&mut self, f: &mut impl FnMut(&mut Node)) {
+        f(self);
+        match &mut self.value {
+            Value::Seq(items) => items.iter_mut().for_each(|n| n.for_each_mut(f)),
+            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                k.for_each_mut(f);
+                v.for_each_mut(f);
+            }),
+            _ => {}
+        }
+    }
+
+    fn count(&self) -> usize {
+        1 + match &self.value {
+            Value::Seq(items) => items.iter().map(Node::count).sum(),
+            Value::Map(entries) => entries.iter().map(|(k, v)| k.count() + v.count()).sum(),
+            _ => 0,
+        }
+    }
+}
+
+pub fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        ".nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { ".inf".into() } else { "-.inf".into() }
+    } else {
+        f.to_string()
+    }
+}
+
+/// A problem found while reading YAML.
+#[derive(Clone, Debug, PartialEq)]
+pub struct YamlError {
+    pub span: Span,
+    pub message: String,
+    /// Whether the rest of the file could still be read (duplicate keys) or not (syntax errors).
+    pub fatal: bool,
+}
+
+/// One document of a stream.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub root: Node,
+}
+
+/// The result of reading one file: every document that could be read, and the problems met.
+/// A syntax error stops the file at that point; documents before it are kept.
+#[derive(Debug, Default)]
+pub struct Stream {
+    pub documents: Vec<Document>,
+    pub errors: Vec<YamlError>,
+}
+
+/// Parse a multi-document YAML (or JSON) text.
+pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut builder = Builder {
+        file,
+        limits,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        alias_nodes: 0,
+        nodes: 0,
+        root: None,
+        stream: Stream::default(),
+    };
+    let mut parser = Parser::new_from_str(text).keep_tags(true);
+    loop {
+        match parser.next_event() {
+            None => break,
+            Some(Err(e)) => {
+                let m = e.marker();
+                builder.stream.errors.push(YamlError {
+                    span: Span::point(file, location(m)),
+                    message: format!("invalid YAML: {}", e.info()),
+                    fatal: true,
+                });
+                break;
+            }
+            Some(Ok((event, span))) => {
+                if let Err(e) = builder.on_event(event, span) {
+                    builder.stream.errors.push(e);
+                    break;
+                }
+            }
+        }
+    }
+    builder.stream
+}
+
+fn location(m: &saphyr_parser::Marker) -> Location {
+    Location {
+        line: m.line() as u32,
+        column: m.col() as u32 + 1,
+    }
+}
+
+enum Frame {
+    Seq {
+        start: Location,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: Location,
+        anchor: usize,
+        entries: Vec<(Node, Node)>,
+        key: Option<Node>,
+    },
+}
+
+struct Builder<'a> {
+    file: FileId,
+    limits: &'a Limits,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    alias_nodes: usize,
+    nodes: usize,
+    root: Option<Node>,
+    stream: Stream,
+}
+
+impl Builder<'_> {
+    fn span(&self, s: saphyr_parser::Span) -> Span {
+        Span {
+            file: self.file,
+            start: location(&s.start),
+            end: location(&s.end),
+        }
+    }
+
+    fn error(&self, span: Span, message: impl Into<String>) -> YamlError {
+        YamlError {
+            span,
+            message: message.into(),
+            fatal: true,
+        }
+    }
+
+    fn on_event(&mut self, event: Event<'_>, raw_span: saphyr_parser::Span) -> Result<(), YamlError> {
+        let span = self.span(raw_span);
+        match event {
+            Event::DocumentStart(_) => {
+                self.anchors.clear();
+                self.alias_nodes = 0;
+                self.nodes = 0;
+                self.root = None;
+            }
+            Event::DocumentEnd => {
+                if let Some(root) = self.root.take()
+                    && !root.is_null()
+                {
+                    self.stream.documents.push(Document { root });
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                // Keys stay text: Kubernetes objects are JSON, whose keys are strings.
+                let is_key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
+                let value = if is_key && !(style == ScalarStyle::Plain && matches!(&*text, "" | "~" | "null" | "Null" | "NULL")) {
+                    Value::Str(text.to_string())
+                } else {
+                    resolve_scalar(&text, style, tag.as_deref())
+                };
+                self.count(1, span)?;
+                self.finish(Node { span, value }, anchor)?;
+            }
+            Event::Alias(id) => {
+                let Some(node) = self.anchors.get(&id) else {
+                    return Err(self.error(span, "alias refers to an anchor that is not defined before it"));
+                };
+                let mut node = node.clone();
+                let size = node.count();
+                self.alias_nodes += size;
+                if self.alias_nodes > self.limits.max_alias_nodes {
+                    return Err(self.error(
+                        span,
+                        format!(
+                            "alias expansion exceeds {} nodes in one document (possible billion-laughs input)",
+                            self.limits.max_alias_nodes
+                        ),
+                    ));
+                }
+                self.count(size, span)?;
+                // Point the reused subtree's root at the alias so that messages name this place.
+                node.span = span;
+                self.finish(node, 0)?;
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.stack.len() >= self.limits.max_depth {
+                    return Err(self.error(
+                        span,
+                        format!("nesting deeper than {} levels", self.limits.max_depth),
+                    ));
+                }
+                self.count(1, span)?;
+                let start = span.start;
+                self.stack.push(if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        start,
+                        anchor,
+                        items: Vec::new(),
+                    }
+                } else {
+                    Frame::Map {
+                        start,
+                        anchor,
+                        entries: Vec::new(),
+                        key: None,
+                    }
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let frame = self.stack.pop().expect("parser balances collections");
+                let (node, anchor) = match frame {
+                    Frame::Seq { start, anchor, items } => (
+                        Node {
+                            span: Span { file: self.file, start, end: span.end },
+                            value: Value::Seq(items),
+                        },
+                        anchor,
+                    ),
+                    Frame::Map {
+                        start,
+                        anchor,
+                        entries,
+                        ..
+                    } => {
+                        let entries = self.close_mapping(entries)?;
+                        (
+                            Node {
+                                span: Span { file: self.file, start, end: span.end },
+                                value: Value::Map(entries),
+                            },
+                            anchor,
+                        )
+                    }
+                };
+                self.finish(node, anchor)?;
+            }
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, n: usize, span: Span) -> Result<(), YamlError> {
+        self.nodes += n;
+        if self.nodes > self.limits.max_nodes {
+            return Err(self.error(
+                span,
+                format!("document has more than {} nodes", self.limits.max_nodes),
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), YamlError> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => {
+                    if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+                        return Err(self.error(node.span, "a mapping key must be a scalar"));
+                    }
+                    *key = Some(node);
+                }
+                Some(k) => entries.push((k, node)),
+            },
+        }
+        Ok(())
+    }
+
+    /// Expand `<<` merge keys (go-yaml v2 does) and reject duplicate keys (Kubernetes does).
+    fn close_mapping(&mut self, entries: Vec<(Node, Node)>) -> Result<Vec<(Node, Node)>, YamlError> {
+        let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
+        let mut merged: Vec<(Node, Node)> = Vec::new();
+        for (k, v) in entries {
+            if k.as_str() == Some("<<") {
+                let sources: Vec<&Node> = match &v.value {
+                    Value::Map(_) => vec![&v],
+                    Value::Seq(items) => items.iter().collect(),
+                    _ => return Err(self.error(v.span, "a merge key `<<` needs a mapping or a list of mappings")),
+                };
+                for source in sources {
+                    let Some(m) = source.as_map() else {
+                        return Err(self.error(source.span, "a merge key `<<` needs a mapping or a list of mappings"));
+                    };
+                    for (mk, mv) in m {
+                        if !merged.iter().any(|(x, _)| x.value == mk.value) {
+                            merged.push((mk.clone(), mv.clone()));
+                        }
+                    }
+                }
+                continue;
+            }
+            if let Some(prev) = out.iter_mut().find(|(x, _)| x.value == k.value) {
+                self.stream.errors.push(YamlError {
+                    span: k.span,
+                    message: format!(
+                        "duplicate key `{}` (first defined at line {})",
+                        k.scalar_text().unwrap_or_default(),
+                        prev.0.span.start.line
+                    ),
+                    fatal: false,
+                });
+                *prev = (k, v);
+                continue;
+            }
+            out.push((k, v));
+        }
+        for (mk, mv) in merged {
+            if !out.iter().any(|(x, _)| x.value == mk.value) {
+                out.push((mk, mv));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Resolve a scalar as go-yaml v2 does (YAML 1.1 core types).
+fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Value {
+    if let Some(tag) = tag
+        && tag.handle == "tag:yaml.org,2002:"
+    {
+        return match tag.suffix.as_str() {
+            "str" | "binary" | "timestamp" => Value::Str(text.to_string()),
+            "null" => Value::Null,
+            "bool" => resolve_plain(text).filter_bool().unwrap_or(Value::Str(text.to_string())),
+            "int" => match resolve_plain(text) {
+                v @ Value::Int(_) => v,
+                _ => Value::Str(text.to_string()),
+            },
+            "float" => match resolve_plain(text) {
+                Value::Int(i) => Value::Float(i as f64),
+                v @ Value::Float(_) => v,
+                _ => Value::Str(text.to_string()),
+            },
+            _ => Value::Str(text.to_string()),
+        };
+    }
+    if style != ScalarStyle::Plain || tag.is_some() {
+        return Value::Str(text.to_string());
+    }
+    resolve_plain(text)
+}
+
+trait FilterBool {
+    fn filter_bool(self) -> Option<Value>;
+}
+
+impl FilterBool for Value {
+    fn filter_bool(self) -> Option<Value> {
+        matches!(self, Value::Bool(_)).then_some(self)
+    }
+}
+
+fn resolve_plain(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Value::Bool(true);
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false);
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Value::Float(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    let first = text.as_bytes()[0];
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
+        return Value::Str(text.to_string());
+    }
+    if let Some(i) = parse_int(text) {
+        return i;
+    }
+    if is_float(text) {
+        if let Ok(f) = text.replace('_', "").parse::<f64>() {
+            return Value::Float(f);
+        }
+    }
+    Value::Str(text.to_string())
+}
+
+/// go-yaml v2 integers: decimal, `0b`, `0x` and leading-zero octal, with `_` separators.
+fn parse_int(text: &str) -> Option<Value> {
+    let (negative, body) = match text.as_bytes()[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let plain = body.replace('_', "");
+    if plain.is_empty() {
+        return None;
+    }
+    let (digits, radix) = if let Some(h) = plain.strip_prefix("0x") {
+        (h.to_string(), 16)
+    } else if let Some(b) = plain.strip_prefix("0b") {
+        (b.to_string(), 2)
+    } else if plain.len() > 1 && plain.starts_with('0') {
+        (plain[1..].to_string(), 8)
+    } else {
+        (plain.clone(), 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(&digits, radix).ok()?;
+    let signed = if negative { -magnitude } else { magnitude };
+    match i64::try_from(signed) {
+        Ok(i) => Some(Value::Int(i)),
+        // Too large for int64: go-yaml falls back to a float.
+        Err(_) => Some(Value::Float(signed as f64)),
+    }
+}
+
+fn is_float(text: &str) -> bool {
+    // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+    let b = text.replace('_', "");
+    let b = b.strip_prefix(['-', '+']).unwrap_or(&b);
+    let (mantissa, exponent) = match b.find(['e', 'E']) {
+        Some(i) => (&b[..i], Some(&b[i + 1..])),
+        None => (b, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", frac)) => !frac.is_empty() && frac.bytes().all(|c| c.is_ascii_digit()),
+        Some((int, frac)) => {
+            !int.is_empty() && int.bytes().all(|c| c.is_ascii_digit()) && frac.bytes().all(|c| c.is_ascii_digit())
+        }
+        None => !mantissa.is_empty() && mantissa.bytes().all(|c| c.is_ascii_digit()),
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|c| c.is_ascii_digit())
+    });
+    mantissa_ok && exponent_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Node {
+        let s = parse(text, FileId(0), &Limits::default());
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        s.documents.into_iter().next().unwrap().root
+    }
+
+    #[test]
+    fn resolves_scalars_like_go_yaml_v2() {
+        let n = one("a: on\nb: 0644\nc: '0644'\nd: 1.5\ne: 0x1F\nf: ~\ng: 1e3\nh: 12345678901234567890\ni: yes\nj: 1_000\nk: \"true\"\nl: =\n");
+        assert_eq!(n.get("a").unwrap().value, Value::Bool(true));
+        assert_eq!(n.get("b").unwrap().value, Value::Int(420));
+        assert_eq!(n.get("c").unwrap().value, Value::Str("0644".into()));
+        assert_eq!(n.get("d").unwrap().value, Value::Float(1.5));
+        assert_eq!(n.get("e").unwrap().value, Value::Int(31));
+        assert_eq!(n.get("f").unwrap().value, Value::Null);
+        assert_eq!(n.get("g").unwrap().value, Value::Float(1000.0));
+        assert!(matches!(n.get("h").unwrap().value, Value::Float(_)));
+        assert_eq!(n.get("i").unwrap().value, Value::Bool(true));
+        assert_eq!(n.get("j").unwrap().value, Value::Int(1000));
+        assert_eq!(n.get("k").unwrap().value, Value::Str("true".into()));
+        assert_eq!(n.get("l").unwrap().value, Value::Str("=".into()));
+    }
+
+    #[test]
+    fn spans_are_one_based() {
+        let n = one("apiVersion: v1\nspec:\n  replicas: 3\n");
+        let (k, v) = n.get("spec").unwrap().entry("replicas").unwrap();
+        assert_eq!(k.span.start, Location { line: 3, column: 3 });
+        assert_eq!(v.span.start, Location { line: 3, column: 13 });
+    }
+
+    #[test]
+    fn multi_document_and_empty_documents() {
+        let s = parse("---\na: 1\n---\n---\nb: 2\n---\n", FileId(0), &Limits::default());
+        assert_eq!(s.documents.len(), 2);
+        assert_eq!(s.documents[1].root.get("b").unwrap().span.start.line, 5);
+    }
+
+    #[test]
+    fn merge_keys_and_aliases() {
+        let n = one("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n");
+        let d = n.get("d").unwrap();
+        assert_eq!(d.get("x").unwrap().value, Value::Int(1));
+        assert_eq!(d.get("y").unwrap().value, Value::Int(3));
+        assert!(d.get("<<").is_none());
+    }
+
+    #[test]
+    fn duplicate_keys_are_located_errors_and_the_last_wins() {
+        let s = parse("a: 1\nb: 2\na: 3\n", FileId(0), &Limits::default());
+        assert_eq!(s.errors.len(), 1);
+        assert!(!s.errors[0].fatal);
+        assert_eq!(s.errors[0].span.start.line, 3);
+        assert_eq!(s.documents[0].root.get("a").unwrap().value, Value::Int(3));
+    }
+
+    #[test]
+    fn syntax_error_keeps_earlier_documents() {
+        let s = parse("a: 1\n---\nb: [1, 2\n", FileId(0), &Limits::default());
+        assert_eq!(s.documents.len(), 1);
+        assert_eq!(s.errors.len(), 1);
+        assert!(s.errors[0].fatal);
+    }
+
+    #[test]
+    fn billion_laughs_is_bounded() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            text.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        let s = parse(&text, FileId(0), &Limits::default());
+        assert!(s.errors.iter().any(|e| e.message.contains("billion-laughs")));
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let text = "[".repeat(10_000);
+        let s = parse(&text, FileId(0), &Limits::default());
+        assert!(s.errors.iter().any(|e| e.message.contains("recursion limit")), "{:?}", s.errors);
+        let text = format!("a:\n{}", (1..200).map(|i| format!("{}b:\n", "  ".repeat(i))).collect::<String>());
+        let s = parse(&text, FileId(0), &Limits::default());
+        assert!(s.errors.iter().any(|e| e.message.contains("nesting deeper than 128")), "{:?}", s.errors);
+    }
+
+    #[test]
+    fn kyaml_flow_style_with_trailing_commas() {
+        let n = one("{\n  kind: \"Pod\",\n  metadata: {\n    labels: {\n      foo: \"bar\",\n    },\n  },\n}\n");
+        assert_eq!(n.at(&["metadata", "labels", "foo"]).unwrap().as_str(), Some("bar"));
+    }
+
+    #[test]
+    fn json_parses() {
+        let n = one("{\"kind\": \"List\", \"items\": [{\"a\": 1}]}");
+        assert_eq!(n.get("items").unwrap().as_seq().unwrap().len(), 1);
+    }
+}
