@@ -2,8 +2,20 @@
 //!
 //! Pipeline, one module per stage:
 //! discover → manifest → config → units → model → engine → scaling → findings → report.
+//! `analysis` runs the stages in order; `cli` is the command line around it.
 
+pub mod analysis;
+pub mod checks;
+pub mod cli;
+pub mod config;
 pub mod diagnostics;
+pub mod discover;
+pub mod engine;
+pub mod findings;
 pub mod manifest;
+pub mod model;
+pub mod report;
+pub mod scaling;
 pub mod source;
+pub mod units;
 pub mod yaml;

@@ -93,6 +93,9 @@ pub struct Object {
     pub span: Span,
     /// Read from a string inside another object (a policy in a ConfigMap key).
     pub embedded: bool,
+    /// Index of the discovery scope (environment) the object belongs to.
+    #[serde(skip)]
+    pub scope: usize,
     pub body: Body,
 }
 
@@ -269,6 +272,7 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
         labels,
         span,
         embedded: false,
+        scope: 0,
         body: body.unwrap_or(Body::Other),
     })
 }

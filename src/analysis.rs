@@ -1,0 +1,232 @@
+//! The pipeline from paths to verification units, as one call with plain inputs and outputs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::discover::{self, Scope};
+use crate::manifest::{self, Body, Object, Skipped};
+use crate::source::{Location, SourceMap, Span};
+use crate::units::{self, Unit};
+
+/// What to analyse.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub paths: Vec<PathBuf>,
+    pub config: Option<PathBuf>,
+    pub stdin_filename: Option<String>,
+    /// Render kustomize directories and Helm charts.
+    pub render: bool,
+    pub jobs: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    pub discover: Duration,
+    pub manifests: Duration,
+    pub units: Duration,
+}
+
+/// Everything the stages produced, for the reports.
+#[derive(Debug)]
+pub struct Analysis {
+    pub sources: SourceMap,
+    pub config: Config,
+    pub scopes: Vec<Scope>,
+    pub objects: Vec<Object>,
+    pub skipped: Vec<Skipped>,
+    pub units: Vec<Unit>,
+    pub diagnostics: Diagnostics,
+    /// Files read one by one, and renders attempted.
+    pub files: usize,
+    pub renders: usize,
+    pub timings: Timings,
+}
+
+impl Analysis {
+    pub fn objects_by_kind(&self) -> BTreeMap<String, usize> {
+        manifest::count_by_kind(self.objects.iter().filter(|o| !o.embedded))
+    }
+}
+
+pub fn analyze(request: &Request) -> Analysis {
+    let mut sources = SourceMap::default();
+    let mut diags = Diagnostics::default();
+    let config = load_config(request, &mut sources, &mut diags);
+
+    let start = Instant::now();
+    let discovery = discover::discover(
+        &discover::Options {
+            paths: &request.paths,
+            stdin_filename: request.stdin_filename.as_deref(),
+            config: &config,
+            render: request.render,
+            jobs: request.jobs,
+        },
+        &mut sources,
+        &mut diags,
+    );
+    let discover_time = start.elapsed();
+
+    let start = Instant::now();
+    let mut objects = Vec::new();
+    let mut skipped = Vec::new();
+    for batch in &discovery.batches {
+        let loaded = manifest::load(&batch.documents, &batch.default_namespace, &sources, &mut diags);
+        objects.extend(loaded.objects.into_iter().map(|mut o| {
+            o.scope = batch.scope;
+            o
+        }));
+        skipped.extend(loaded.skipped);
+    }
+    for &file in &discovery.empty_files {
+        skipped.push(Skipped {
+            span: Span::point(file, Location::START),
+            reason: "file holds no YAML document".into(),
+        });
+    }
+    let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
+    load_scheduler_config(&config, &mut sources, &mut diags);
+    check_duplicates(&objects, &discovery.scopes, &mut diags);
+    check_config_references(&config, &objects, &mut diags);
+    let manifests_time = start.elapsed();
+
+    let start = Instant::now();
+    let scope_paths: Vec<String> = discovery.scopes.iter().map(|s| s.path.display().to_string()).collect();
+    let units = units::build(&objects, &config, &scope_paths, policy, &mut diags);
+    let units_time = start.elapsed();
+
+    diags.sort(&sources);
+    skipped.sort_by(|a, b| (sources.path(a.span.file), a.span.start).cmp(&(sources.path(b.span.file), b.span.start)));
+    Analysis {
+        sources,
+        config,
+        scopes: discovery.scopes,
+        objects,
+        skipped,
+        units,
+        diagnostics: diags,
+        files: discovery.files,
+        renders: discovery.renders,
+        timings: Timings {
+            discover: discover_time,
+            manifests: manifests_time,
+            units: units_time,
+        },
+    }
+}
+
+fn load_config(request: &Request, sources: &mut SourceMap, diags: &mut Diagnostics) -> Config {
+    if let Some(path) = &request.config {
+        tracing::info!("using config {}", path.display());
+        return Config::load(path, &discover::display_path(path), sources, diags);
+    }
+    let start = request
+        .paths
+        .iter()
+        .find(|p| p.as_os_str() != "-")
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    match Config::discover(&start) {
+        Some(path) => {
+            tracing::info!("using config {}", discover::display_path(&path).display());
+            Config::load(&path, &discover::display_path(&path), sources, diags)
+        }
+        None => {
+            tracing::info!("no .kivi-lint.yaml found from {}; using the embedded default config (see `kivi-lint config --default`)", start.display());
+            let base = if start.is_dir() { start.clone() } else { start.parent().map(Path::to_path_buf).unwrap_or_default() };
+            Config::default_for(&base, sources)
+        }
+    }
+}
+
+/// The DeschedulerPolicy named by `descheduler.policy`: found among the scanned objects, or
+/// read from its file.
+fn config_policy(config: &Config, objects: &mut Vec<Object>, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<usize> {
+    let path = config.descheduler.policy.as_ref()?;
+    let shown = discover::display_path(&path.value);
+    let is_policy = |o: &Object| matches!(o.body, Body::DeschedulerPolicy(_));
+    if let Some(i) = objects.iter().position(|o| is_policy(o) && sources.path(o.span.file) == shown) {
+        return Some(i);
+    }
+    let text = match discover::read_source(&path.value) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(Diagnostic::error(path.span, format!("`descheduler.policy`: {}", e.message)));
+            return None;
+        }
+    };
+    let (_, loaded) = manifest::load_text(sources, &shown.to_string_lossy(), &text, diags);
+    let first = loaded.objects.into_iter().find(is_policy);
+    match first {
+        Some(mut o) => {
+            o.scope = usize::MAX;
+            objects.push(o);
+            Some(objects.len() - 1)
+        }
+        None => {
+            diags.push(Diagnostic::error(path.span, format!("`descheduler.policy`: {} holds no DeschedulerPolicy", shown.display())));
+            None
+        }
+    }
+}
+
+/// Validate `scheduler.config` now; the model issue uses it.
+fn load_scheduler_config(config: &Config, sources: &mut SourceMap, diags: &mut Diagnostics) {
+    let Some(path) = &config.scheduler.config else { return };
+    let shown = discover::display_path(&path.value);
+    match discover::read_source(&path.value) {
+        Ok(text) => {
+            let (_, loaded) = manifest::load_text(sources, &shown.to_string_lossy(), &text, diags);
+            if !loaded.objects.iter().any(|o| matches!(o.body, Body::SchedulerConfiguration(_))) {
+                diags.push(Diagnostic::error(path.span, format!("`scheduler.config`: {} holds no KubeSchedulerConfiguration", shown.display())));
+            }
+        }
+        Err(e) => diags.push(Diagnostic::error(path.span, format!("`scheduler.config`: {}", e.message))),
+    }
+}
+
+/// The same object twice in one scope: `kubectl apply` keeps only the last.
+fn check_duplicates(objects: &[Object], scopes: &[Scope], diags: &mut Diagnostics) {
+    let mut seen: BTreeMap<(usize, String), usize> = BTreeMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        if o.id.name.is_empty() || o.embedded {
+            continue;
+        }
+        let key = (o.scope, o.id.to_string());
+        if let Some(&first) = seen.get(&key) {
+            let scope = scopes.get(o.scope).map(|s| s.path.display().to_string()).unwrap_or_default();
+            diags.push(Diagnostic::warning(
+                o.span,
+                format!(
+                    "{} is defined more than once in {scope} (first at line {}); the last definition wins",
+                    o.id, objects[first].span.start.line
+                ),
+            ));
+        } else {
+            seen.insert(key, i);
+        }
+    }
+}
+
+/// Objects named in the config that no scanned object matches.
+fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diagnostics) {
+    let known: BTreeSet<String> = objects.iter().map(|o| o.id.to_string()).collect();
+    for p in &config.initial_pods {
+        if !known.contains(&p.workload.to_string()) {
+            diags.push(Diagnostic::warning(p.span, format!("`initialPods` names {}, which is not among the scanned objects", p.workload)));
+        }
+    }
+    for (id, assumptions) in &config.workloads {
+        if !known.contains(&id.to_string()) {
+            diags.push(Diagnostic::warning(assumptions.span, format!("`workloads` names {id}, which is not among the scanned objects")));
+        }
+    }
+    for s in &config.suppressions {
+        if !known.contains(&s.object.to_string()) {
+            diags.push(Diagnostic::warning(s.span, format!("suppression for {}, which is not among the scanned objects", s.object)));
+        }
+    }
+}

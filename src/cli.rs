@@ -1,0 +1,235 @@
+//! The command line: argument parsing, logging set-up, dispatch and exit codes.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::analysis::{self, Analysis};
+use crate::config::DEFAULT_CONFIG;
+use crate::diagnostics::{self, Severity};
+use crate::report::{self, Format};
+
+/// Exit codes (documented in the README).
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const FINDINGS: u8 = 1;
+    pub const INPUT_ERROR: u8 = 2;
+    pub const INCONCLUSIVE: u8 = 3;
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kivi-lint",
+    version,
+    about = "Verify Kubernetes configurations by model checking their controllers",
+    long_about = "kivi-lint scans a GitOps repository (plain YAML, kustomize, Helm), groups workloads \
+                  into verification units and checks how the Kubernetes controllers act on them.",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    #[command(flatten)]
+    scan: ScanArgs,
+
+    #[command(flatten)]
+    global: GlobalArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the verification units.
+    Units {
+        #[command(flatten)]
+        scan: ScanArgs,
+        #[command(flatten)]
+        global: GlobalArgs,
+    },
+    /// Show configuration.
+    Config {
+        /// Print the embedded default configuration.
+        #[arg(long)]
+        default: bool,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+struct ScanArgs {
+    /// Files or directories to scan; `-` reads manifests from stdin.
+    #[arg(value_name = "PATH", default_value = ".")]
+    paths: Vec<PathBuf>,
+
+    /// Config file (default: .kivi-lint.yaml found walking up from the first path).
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Name shown for manifests read from stdin.
+    #[arg(long, value_name = "NAME")]
+    stdin_filename: Option<String>,
+
+    /// Read every YAML file as it is, without rendering kustomize directories or Helm charts.
+    #[arg(long)]
+    no_render: bool,
+
+    /// Renders run at once (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
+}
+
+#[derive(Args, Debug, Clone)]
+struct GlobalArgs {
+    /// Output format of the report on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    /// Print only the report and errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    quiet: bool,
+
+    /// More detail on stderr (-v: config and skipped documents, -vv: debug logs).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+
+    /// When to use colors (NO_COLOR is honoured with `auto`).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    fn enabled(self, terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                terminal
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::env::var("TERM").map_or(true, |t| t != "dumb")
+            }
+        }
+    }
+}
+
+/// Run the command line; returns the process exit code.
+pub fn run() -> Result<u8> {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Config { default }) => {
+            if !default {
+                anyhow::bail!("use `kivi-lint config --default` to print the default configuration");
+            }
+            std::io::stdout().write_all(DEFAULT_CONFIG.as_bytes())?;
+            Ok(exit::OK)
+        }
+        Some(Command::Units { scan, global }) => scan_command(&scan, &global, true),
+        None => scan_command(&cli.scan, &cli.global, false),
+    }
+}
+
+fn init_logging(global: &GlobalArgs, color: bool) {
+    let level = if global.quiet {
+        "error"
+    } else {
+        match global.verbose {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KIVI_LINT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(color)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
+fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Result<u8> {
+    let stderr_color = global.color.enabled(std::io::stderr().is_terminal());
+    let stdout_color = global.color.enabled(std::io::stdout().is_terminal());
+    init_logging(global, stderr_color);
+    let jobs = scan
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .max(1);
+    let request = analysis::Request {
+        paths: scan.paths.clone(),
+        config: scan.config.clone(),
+        stdin_filename: scan.stdin_filename.clone(),
+        render: !scan.no_render,
+        jobs,
+    };
+    let analysis = analysis::analyze(&request);
+    print_diagnostics(&analysis, global, stderr_color)?;
+    let report = match global.format {
+        Format::Json => report::json::units(&analysis),
+        Format::Human if units_only => report::human::units(&analysis, stdout_color),
+        Format::Human => {
+            let mut text = report::human::units(&analysis, stdout_color);
+            text.push_str("verification with SPIN is not implemented yet: units were built, no check ran\n");
+            text
+        }
+    };
+    std::io::stdout().write_all(report.as_bytes())?;
+    tracing::info!(
+        "discover {:.0?}, manifests {:.0?}, units {:.0?}",
+        analysis.timings.discover,
+        analysis.timings.manifests,
+        analysis.timings.units
+    );
+    Ok(if analysis.diagnostics.has_errors() { exit::INPUT_ERROR } else { exit::OK })
+}
+
+fn print_diagnostics(a: &Analysis, global: &GlobalArgs, color: bool) -> Result<()> {
+    let mut err = std::io::stderr().lock();
+    for d in a.diagnostics.iter() {
+        if global.quiet && d.severity != Severity::Error {
+            continue;
+        }
+        if d.severity == Severity::Info && global.verbose == 0 {
+            continue;
+        }
+        err.write_all(diagnostics::render(d, &a.sources, color).as_bytes())?;
+        err.write_all(b"\n")?;
+    }
+    if global.verbose > 0 {
+        for s in &a.skipped {
+            writeln!(err, "{}: note: skipped: {}", diagnostics::location_string(&a.sources, s.span), s.reason)?;
+        }
+        if !a.skipped.is_empty() {
+            writeln!(err, "{} documents skipped (not Kubernetes objects)", a.skipped.len())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn exit_codes_are_distinct() {
+        let codes = [exit::OK, exit::FINDINGS, exit::INPUT_ERROR, exit::INCONCLUSIVE];
+        let mut sorted = codes.to_vec();
+        sorted.dedup();
+        assert_eq!(sorted.len(), codes.len());
+    }
+}

@@ -1,0 +1,328 @@
+//! The cluster kivi-lint verifies against: node pools, given in the config or derived from a
+//! `kubectl get nodes -o yaml` snapshot.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::diagnostics::Diagnostics;
+use crate::manifest::node::NodeResources;
+use crate::manifest::pod::Amounts;
+use crate::manifest::read::{Reader, truncate};
+use crate::manifest::selector::Labels;
+use crate::manifest::taint::Taint;
+use crate::manifest::{self, Body};
+use crate::source::{SourceMap, Span};
+use crate::yaml::{self, Node};
+
+use super::{Scaling, check_fields};
+
+pub const DEFAULT_HOSTNAME_LABELS: &[&str] = &["kubernetes.io/hostname"];
+
+/// Nodes that share labels (but for their names), allocatable and taints.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodePool {
+    pub name: String,
+    /// Nodes the cluster has today.
+    pub count: u32,
+    /// Bounds of the scaling search.
+    pub min: u32,
+    pub max: u32,
+    pub labels: Labels,
+    /// Labels whose value is the node's own name.
+    pub hostname_labels: Vec<String>,
+    pub allocatable: NodeResources,
+    /// Taken by pods kivi-lint does not model.
+    pub reserved: Amounts,
+    pub taints: Vec<Taint>,
+    /// Real node names, when the pool comes from a snapshot.
+    pub node_names: Vec<String>,
+    pub span: Span,
+}
+
+impl NodePool {
+    /// Name of the `index`-th node (1-based): the real name if known, else `<pool>-<index>`.
+    pub fn node_name(&self, index: u32) -> String {
+        match self.node_names.get(index as usize - 1) {
+            Some(n) => n.clone(),
+            None => format!("{}-{}", self.name, index),
+        }
+    }
+
+    /// Labels of one node: the pool's labels plus the hostname labels.
+    pub fn node_labels(&self, node_name: &str) -> Labels {
+        let mut labels = self.labels.clone();
+        for key in &self.hostname_labels {
+            labels.insert(key.clone(), node_name.to_string());
+        }
+        labels
+    }
+
+    /// What pods kivi-lint models can use on one node.
+    pub fn usable(&self) -> Amounts {
+        Amounts {
+            cpu_millis: (self.allocatable.cpu_millis - self.reserved.cpu_millis).max(0),
+            memory_bytes: (self.allocatable.memory_bytes - self.reserved.memory_bytes).max(0),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cluster {
+    pub pools: Vec<NodePool>,
+}
+
+impl Cluster {
+    /// Whether a node of this name exists today (index ≤ count).
+    pub fn has_node(&self, name: &str) -> bool {
+        self.pools.iter().any(|p| (1..=p.count).any(|i| p.node_name(i) == name))
+    }
+
+    pub fn pool(&self, name: &str) -> Option<&NodePool> {
+        self.pools.iter().find(|p| p.name == name)
+    }
+
+    /// The pool a node of this name belongs to (any index up to `max`).
+    pub fn pool_of_node(&self, name: &str) -> Option<&NodePool> {
+        self.pools.iter().find(|p| (1..=p.max.max(p.count)).any(|i| p.node_name(i) == name))
+    }
+}
+
+/// Read `cluster.nodePools` or `cluster.fromNodes`.
+pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sources: &mut SourceMap) -> Cluster {
+    let from_nodes = r.string(node, "fromNodes");
+    let has_pools = r.field(node, "nodePools").is_some();
+    if let Some(path) = from_nodes {
+        if has_pools {
+            r.error(path.span, "set either `nodePools` or `fromNodes`, not both");
+        }
+        let full = base_dir.join(&path.value);
+        return match crate::discover::read_text(&full) {
+            Ok(text) => from_snapshot(&text, &full, sources, r.diags),
+            Err(message) => {
+                r.error(path.span, message);
+                Cluster { pools: Vec::new() }
+            }
+        };
+    }
+    let mut pools: Vec<NodePool> = Vec::new();
+    for item in r.maps(node, "nodePools") {
+        if let Some(pool) = read_pool(r, item, scaling) {
+            if pools.iter().any(|p| p.name == pool.name) {
+                r.error(item.span, format!("node pool `{}` is defined twice", pool.name));
+                continue;
+            }
+            pools.push(pool);
+        }
+    }
+    if pools.is_empty() {
+        r.error(node.span, "the cluster needs at least one node pool (`nodePools` or `fromNodes`)");
+    }
+    Cluster { pools }
+}
+
+fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 50
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool> {
+    check_fields(
+        r,
+        item,
+        &["name", "count", "min", "max", "labels", "hostnameLabels", "allocatable", "reserved", "taints"],
+        "cluster.nodePools[]",
+    );
+    let Some(name) = r.text(item, "name") else {
+        r.error(item.span, "a node pool needs a `name`");
+        return None;
+    };
+    if !is_dns_label(&name.value) {
+        r.error(name.span, "a pool name must be lower-case letters, digits and `-` (nodes are named <pool>-1, <pool>-2, ...)");
+        return None;
+    }
+    let mut bound = |key: &str| -> Option<u32> {
+        let v = r.int(item, key)?;
+        if !(0..=1000).contains(&v.value) {
+            r.error(v.span, format!("`{key}` must be from 0 to 1000"));
+            return None;
+        }
+        Some(v.value as u32)
+    };
+    let min = bound("min").unwrap_or(1);
+    let max = bound("max").unwrap_or(scaling.max_nodes.max(min));
+    let count = bound("count").unwrap_or(min);
+    if !(min <= count && count <= max) {
+        r.error(item.span, format!("pool `{}` needs min ≤ count ≤ max, found min {min}, count {count}, max {max}", name.value));
+    }
+    if max == 0 {
+        r.error(item.span, format!("pool `{}` has `max: 0`: it can never have a node", name.value));
+    }
+    let allocatable = match r.map(item, "allocatable") {
+        Some(a) => {
+            check_fields(r, a, &["cpu", "memory", "pods", "ephemeral-storage"], "allocatable");
+            let res = NodeResources::read(r, a);
+            if res.cpu_millis == 0 || res.memory_bytes == 0 {
+                r.error(a.span, "`allocatable` needs positive `cpu` and `memory`");
+            }
+            res
+        }
+        None => {
+            r.error(item.span, format!("pool `{}` needs `allocatable` (cpu, memory, pods)", name.value));
+            NodeResources::default()
+        }
+    };
+    let reserved = match r.map(item, "reserved") {
+        Some(res) => {
+            check_fields(r, res, &["cpu", "memory"], "reserved");
+            let amounts = Amounts {
+                cpu_millis: r.quantity(res, "cpu", true).map_or(0, |v| v.value),
+                memory_bytes: r.quantity(res, "memory", false).map_or(0, |v| v.value),
+            };
+            if amounts.cpu_millis > allocatable.cpu_millis || amounts.memory_bytes > allocatable.memory_bytes {
+                r.error(res.span, "`reserved` exceeds `allocatable`");
+            }
+            amounts
+        }
+        None => Amounts::default(),
+    };
+    let hostname_labels = if r.field(item, "hostnameLabels").is_some() {
+        r.string_list(item, "hostnameLabels")
+    } else {
+        DEFAULT_HOSTNAME_LABELS.iter().map(|s| s.to_string()).collect()
+    };
+    let taints = r.maps(item, "taints").into_iter().filter_map(|t| Taint::read(r, t)).collect();
+    Some(NodePool {
+        name: name.value,
+        count,
+        min,
+        max,
+        labels: r.string_map(item, "labels"),
+        hostname_labels,
+        allocatable,
+        reserved,
+        taints,
+        node_names: Vec::new(),
+        span: item.span,
+    })
+}
+
+/// Labels that name a pool in managed Kubernetes offerings, in order of preference.
+const POOL_NAME_LABELS: &[&str] = &[
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "kubernetes.azure.com/agentpool",
+    "karpenter.sh/nodepool",
+    "node.kubernetes.io/instance-type",
+];
+const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// Group the nodes of a snapshot into pools: identical labels (but for those carrying the
+/// node's name), allocatable and taints form one pool, whose `count` is its node count.
+pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Cluster {
+    let shown = crate::discover::display_path(path);
+    let file = sources.add(shown, text);
+    let stream = yaml::parse(text, file, &yaml::Limits::default());
+    for e in &stream.errors {
+        diags.error(e.span, e.message.clone());
+    }
+    let loaded = manifest::load(&stream.documents, "default", sources, diags);
+    type Key = (Labels, NodeResources, Vec<Taint>);
+    let mut groups: BTreeMap<Key, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
+    for object in &loaded.objects {
+        let Body::Node(node) = &object.body else {
+            continue;
+        };
+        let name = object.id.name.clone();
+        let hostname: Vec<String> = node.labels.iter().filter(|(_, v)| **v == name).map(|(k, _)| k.clone()).collect();
+        let labels: Labels = node.labels.iter().filter(|(_, v)| **v != name).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut taints = node.taints.clone();
+        taints.sort();
+        let entry = groups.entry((labels, node.allocatable, taints)).or_insert_with(|| (Vec::new(), Vec::new(), object.span));
+        entry.0.push(name);
+        for h in hostname {
+            if !entry.1.contains(&h) {
+                entry.1.push(h);
+            }
+        }
+    }
+    if groups.is_empty() {
+        diags.error(Span::point(file, Default::default()), format!("`{}` holds no Node objects", truncate(&path.display().to_string())));
+    }
+    let mut pools: Vec<NodePool> = Vec::new();
+    for ((labels, allocatable, taints), (mut names, mut hostname_labels, span)) in groups {
+        names.sort();
+        hostname_labels.sort();
+        let mut name = pool_name(&labels, &names);
+        let base = name.clone();
+        let mut n = 2;
+        while pools.iter().any(|p| p.name == name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        let count = names.len() as u32;
+        pools.push(NodePool {
+            name,
+            count,
+            min: 1,
+            max: count,
+            labels,
+            hostname_labels,
+            allocatable,
+            reserved: Amounts::default(),
+            taints,
+            node_names: names,
+            span,
+        });
+    }
+    pools.sort_by(|a, b| a.name.cmp(&b.name));
+    Cluster { pools }
+}
+
+fn sanitize(s: &str) -> String {
+    let out: String = s
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    out.trim_matches('-').chars().take(40).collect()
+}
+
+fn pool_name(labels: &Labels, names: &[String]) -> String {
+    let zone = labels.get(ZONE_LABEL).map(|z| sanitize(z));
+    let kind = POOL_NAME_LABELS.iter().find_map(|l| labels.get(*l)).map(|v| sanitize(v)).or_else(|| {
+        let first = names.first()?;
+        let prefix_len = names.iter().fold(first.len(), |len, n| {
+            first.bytes().zip(n.bytes()).take(len).take_while(|(a, b)| a == b).count()
+        });
+        let prefix = sanitize(first[..prefix_len].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-'));
+        (!prefix.is_empty()).then_some(prefix)
+    });
+    let name = match (kind, zone) {
+        (Some(k), Some(z)) if !k.ends_with(&z) => format!("{k}-{z}"),
+        (Some(k), _) => k,
+        (None, Some(z)) => z,
+        (None, None) => "pool".into(),
+    };
+    if name.is_empty() { "pool".into() } else { name }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_names() {
+        let labels: Labels = [("topology.kubernetes.io/zone".to_string(), "eu-west-1a".to_string())].into();
+        assert_eq!(pool_name(&labels, &["ip-10-0-1-2".into(), "ip-10-0-3-4".into()]), "ip-10-0-eu-west-1a");
+        let labels: Labels = [
+            ("cloud.google.com/gke-nodepool".to_string(), "default-pool".to_string()),
+            ("topology.kubernetes.io/zone".to_string(), "us-central1-a".to_string()),
+        ]
+        .into();
+        assert_eq!(pool_name(&labels, &[]), "default-pool-us-central1-a");
+        assert_eq!(pool_name(&Labels::new(), &["worker-1".into(), "worker-2".into()]), "worker");
+    }
+}

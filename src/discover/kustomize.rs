@@ -1,0 +1,310 @@
+//! Kustomize render units.
+//!
+//! A directory with a kustomization file is built with `kustomize build` or `kubectl kustomize`,
+//! never with exec or function plugins (no `--enable-alpha-plugins`, `--enable-exec`) and never
+//! with remote bases: every referenced resource must exist locally, which is checked before the
+//! renderer runs, so it has nothing to fetch. Origin annotations (`buildMetadata`) are requested
+//! through a wrapper kustomization so that objects map back to their source files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::diagnostics::Diagnostic;
+use crate::manifest::read::truncate;
+use crate::source::{FileId, SourceMap, Span};
+use crate::yaml::{self, Node};
+
+pub const FILE_NAMES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The kustomization file of a directory, if it has one.
+pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
+    FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
+
+/// What a kustomization refers to on disk.
+#[derive(Debug, Default)]
+pub struct Kustomization {
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub file_id: Option<FileId>,
+    /// `kind: Component`: only usable from another kustomization.
+    pub component: bool,
+    /// Directories it builds on (resources, bases, components that are directories).
+    pub dirs: Vec<PathBuf>,
+    /// Files it reads (resources, patches, generator inputs, ...).
+    pub files: Vec<PathBuf>,
+    /// Problems that make it unbuildable here (remote bases, missing files, plugins).
+    pub problems: Vec<Diagnostic>,
+    /// It only lists local resources (files or directories) and sets nothing else, so its
+    /// output is exactly the objects of those resources.
+    pub resources_only: bool,
+    /// The `resources` entries, in order, resolved.
+    pub resources: Vec<PathBuf>,
+}
+
+fn looks_remote(entry: &str) -> bool {
+    entry.contains("://")
+        || entry.starts_with("git@")
+        || entry.starts_with("github.com/")
+        || entry.starts_with("gitlab.com/")
+        || entry.starts_with("bitbucket.org/")
+        || entry.contains("?ref=")
+        || entry.contains(".git//")
+}
+
+/// Read a kustomization and the local paths it references.
+pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
+    let mut k = Kustomization {
+        dir: dir.to_path_buf(),
+        file: file.to_path_buf(),
+        ..Default::default()
+    };
+    let text = match super::read_source(file) {
+        Ok(t) => t,
+        Err(e) => {
+            let id = sources.add(super::display_path(file), "");
+            k.problems.push(Diagnostic::error(Span::point(id, e.location), e.message));
+            return k;
+        }
+    };
+    let id = sources.add(super::display_path(file), text.as_str());
+    k.file_id = Some(id);
+    let stream = yaml::parse(&text, id, &yaml::Limits::default());
+    for e in stream.errors {
+        k.problems.push(Diagnostic::error(e.span, e.message));
+    }
+    let Some(root) = stream.documents.first().map(|d| &d.root) else {
+        return k;
+    };
+    k.component = root.get("kind").and_then(Node::as_str) == Some("Component");
+    k.resources_only = root
+        .as_map()
+        .is_some_and(|m| m.iter().all(|(key, _)| matches!(key.as_str(), Some("apiVersion" | "kind" | "resources" | "metadata"))));
+
+    let mut entries: Vec<(&Node, bool)> = Vec::new(); // (node, may be a directory)
+    for key in ["resources", "bases", "components"] {
+        entries.extend(seq(root, key).iter().map(|n| (n, true)));
+    }
+    for key in ["crds", "configurations", "patchesStrategicMerge", "generators", "transformers", "validators"] {
+        entries.extend(seq(root, key).iter().map(|n| (n, false)));
+    }
+    for key in ["patches", "patchesJson6902", "replacements"] {
+        for item in seq(root, key) {
+            if let Some(p) = item.get("path") {
+                entries.push((p, false));
+            }
+        }
+    }
+    if let Some(p) = root.at(&["openapi", "path"]) {
+        entries.push((p, false));
+    }
+    for key in ["configMapGenerator", "secretGenerator"] {
+        for generator in seq(root, key) {
+            for field in ["files", "envs"] {
+                entries.extend(seq(generator, field).iter().map(|n| (n, false)));
+            }
+            if let Some(env) = generator.get("env") {
+                entries.push((env, false));
+            }
+        }
+    }
+    if let Some(h) = root.get("helmCharts").filter(|h| !h.is_null()) {
+        k.problems.push(
+            Diagnostic::error(h.span, "`helmCharts` needs `kustomize build --enable-helm`, which kivi-lint does not use")
+                .with_help("render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead"),
+        );
+    }
+    for (node, may_be_dir) in entries {
+        let Some(text) = node.as_str() else {
+            continue;
+        };
+        // `key=path` in generators; inline patches contain line breaks.
+        let path_text = text.rsplit_once('=').map_or(text, |(_, p)| p).trim();
+        if path_text.is_empty() || text.contains('\n') {
+            continue;
+        }
+        let path = dir.join(path_text);
+        if may_be_dir && root.get("resources").and_then(Node::as_seq).is_some_and(|r| r.iter().any(|n| std::ptr::eq(n, node))) {
+            k.resources.push(path.clone());
+        }
+        if path.is_dir() && may_be_dir {
+            k.dirs.push(path);
+        } else if path.is_file() {
+            k.files.push(path);
+        } else if looks_remote(path_text) {
+            k.problems.push(
+                Diagnostic::error(node.span, format!("remote resource `{}` is not allowed: kivi-lint renders without network", truncate(path_text)))
+                    .with_help("vendor the base into the repository, or exclude this kustomization"),
+            );
+        } else if path_text.contains(['*', '?', '[']) {
+            // kustomize accepts globs in a few fields; it resolves them itself.
+            k.resources_only = false;
+        } else {
+            k.problems.push(Diagnostic::error(node.span, format!("`{}` does not exist", truncate(path_text))));
+        }
+    }
+    k
+}
+
+fn seq<'n>(node: &'n Node, key: &str) -> &'n [Node] {
+    node.get(key).and_then(Node::as_seq).unwrap_or_default()
+}
+
+/// The renderer found on this machine.
+#[derive(Clone, Debug)]
+pub enum Renderer {
+    Kustomize(PathBuf),
+    Kubectl(PathBuf),
+}
+
+impl Renderer {
+    pub fn find() -> Option<Renderer> {
+        which::which("kustomize")
+            .map(Renderer::Kustomize)
+            .or_else(|_| which::which("kubectl").map(Renderer::Kubectl))
+            .ok()
+    }
+}
+
+/// Build `dir` with origin annotations. Returns the rendered YAML and the wrapper directory the
+/// annotations' paths are relative to (kept alive by the returned guard).
+pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::TempDir), String> {
+    let wrapper = tempfile::Builder::new()
+        .prefix("kivi-lint-kustomize-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let target = std::fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    let relative = relative_path(wrapper.path(), &target);
+    // Kustomize does not accept an absolute path here; a relative path does not need
+    // `--load-restrictor LoadRestrictionsNone`, so the target's own restrictions still hold.
+    let content = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- {}\nbuildMetadata: [originAnnotations]\n",
+        serde_json::to_string(&relative.to_string_lossy()).unwrap_or_default()
+    );
+    std::fs::write(wrapper.path().join("kustomization.yaml"), content).map_err(|e| format!("cannot write the wrapper kustomization: {e}"))?;
+    let mut command = match renderer {
+        Renderer::Kustomize(bin) => {
+            let mut c = Command::new(bin);
+            c.arg("build");
+            c
+        }
+        Renderer::Kubectl(bin) => {
+            let mut c = Command::new(bin);
+            c.arg("kustomize");
+            c
+        }
+    };
+    command.arg(wrapper.path());
+    let finished = super::process::run(command, RENDER_TIMEOUT)?;
+    if !finished.success {
+        return Err(clean_error(&finished.stderr, wrapper.path(), &target));
+    }
+    Ok((finished.stdout, wrapper))
+}
+
+/// Make kustomize's error readable: drop the wrapper's part of paths and the log prefix.
+fn clean_error(stderr: &str, wrapper: &Path, target: &Path) -> String {
+    let text = stderr.trim();
+    let text = text
+        .find("err=")
+        .map_or(text, |i| text[i + 4..].trim_matches('"'));
+    let rel = relative_path(wrapper, target);
+    let text = text.replace(&rel.to_string_lossy().to_string(), &target.display().to_string());
+    let text = text.replace(&wrapper.display().to_string(), "<wrapper>");
+    let text: String = text.lines().take(5).collect::<Vec<_>>().join(" ");
+    format!("kustomize build failed: {}", truncate_long(&text))
+}
+
+fn truncate_long(s: &str) -> String {
+    if s.chars().count() > 400 { format!("{}…", s.chars().take(400).collect::<String>()) } else { s.to_string() }
+}
+
+/// `to` relative to `from` (both absolute).
+pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// The source file named by a rendered object's `config.kubernetes.io/origin` annotation.
+pub enum Origin {
+    /// Read from this file.
+    File(PathBuf),
+    /// Made by a generator configured in this kustomization file.
+    Generated(PathBuf),
+}
+
+/// Read and remove the origin annotation of a rendered object.
+pub fn take_origin(root: &mut Node, wrapper: &Path) -> Option<Origin> {
+    let annotations = match &mut root.value {
+        yaml::Value::Map(entries) => entries
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some("metadata"))
+            .map(|(_, v)| v)?,
+        _ => return None,
+    };
+    let yaml::Value::Map(meta) = &mut annotations.value else {
+        return None;
+    };
+    let index = meta.iter().position(|(k, _)| k.as_str() == Some("annotations"))?;
+    let yaml::Value::Map(ann) = &mut meta[index].1.value else {
+        return None;
+    };
+    let pos = ann.iter().position(|(k, _)| k.as_str() == Some("config.kubernetes.io/origin"))?;
+    let (_, value) = ann.remove(pos);
+    if ann.is_empty() {
+        meta.remove(index);
+    }
+    let text = value.as_str()?;
+    let parsed = yaml::parse(text, FileId(0), &yaml::Limits::default());
+    let origin = &parsed.documents.first()?.root;
+    let resolve = |p: &str| normalize(&wrapper.join(p));
+    if let Some(p) = origin.get("path").and_then(Node::as_str) {
+        return Some(Origin::File(resolve(p)));
+    }
+    origin.get("configuredIn").and_then(Node::as_str).map(|p| Origin::Generated(resolve(p)))
+}
+
+/// Resolve `..` lexically (the wrapper's relative paths climb out of the temporary directory).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(relative_path(Path::new("/tmp/w"), Path::new("/work/repo/a")), PathBuf::from("../../work/repo/a"));
+        assert_eq!(normalize(Path::new("/tmp/w/../../work/repo/a.yaml")), PathBuf::from("/work/repo/a.yaml"));
+    }
+
+    #[test]
+    fn remote_detection() {
+        assert!(looks_remote("https://github.com/org/repo//base?ref=v1"));
+        assert!(looks_remote("github.com/org/repo/base?ref=main"));
+        assert!(looks_remote("git@github.com:org/repo.git"));
+        assert!(!looks_remote("../base"));
+    }
+}

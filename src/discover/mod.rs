@@ -1,0 +1,681 @@
+//! Discovery: from paths to parsed YAML documents, with provenance.
+//!
+//! Walks the paths honouring `.gitignore` and the config's `include`/`exclude` globs, reads
+//! `.yaml`/`.yml`/`.json` files, renders kustomize directories and Helm charts (each one a
+//! *scope*: an environment of its own), and maps rendered objects back to their source lines.
+
+pub mod helm;
+pub mod kustomize;
+pub mod process;
+pub mod provenance;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::source::{FileId, Location, SourceMap, Span, location_of_offset};
+use crate::yaml::{self, Document, Node};
+
+/// Largest file read; larger ones are input errors. Documented in the README.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeKind {
+    /// Plain manifest files under one scanned path.
+    Files,
+    Kustomize,
+    Helm,
+    Stdin,
+}
+
+/// Objects of one scope are deployed together; objects of different scopes (two overlays, two
+/// charts) are different environments and never share a verification unit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Scope {
+    pub kind: ScopeKind,
+    pub path: PathBuf,
+}
+
+/// Documents read from one file or render, in one scope.
+#[derive(Debug)]
+pub struct Batch {
+    pub scope: usize,
+    /// The file read, or the render root's kustomization/Chart.yaml.
+    pub file: FileId,
+    pub documents: Vec<Document>,
+    pub default_namespace: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub scopes: Vec<Scope>,
+    pub batches: Vec<Batch>,
+    /// Files read one by one.
+    pub files: usize,
+    /// Kustomize and Helm renders attempted.
+    pub renders: usize,
+    /// Files holding no document at all (comments only, empty).
+    pub empty_files: Vec<FileId>,
+}
+
+pub struct Options<'a> {
+    /// Paths to scan; `-` reads stdin.
+    pub paths: &'a [PathBuf],
+    pub stdin_filename: Option<&'a str>,
+    pub config: &'a Config,
+    /// Render kustomize directories and Helm charts (else read every file as it is).
+    pub render: bool,
+    /// Renders run at once.
+    pub jobs: usize,
+}
+
+/// A file that could not be read, and where.
+#[derive(Debug)]
+pub struct ReadError {
+    pub message: String,
+    pub location: Location,
+}
+
+/// Read a text file with the size limit, reporting invalid UTF-8 at its position.
+pub fn read_source(path: &Path) -> Result<String, ReadError> {
+    let at_start = |message: String| ReadError {
+        message,
+        location: Location::START,
+    };
+    let file = std::fs::File::open(path).map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(at_start(format!("file is larger than {} MiB; not read", MAX_FILE_BYTES / (1024 * 1024))));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        ReadError {
+            location: location_of_offset(e.as_bytes(), offset),
+            message: "file is not valid UTF-8".into(),
+        }
+    })
+}
+
+/// `read_source` for callers that only need the message.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    read_source(path).map_err(|e| e.message)
+}
+
+/// A path as shown to the user: relative to the working directory when below it.
+pub fn display_path(path: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().ok();
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match &cwd {
+            Some(c) => c.join(path),
+            None => path.to_path_buf(),
+        }
+    };
+    let absolute = kustomize::normalize(&absolute);
+    match cwd.as_ref().and_then(|c| absolute.strip_prefix(c).ok()) {
+        Some(rel) if rel.as_os_str().is_empty() => PathBuf::from("."),
+        Some(rel) => rel.to_path_buf(),
+        None => absolute,
+    }
+}
+
+/// `include`/`exclude` globs, matched against paths relative to the config's directory.
+struct Filter {
+    base: PathBuf,
+    include: GlobSet,
+    exclude: GlobSet,
+}
+
+impl Filter {
+    fn new(config: &Config) -> Filter {
+        let build = |globs: &[String]| {
+            let mut b = GlobSetBuilder::new();
+            for g in globs {
+                if let Ok(glob) = Glob::new(g) {
+                    b.add(glob);
+                }
+            }
+            b.build().unwrap_or_else(|_| GlobSet::empty())
+        };
+        Filter {
+            base: std::fs::canonicalize(&config.base_dir).unwrap_or_else(|_| config.base_dir.clone()),
+            include: build(&config.include),
+            exclude: build(&config.exclude),
+        }
+    }
+
+    fn admits(&self, path: &Path) -> bool {
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let rel = absolute.strip_prefix(&self.base).unwrap_or(&absolute);
+        self.include.is_match(rel) && !self.exclude.is_match(rel)
+    }
+}
+
+#[derive(Default)]
+struct Walked {
+    files: Vec<PathBuf>,
+    kustomize_dirs: Vec<PathBuf>,
+    chart_dirs: Vec<PathBuf>,
+}
+
+fn walk(dir: &Path) -> (Walked, Vec<String>) {
+    let mut out = Walked::default();
+    let mut errors = Vec::new();
+    let walker = ignore::WalkBuilder::new(dir)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                errors.push(e.to_string());
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.into_path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if kustomize::FILE_NAMES.contains(&name) {
+            out.kustomize_dirs.push(parent.clone());
+        }
+        if name == "Chart.yaml" {
+            out.chart_dirs.push(parent);
+        }
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        if EXTENSIONS.contains(&ext) || name == "Kustomization" {
+            out.files.push(path);
+        }
+    }
+    (out, errors)
+}
+
+enum Job {
+    Kustomize { root: PathBuf, file: FileId },
+    Helm { chart: PathBuf, values: Vec<PathBuf> },
+}
+
+enum Rendered {
+    Kustomize { text: String, wrapper: tempfile::TempDir },
+    Helm { text: String },
+}
+
+/// Discover, render and parse everything under `options.paths`.
+pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Discovery {
+    let mut discovery = Discovery::default();
+    let filter = Filter::new(options.config);
+    let mut jobs: Vec<(usize, Job)> = Vec::new();
+    for path in options.paths {
+        if path.as_os_str() == "-" {
+            read_stdin(options, sources, diags, &mut discovery);
+            continue;
+        }
+        if !path.exists() {
+            let file = sources.add(display_path(path), "");
+            diags.error(Span::point(file, Location::START), format!("{} does not exist", path.display()));
+            continue;
+        }
+        let scope = discovery.scopes.len();
+        discovery.scopes.push(Scope {
+            kind: ScopeKind::Files,
+            path: display_path(path),
+        });
+        if path.is_file() {
+            // A file named explicitly is read even if `exclude` matches it.
+            read_plain(path, scope, sources, diags, &mut discovery);
+            continue;
+        }
+        let (walked, errors) = walk(path);
+        for e in errors {
+            let file = sources.add(display_path(path), "");
+            diags.warning(Span::point(file, Location::START), format!("while walking the directory: {e}"));
+        }
+        let plain = if options.render {
+            plan_renders(options, &filter, &walked, sources, diags, &mut discovery, &mut jobs)
+        } else {
+            // Without rendering, chart templates are Go templates, not YAML: leave them out.
+            walked
+                .files
+                .iter()
+                .filter(|f| !walked.chart_dirs.iter().any(|c| f.starts_with(c.join("templates"))))
+                .cloned()
+                .collect()
+        };
+        for file in plain.iter().filter(|f| filter.admits(f)) {
+            read_plain(file, scope, sources, diags, &mut discovery);
+        }
+    }
+    run_renders(options, jobs, sources, diags, &mut discovery);
+    discovery
+}
+
+fn read_stdin(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
+    let name = options.stdin_filename.unwrap_or("<stdin>");
+    let scope = discovery.scopes.len();
+    discovery.scopes.push(Scope {
+        kind: ScopeKind::Stdin,
+        path: PathBuf::from(name),
+    });
+    let mut bytes = Vec::new();
+    let result = std::io::stdin().lock().take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes);
+    let text = match (result, String::from_utf8(bytes)) {
+        (Err(e), _) => Err((format!("cannot read stdin: {e}"), Location::START)),
+        (Ok(n), _) if n as u64 > MAX_FILE_BYTES => Err(("stdin is larger than 16 MiB; not read".to_string(), Location::START)),
+        (Ok(_), Err(e)) => Err(("stdin is not valid UTF-8".to_string(), location_of_offset(e.as_bytes(), e.utf8_error().valid_up_to()))),
+        (Ok(_), Ok(t)) => Ok(t),
+    };
+    match text {
+        Ok(text) => {
+            let file = sources.add(name, text.as_str());
+            parse_into(&text, file, scope, "default", diags, discovery);
+        }
+        Err((message, location)) => {
+            let file = sources.add(name, "");
+            diags.error(Span::point(file, location), message);
+        }
+    }
+}
+
+fn read_plain(path: &Path, scope: usize, sources: &mut SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
+    discovery.files += 1;
+    match read_source(path) {
+        Ok(text) => {
+            let file = sources.add(display_path(path), text.as_str());
+            parse_into(&text, file, scope, "default", diags, discovery);
+        }
+        Err(e) => {
+            let file = sources.add(display_path(path), "");
+            diags.error(Span::point(file, e.location), e.message);
+        }
+    }
+}
+
+fn parse_into(text: &str, file: FileId, scope: usize, namespace: &str, diags: &mut Diagnostics, discovery: &mut Discovery) {
+    let stream = yaml::parse(text, file, &yaml::Limits::default());
+    for e in stream.errors {
+        diags.error(e.span, e.message);
+    }
+    if stream.documents.is_empty() && !diags.iter().any(|d| d.span.file == file) {
+        discovery.empty_files.push(file);
+    }
+    discovery.batches.push(Batch {
+        scope,
+        file,
+        documents: stream.documents,
+        default_namespace: namespace.to_string(),
+    });
+}
+
+/// Decide what is rendered and return the files left to read one by one.
+fn plan_renders(
+    options: &Options,
+    filter: &Filter,
+    walked: &Walked,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+    jobs: &mut Vec<(usize, Job)>,
+) -> Vec<PathBuf> {
+    // Charts inside charts are subcharts, rendered by their parent.
+    let charts: Vec<&PathBuf> = walked
+        .chart_dirs
+        .iter()
+        .filter(|c| !walked.chart_dirs.iter().any(|o| o != *c && c.starts_with(o)))
+        .collect();
+    let in_chart = |p: &Path| charts.iter().any(|c| p.starts_with(c));
+
+    // Read every kustomization reachable from the walked ones.
+    let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
+    let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
+    while let Some(dir) = queue.pop() {
+        let key = kustomize::normalize(&absolute(&dir));
+        if kustomizations.contains_key(&key) {
+            continue;
+        }
+        let Some(file) = kustomize::kustomization_file(&dir) else {
+            continue;
+        };
+        let k = kustomize::read(&dir, &file, sources);
+        queue.extend(k.dirs.iter().cloned());
+        kustomizations.insert(key, k);
+    }
+    let referenced: BTreeSet<PathBuf> = kustomizations
+        .values()
+        .flat_map(|k| k.dirs.iter().map(|d| kustomize::normalize(&absolute(d))))
+        .collect();
+    let mut consumed: BTreeSet<PathBuf> = BTreeSet::new();
+    for k in kustomizations.values() {
+        consumed.insert(kustomize::normalize(&absolute(&k.file)));
+        consumed.extend(k.files.iter().map(|f| kustomize::normalize(&absolute(f))));
+    }
+    for (key, k) in &kustomizations {
+        for problem in &k.problems {
+            diags.push(problem.clone());
+        }
+        let walked_here = walked.kustomize_dirs.iter().any(|d| kustomize::normalize(&absolute(d)) == *key);
+        if !walked_here || referenced.contains(key) || k.component || !filter.admits(&k.file) {
+            continue;
+        }
+        let Some(file) = k.file_id else { continue };
+        // Anything wrong in what it builds on (a remote base above all) stops it here, before
+        // the renderer could reach for the network.
+        if closure_has_problems(key, &kustomizations) {
+            diags.push(Diagnostic::error(
+                Span::point(file, Location::START),
+                format!("kustomization {} is not rendered: fix the problems reported in it or in its bases", display_path(&k.dir).display()),
+            ));
+            continue;
+        }
+        let scope = discovery.scopes.len();
+        discovery.scopes.push(Scope {
+            kind: ScopeKind::Kustomize,
+            path: display_path(&k.dir),
+        });
+        match resource_files(key, &kustomizations) {
+            // Nothing to transform: read the resources directly, with exact lines.
+            Some(files) if files.iter().all(|f| plain_resource_file(f)) => {
+                for f in files {
+                    read_plain(&f, scope, sources, diags, discovery);
+                }
+            }
+            _ => jobs.push((scope, Job::Kustomize { root: k.dir.clone(), file })),
+        }
+    }
+
+    for chart in &charts {
+        let chart_file = chart.join("Chart.yaml");
+        if !filter.admits(&chart_file) {
+            continue;
+        }
+        let scope = discovery.scopes.len();
+        discovery.scopes.push(Scope {
+            kind: ScopeKind::Helm,
+            path: display_path(chart),
+        });
+        let (values, missing) = helm::values_files(chart, &options.config.helm, &options.config.base_dir);
+        if !missing.is_empty() {
+            let file = sources.add(display_path(&chart_file), read_text(&chart_file).unwrap_or_default());
+            for m in missing {
+                diags.warning(
+                    Span::point(file, Location::START),
+                    format!("values file `{}` (config `helm.values`) is neither in the chart nor beside the config", m.display()),
+                );
+            }
+        }
+        jobs.push((scope, Job::Helm { chart: (*chart).clone(), values }));
+    }
+
+    walked
+        .files
+        .iter()
+        .filter(|f| {
+            let abs = kustomize::normalize(&absolute(f));
+            let in_kustomize_dir = f.parent().is_some_and(|p| kustomizations.contains_key(&kustomize::normalize(&absolute(p))));
+            !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
+        })
+        .cloned()
+        .collect()
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map(|c| c.join(path)).unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+/// The resource files of a kustomization whose whole closure only lists resources, in
+/// kustomize's order; `None` when something in the closure transforms its resources.
+fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> Option<Vec<PathBuf>> {
+    fn collect(dir: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>, out: &mut Vec<PathBuf>, depth: usize) -> Option<()> {
+        let k = all.get(dir)?;
+        if !k.resources_only || depth > 16 {
+            return None;
+        }
+        for r in &k.resources {
+            if r.is_dir() {
+                collect(&kustomize::normalize(&absolute(r)), all, out, depth + 1)?;
+            } else {
+                out.push(r.clone());
+            }
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    collect(root, all, &mut out, 0)?;
+    Some(out)
+}
+
+/// Whether kustomize would pass a resource file through unchanged: every document is a
+/// named object (kustomize rejects anything else, so those go to the real renderer).
+fn plain_resource_file(path: &Path) -> bool {
+    let Ok(text) = read_text(path) else { return false };
+    let stream = yaml::parse(&text, FileId(0), &yaml::Limits::default());
+    fn named_object(r: &Node) -> bool {
+        let kind = r.get("kind").and_then(Node::as_str);
+        match (kind, r.get("items").and_then(Node::as_seq)) {
+            // kustomize expands lists into their items.
+            (Some(k), Some(items)) if k.ends_with("List") => items.iter().all(named_object),
+            (Some(_), _) => r.get("apiVersion").and_then(Node::as_str).is_some() && r.at(&["metadata", "name"]).and_then(Node::as_str).is_some(),
+            (None, _) => false,
+        }
+    }
+    stream.errors.is_empty() && stream.documents.iter().all(|d| named_object(&d.root))
+}
+
+fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        if let Some(k) = all.get(&dir) {
+            if !k.problems.is_empty() {
+                return true;
+            }
+            stack.extend(k.dirs.iter().map(|d| kustomize::normalize(&absolute(d))));
+        }
+    }
+    false
+}
+
+fn run_renders(options: &Options, jobs: Vec<(usize, Job)>, sources: &mut SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
+    if jobs.is_empty() {
+        return;
+    }
+    discovery.renders += jobs.len();
+    let kustomize_renderer = kustomize::Renderer::find();
+    let helm_binary = which::which("helm").ok();
+    let results: Vec<Mutex<Option<Result<Rendered, String>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = options.jobs.clamp(1, jobs.len());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((_, job)) = jobs.get(i) else { break };
+                    let started = std::time::Instant::now();
+                    let result = match job {
+                        Job::Kustomize { root, .. } => match &kustomize_renderer {
+                            Some(r) => kustomize::render(root, r).map(|(text, wrapper)| Rendered::Kustomize { text, wrapper }),
+                            None => Err("neither `kustomize` nor `kubectl` is on PATH: cannot build this kustomization".into()),
+                        },
+                        Job::Helm { chart, values } => match &helm_binary {
+                            Some(h) => helm::render(h, chart, &options.config.helm, values).map(|text| Rendered::Helm { text }),
+                            None => Err("`helm` is not on PATH: cannot render this chart (install Helm, or add the chart to `exclude`)".into()),
+                        },
+                    };
+                    let what = match job {
+                        Job::Kustomize { root, .. } => root,
+                        Job::Helm { chart, .. } => chart,
+                    };
+                    tracing::debug!("rendered {} in {:.0?}", what.display(), started.elapsed());
+                    *results[i].lock().expect("no panics while holding the lock") = Some(result);
+                }
+            });
+        }
+    });
+    let mut source_cache: HashMap<PathBuf, Option<(FileId, Vec<Document>)>> = HashMap::new();
+    for ((scope, job), result) in jobs.into_iter().zip(results) {
+        let result = result.into_inner().expect("lock not poisoned").expect("every job ran");
+        match (job, result) {
+            (Job::Kustomize { root, file }, Ok(Rendered::Kustomize { text, wrapper })) => {
+                let documents = attach_kustomize_origins(&text, &root, file, wrapper.path(), sources, diags, &mut source_cache);
+                discovery.batches.push(Batch {
+                    scope,
+                    file,
+                    documents,
+                    default_namespace: "default".into(),
+                });
+            }
+            (Job::Helm { chart, .. }, Ok(Rendered::Helm { text })) => {
+                let chart_file = chart_file_id(&chart, sources);
+                let documents = attach_helm_sources(&text, &chart, sources, diags);
+                discovery.batches.push(Batch {
+                    scope,
+                    file: chart_file,
+                    documents,
+                    default_namespace: options.config.helm.namespace.clone(),
+                });
+            }
+            (Job::Kustomize { file, .. }, Err(message)) => diags.error(Span::point(file, Location::START), message),
+            (Job::Helm { chart, .. }, Err(message)) => {
+                let file = chart_file_id(&chart, sources);
+                diags.error(Span::point(file, Location::START), message);
+            }
+            _ => unreachable!("each job yields its own kind of output"),
+        }
+    }
+}
+
+fn chart_file_id(chart: &Path, sources: &mut SourceMap) -> FileId {
+    let path = chart.join("Chart.yaml");
+    let shown = display_path(&path);
+    sources.find(&shown).unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
+}
+
+/// Parse a source file once per run (several overlays share a base).
+fn source_documents<'c>(
+    path: &Path,
+    sources: &mut SourceMap,
+    cache: &'c mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
+) -> Option<&'c (FileId, Vec<Document>)> {
+    cache
+        .entry(path.to_path_buf())
+        .or_insert_with(|| {
+            let text = read_text(path).ok()?;
+            let shown = display_path(path);
+            let id = sources.find(&shown).unwrap_or_else(|| sources.add(shown, text.as_str()));
+            let stream = yaml::parse(&text, id, &yaml::Limits::default());
+            Some((id, stream.documents))
+        })
+        .as_ref()
+}
+
+fn attach_kustomize_origins(
+    text: &str,
+    root: &Path,
+    kustomization: FileId,
+    wrapper: &Path,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    cache: &mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
+) -> Vec<Document> {
+    let rendered_name = format!("{} (kustomize build)", display_path(root).display());
+    let rendered_file = sources.add(rendered_name, text);
+    let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
+    for e in stream.errors {
+        diags.error(e.span, format!("in kustomize output: {}", e.message));
+    }
+    let fallback = Span::point(kustomization, Location::START);
+    let mut documents = stream.documents;
+    for doc in &mut documents {
+        match kustomize::take_origin(&mut doc.root, wrapper) {
+            Some(kustomize::Origin::File(path)) => match source_documents(&path, sources, cache) {
+                Some((_, docs)) => match matching_document(&doc.root, docs) {
+                    Some(source) => provenance::remap_to_source(&mut doc.root, source),
+                    None => provenance::remap_all(&mut doc.root, fallback),
+                },
+                None => provenance::remap_all(&mut doc.root, fallback),
+            },
+            Some(kustomize::Origin::Generated(path)) => {
+                let shown = display_path(&path);
+                let id = sources.find(&shown).unwrap_or(kustomization);
+                provenance::remap_all(&mut doc.root, Span::point(id, Location::START));
+            }
+            None => provenance::remap_all(&mut doc.root, fallback),
+        }
+    }
+    documents
+}
+
+/// The source document a rendered object came from: same kind, and a name the rendered one
+/// contains (kustomize adds prefixes and suffixes).
+fn matching_document<'d>(rendered: &Node, docs: &'d [Document]) -> Option<&'d Node> {
+    let kind = rendered.get("kind").and_then(Node::scalar_text);
+    let name = rendered.at(&["metadata", "name"]).and_then(Node::scalar_text).unwrap_or_default();
+    let same_kind: Vec<&Node> = docs
+        .iter()
+        .map(|d| &d.root)
+        .filter(|d| d.get("kind").and_then(Node::scalar_text) == kind)
+        .collect();
+    let source_name = |d: &Node| d.at(&["metadata", "name"]).and_then(Node::scalar_text).unwrap_or_default();
+    same_kind
+        .iter()
+        .find(|d| source_name(d) == name)
+        .or_else(|| same_kind.iter().filter(|d| !source_name(d).is_empty() && name.contains(&source_name(d))).max_by_key(|d| source_name(d).len()))
+        .or(same_kind.first())
+        .copied()
+        .or_else(|| (docs.len() == 1).then(|| &docs[0].root))
+}
+
+fn attach_helm_sources(text: &str, chart: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Vec<Document> {
+    let rendered_name = format!("{} (helm template)", display_path(chart).display());
+    let rendered_file = sources.add(rendered_name, text);
+    let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
+    for e in stream.errors {
+        diags.error(e.span, format!("in helm output: {}", e.message));
+    }
+    let comments = helm::source_comments(text);
+    let mut templates: HashMap<PathBuf, FileId> = HashMap::new();
+    let mut documents = stream.documents;
+    for doc in &mut documents {
+        let line = doc.root.span.start.line;
+        let Some((_, source)) = comments.iter().rev().find(|(l, _)| *l < line) else {
+            continue;
+        };
+        let Some(path) = helm::template_path(chart, source) else {
+            continue;
+        };
+        let file = *templates.entry(path.clone()).or_insert_with(|| {
+            let shown = display_path(&path);
+            sources.find(&shown).unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
+        });
+        let template = sources.file(file).text.clone();
+        provenance::remap_to_template(&mut doc.root, &template, file);
+    }
+    documents
+}

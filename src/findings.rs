@@ -1,0 +1,1 @@
+//! Findings: violations with counterexamples mapped to manifest lines. Not yet implemented.

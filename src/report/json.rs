@@ -1,0 +1,183 @@
+//! JSON report of discovery and units. The schema is documented in the README and versioned by
+//! `schemaVersion`; fields are only ever added within a version.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::analysis::Analysis;
+use crate::diagnostics::Severity;
+use crate::discover::ScopeKind;
+use crate::units::Role;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report<'a> {
+    schema_version: u32,
+    tool: Tool,
+    config: Option<String>,
+    summary: Summary,
+    scopes: Vec<ScopeOut>,
+    units: Vec<UnitOut<'a>>,
+    diagnostics: Vec<DiagnosticOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    files: usize,
+    renders: usize,
+    objects: usize,
+    objects_by_kind: BTreeMap<String, usize>,
+    skipped_documents: usize,
+    units: usize,
+    errors: usize,
+    warnings: usize,
+}
+
+#[derive(Serialize)]
+struct ScopeOut {
+    kind: ScopeKind,
+    path: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MemberOut<'a> {
+    kind: &'a str,
+    namespace: Option<&'a str>,
+    name: &'a str,
+    role: Role,
+    file: String,
+    line: u32,
+    column: u32,
+}
+
+#[derive(Serialize)]
+struct EdgeOut {
+    from: String,
+    to: String,
+    reason: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UnitOut<'a> {
+    id: &'a str,
+    name: &'a str,
+    scope: String,
+    scope_kind: ScopeKind,
+    members: Vec<MemberOut<'a>>,
+    node_pools: &'a [String],
+    checks: &'a [&'static str],
+    edges: Vec<EdgeOut>,
+}
+
+#[derive(Serialize)]
+struct DiagnosticOut<'a> {
+    severity: Severity,
+    file: String,
+    line: u32,
+    column: u32,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<&'a str>,
+}
+
+pub fn units(a: &Analysis) -> String {
+    let path = |file| a.sources.path(file).display().to_string();
+    let scope = |i: usize| {
+        a.scopes
+            .get(i)
+            .map_or((String::from("<config>"), ScopeKind::Files), |s| (s.path.display().to_string(), s.kind))
+    };
+    let report = Report {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "kivi-lint",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        config: a.config.path.as_ref().map(|p| crate::discover::display_path(p).display().to_string()),
+        summary: Summary {
+            files: a.files,
+            renders: a.renders,
+            objects: a.objects.iter().filter(|o| !o.embedded).count(),
+            objects_by_kind: a.objects_by_kind(),
+            skipped_documents: a.skipped.len(),
+            units: a.units.len(),
+            errors: a.diagnostics.count(Severity::Error),
+            warnings: a.diagnostics.count(Severity::Warning),
+        },
+        scopes: a
+            .scopes
+            .iter()
+            .map(|s| ScopeOut {
+                kind: s.kind,
+                path: s.path.display().to_string(),
+            })
+            .collect(),
+        units: a
+            .units
+            .iter()
+            .map(|u| {
+                let (scope_path, scope_kind) = scope(u.scope);
+                UnitOut {
+                    id: &u.id,
+                    name: &u.name,
+                    scope: scope_path,
+                    scope_kind,
+                    members: u
+                        .members
+                        .iter()
+                        .map(|m| {
+                            let o = &a.objects[m.object];
+                            MemberOut {
+                                kind: &o.id.kind,
+                                namespace: o.id.namespace.as_deref(),
+                                name: &o.id.name,
+                                role: m.role,
+                                file: path(o.span.file),
+                                line: o.span.start.line,
+                                column: o.span.start.column,
+                            }
+                        })
+                        .collect(),
+                    node_pools: &u.node_pools,
+                    checks: &u.checks,
+                    edges: u
+                        .edges
+                        .iter()
+                        .map(|e| EdgeOut {
+                            from: a.objects[e.from].id.to_string(),
+                            to: a.objects[e.to].id.to_string(),
+                            reason: e.reason.clone(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+        diagnostics: a
+            .diagnostics
+            .iter()
+            .map(|d| DiagnosticOut {
+                severity: d.severity,
+                file: path(d.span.file),
+                line: d.span.start.line,
+                column: d.span.start.column,
+                message: &d.message,
+                help: d.help.as_deref(),
+            })
+            .collect(),
+    };
+    let mut out = serde_json::to_string_pretty(&report).expect("the report serialises");
+    out.push('\n');
+    out
+}

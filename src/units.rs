@@ -1,0 +1,498 @@
+//! Verification units: workloads that must be verified together.
+//!
+//! A unit is a connected component of the interaction graph over the workloads of one scope.
+//! Edges (each documented in the README, with what is deliberately not an edge):
+//! - an HPA joins its target (the HPA is a member of the target's unit);
+//! - a PDB joins every workload whose pods it selects;
+//! - a topology spread constraint, pod affinity or anti-affinity term of one workload whose
+//!   selector matches another workload's pod labels (in the namespaces the term covers);
+//! - a descheduler plugin that balances node utilisation (LowNodeUtilization,
+//!   HighNodeUtilization) joins the workloads it may evict that share a node pool;
+//! - workloads that can share a node pool and whose requests at their largest replica counts
+//!   do not all fit in that pool at its largest size.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::checks::{self, Applies};
+use crate::config::{Config, NodePool};
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
+use crate::manifest::selector::Labels;
+use crate::manifest::taint::{TaintEffect, tolerates_for_scheduling};
+use crate::manifest::{Body, Object, WorkloadKind};
+use crate::source::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    Workload,
+    Autoscaler,
+    DisruptionBudget,
+    DeschedulerPolicy,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Member {
+    pub object: usize,
+    pub role: Role,
+}
+
+/// Why two workloads are in one unit.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Edge {
+    pub from: usize,
+    pub to: usize,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unit {
+    /// Stable: a hash of the scope and the member identities.
+    pub id: String,
+    pub name: String,
+    pub scope: usize,
+    /// Workloads first, then the objects attached to them; indices into the object list.
+    pub members: Vec<Member>,
+    /// Node pools the unit's pods can use.
+    pub node_pools: Vec<String>,
+    pub checks: Vec<&'static str>,
+    pub edges: Vec<Edge>,
+}
+
+impl Unit {
+    pub fn workloads(&self) -> impl Iterator<Item = usize> + '_ {
+        self.members.iter().filter(|m| m.role == Role::Workload).map(|m| m.object)
+    }
+}
+
+/// Group the objects into units. Objects are indexed as given.
+///
+/// `policy` is the DeschedulerPolicy chosen by the config (`descheduler.policy`); without it
+/// the first policy among the objects is used.
+pub fn build(objects: &[Object], config: &Config, scope_paths: &[String], policy: Option<usize>, diags: &mut Diagnostics) -> Vec<Unit> {
+    let graph = Graph::new(objects, config, policy, diags);
+    let mut units = Vec::new();
+    for scope in graph.scopes() {
+        units.extend(graph.units_of_scope(scope, scope_paths.get(scope).map_or("", String::as_str)));
+    }
+    units.sort_by(|a, b| (a.scope, &a.name, &a.id).cmp(&(b.scope, &b.name, &b.id)));
+    units
+}
+
+struct Graph<'a> {
+    objects: &'a [Object],
+    config: &'a Config,
+    workloads: Vec<usize>,
+    /// Attachments: workload → (object, role).
+    attached: BTreeMap<usize, BTreeSet<(usize, Role)>>,
+    edges: BTreeSet<Edge>,
+    pools: BTreeMap<usize, Vec<usize>>,
+    max_replicas: BTreeMap<usize, i64>,
+    policy: Option<usize>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(objects: &'a [Object], config: &'a Config, policy: Option<usize>, diags: &mut Diagnostics) -> Graph<'a> {
+        let workloads: Vec<usize> = (0..objects.len()).filter(|&i| objects[i].workload().is_some()).collect();
+        let mut g = Graph {
+            objects,
+            config,
+            workloads,
+            attached: BTreeMap::new(),
+            edges: BTreeSet::new(),
+            pools: BTreeMap::new(),
+            max_replicas: BTreeMap::new(),
+            policy,
+        };
+        g.autoscalers(diags);
+        g.disruption_budgets(diags);
+        g.selector_edges();
+        g.node_pools(diags);
+        g.descheduler(diags);
+        g.capacity_edges();
+        g
+    }
+
+    fn workload_spec(&self, w: usize) -> &'a PodSpec {
+        &self.objects[w].workload().expect("a workload").template.spec
+    }
+
+    fn labels(&self, w: usize) -> &'a Labels {
+        &self.objects[w].workload().expect("a workload").template.labels
+    }
+
+    fn same_scope_workloads(&self, o: usize) -> impl Iterator<Item = usize> + '_ {
+        let scope = self.objects[o].scope;
+        self.workloads.iter().copied().filter(move |&w| self.objects[w].scope == scope)
+    }
+
+    fn edge(&mut self, a: usize, b: usize, reason: String) {
+        if a != b {
+            let (from, to) = if a < b { (a, b) } else { (b, a) };
+            self.edges.insert(Edge { from, to, reason });
+        }
+    }
+
+    fn autoscalers(&mut self, diags: &mut Diagnostics) {
+        for (i, o) in self.objects.iter().enumerate() {
+            let Body::HorizontalPodAutoscaler(hpa) = &o.body else { continue };
+            let target = &hpa.scale_target_ref;
+            let found = self.same_scope_workloads(i).find(|&w| {
+                let t = &self.objects[w];
+                t.id.kind == target.kind && t.id.name == target.name && t.id.namespace == o.id.namespace
+            });
+            match found {
+                Some(w) => {
+                    if self.attached.get(&w).is_some_and(|a| a.iter().any(|(_, r)| *r == Role::Autoscaler)) {
+                        diags.push(Diagnostic::warning(
+                            target.span,
+                            format!("{} is the target of more than one HorizontalPodAutoscaler; Kubernetes refuses to scale it (AmbiguousSelector)", self.objects[w].id),
+                        ));
+                    }
+                    self.attached.entry(w).or_default().insert((i, Role::Autoscaler));
+                    self.max_replicas.insert(w, i64::from(hpa.max_replicas.value.max(1)));
+                }
+                None => diags.push(Diagnostic::warning(
+                    target.span,
+                    format!(
+                        "{} targets {}/{}/{}, which is not among the scanned objects",
+                        o.id,
+                        target.kind,
+                        o.namespace(),
+                        target.name
+                    ),
+                )),
+            }
+        }
+    }
+
+    fn disruption_budgets(&mut self, diags: &mut Diagnostics) {
+        for (i, o) in self.objects.iter().enumerate() {
+            let Body::PodDisruptionBudget(pdb) = &o.body else { continue };
+            let Some(selector) = &pdb.selector else {
+                diags.push(Diagnostic::warning(o.span, format!("{} has no selector: it selects no pod", o.id)));
+                continue;
+            };
+            let selected: Vec<usize> = self
+                .same_scope_workloads(i)
+                .filter(|&w| self.objects[w].namespace() == o.namespace() && selector.matches(self.labels(w)))
+                .collect();
+            if selected.is_empty() {
+                diags.push(Diagnostic::warning(
+                    selector.span,
+                    format!("{} selects no pods of the scanned workloads", o.id),
+                ));
+            }
+            for &w in &selected {
+                self.attached.entry(w).or_default().insert((i, Role::DisruptionBudget));
+            }
+            for pair in selected.windows(2) {
+                self.edge(pair[0], pair[1], format!("both selected by {}", o.id));
+            }
+        }
+    }
+
+    /// Whether a term of workload `a` covers pods of workload `b`'s namespace.
+    fn term_covers_namespace(&self, a: usize, term: &PodAffinityTerm, b: usize) -> bool {
+        let ns_b = self.objects[b].namespace();
+        if let Some(sel) = &term.namespace_selector {
+            if sel.is_empty() {
+                return true;
+            }
+            // Namespace labels are known only for Namespace objects that were scanned; an
+            // unknown namespace may match, so it counts (the edge is conservative).
+            let known = self
+                .objects
+                .iter()
+                .find(|o| matches!(o.body, Body::Namespace) && o.id.name == ns_b);
+            let mut labels = known.map(|o| o.labels.clone()).unwrap_or_default();
+            labels.insert("kubernetes.io/metadata.name".into(), ns_b.to_string());
+            return known.is_none() || sel.matches(&labels) || term.namespaces.iter().any(|n| n == ns_b);
+        }
+        if term.namespaces.is_empty() {
+            self.objects[a].namespace() == ns_b
+        } else {
+            term.namespaces.iter().any(|n| n == ns_b)
+        }
+    }
+
+    fn selector_edges(&mut self) {
+        let mut new_edges = Vec::new();
+        for &a in &self.workloads {
+            let spec = self.workload_spec(a);
+            for &b in &self.workloads {
+                if a == b || self.objects[a].scope != self.objects[b].scope {
+                    continue;
+                }
+                let labels_b = self.labels(b);
+                for (k, tsc) in spec.topology_spread_constraints.iter().enumerate() {
+                    let same_ns = self.objects[a].namespace() == self.objects[b].namespace();
+                    if same_ns && tsc.label_selector.as_ref().is_some_and(|s| s.matches(labels_b)) {
+                        new_edges.push((a, b, format!("topologySpreadConstraints[{k}] of {} counts pods of {}", self.objects[a].id, self.objects[b].id)));
+                    }
+                }
+                for (what, affinity) in [("podAffinity", &spec.affinity.pod), ("podAntiAffinity", &spec.affinity.pod_anti)] {
+                    for term in affinity.terms() {
+                        if term.label_selector.as_ref().is_some_and(|s| s.matches(labels_b)) && self.term_covers_namespace(a, term, b) {
+                            new_edges.push((a, b, format!("{what} of {} selects pods of {}", self.objects[a].id, self.objects[b].id)));
+                        }
+                    }
+                }
+            }
+        }
+        for (a, b, reason) in new_edges {
+            self.edge(a, b, reason);
+        }
+    }
+
+    /// Pools whose nodes admit the workload's pods: nodeName, nodeSelector, required node
+    /// affinity, and NoSchedule/NoExecute taints.
+    fn node_pools(&mut self, diags: &mut Diagnostics) {
+        for &w in &self.workloads {
+            let spec = self.workload_spec(w);
+            let pools: Vec<usize> = self
+                .config
+                .cluster
+                .pools
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| pool_admits(p, spec))
+                .map(|(i, _)| i)
+                .collect();
+            if pools.is_empty() && !self.config.cluster.pools.is_empty() {
+                let span = pool_blocking_span(spec);
+                diags.push(
+                    Diagnostic::warning(span, format!("no node pool of the cluster admits the pods of {}", self.objects[w].id))
+                        .with_help("check nodeSelector, node affinity, nodeName and tolerations against `cluster.nodePools`"),
+                );
+            }
+            self.pools.insert(w, pools);
+            if !self.max_replicas.contains_key(&w) {
+                let desired = i64::from(self.objects[w].workload().expect("a workload").desired_replicas());
+                self.max_replicas.insert(w, desired);
+            }
+        }
+    }
+
+    fn descheduler(&mut self, diags: &mut Diagnostics) {
+        let mut policies: Vec<usize> = (0..self.objects.len())
+            .filter(|&i| matches!(self.objects[i].body, Body::DeschedulerPolicy(_)))
+            .collect();
+        if self.policy.is_none() {
+            self.policy = policies.first().copied();
+        } else if policies.len() > 1 {
+            policies.clear();
+        }
+        if policies.len() > 1 {
+            diags.push(
+                Diagnostic::warning(
+                    self.objects[policies[1]].span,
+                    format!(
+                        "{} DeschedulerPolicy objects found; kivi-lint uses the first, {}",
+                        policies.len(),
+                        self.objects[policies[0]].id
+                    ),
+                )
+                .with_help("set `descheduler.policy` in .kivi-lint.yaml to choose one"),
+            );
+        }
+        let Some(p) = self.policy else { return };
+        let Body::DeschedulerPolicy(policy) = &self.objects[p].body else { return };
+        let evictable: Vec<usize> = self
+            .workloads
+            .iter()
+            .copied()
+            .filter(|&w| {
+                let o = &self.objects[w];
+                // The descheduler never evicts DaemonSet pods or bare pods.
+                let kind = o.workload().expect("a workload").kind;
+                !matches!(kind, WorkloadKind::DaemonSet | WorkloadKind::Pod) && policy.may_evict(o.namespace(), self.labels(w))
+            })
+            .collect();
+        for &w in &evictable {
+            self.attached.entry(w).or_default().insert((p, Role::DeschedulerPolicy));
+        }
+        let balancing: Vec<String> = policy
+            .plugins()
+            .filter(|(_, pl)| pl.balances_across_workloads())
+            .map(|(_, pl)| pl.name.value.clone())
+            .collect();
+        if let Some(plugin) = balancing.first() {
+            let mut new_edges = Vec::new();
+            for (i, &a) in evictable.iter().enumerate() {
+                for &b in &evictable[i + 1..] {
+                    if self.objects[a].scope == self.objects[b].scope && self.pools[&a].iter().any(|p| self.pools[&b].contains(p)) {
+                        new_edges.push((a, b, format!("{plugin} of {} balances nodes both use", self.objects[p].id)));
+                    }
+                }
+            }
+            for (a, b, reason) in new_edges {
+                self.edge(a, b, reason);
+            }
+        }
+    }
+
+    /// Demand of one workload on a pool at its largest size.
+    fn demand(&self, w: usize, pool: &NodePool) -> (Amounts, i64) {
+        let workload = self.objects[w].workload().expect("a workload");
+        let request = workload.template.spec.effective_request();
+        let pods = if workload.kind == WorkloadKind::DaemonSet { i64::from(pool.max) } else { self.max_replicas[&w] };
+        (request.saturating_mul(pods), pods)
+    }
+
+    fn capacity_edges(&mut self) {
+        let mut new_edges = Vec::new();
+        for (pi, pool) in self.config.cluster.pools.iter().enumerate() {
+            let by_scope: BTreeMap<usize, Vec<usize>> = self.workloads.iter().filter(|w| self.pools[w].contains(&pi)).fold(BTreeMap::new(), |mut m, &w| {
+                m.entry(self.objects[w].scope).or_insert_with(Vec::new).push(w);
+                m
+            });
+            let capacity = pool.usable().saturating_mul(i64::from(pool.max));
+            let pod_slots = pool.allocatable.pods.saturating_mul(i64::from(pool.max));
+            for sharing in by_scope.values() {
+                if sharing.len() < 2 {
+                    continue;
+                }
+                let (demand, pods) = sharing.iter().fold((Amounts::default(), 0i64), |(a, n), &w| {
+                    let (d, p) = self.demand(w, pool);
+                    (a.saturating_add(d), n.saturating_add(p))
+                });
+                if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes || pods > pod_slots {
+                    for pair in sharing.windows(2) {
+                        new_edges.push((pair[0], pair[1], format!("compete for node pool {} at its largest size", pool.name)));
+                    }
+                }
+            }
+        }
+        for (a, b, reason) in new_edges {
+            self.edge(a, b, reason);
+        }
+    }
+
+    fn scopes(&self) -> BTreeSet<usize> {
+        self.workloads.iter().map(|&w| self.objects[w].scope).collect()
+    }
+
+    fn units_of_scope(&self, scope: usize, scope_path: &str) -> Vec<Unit> {
+        let members: Vec<usize> = self.workloads.iter().copied().filter(|&w| self.objects[w].scope == scope).collect();
+        let mut parent: BTreeMap<usize, usize> = members.iter().map(|&w| (w, w)).collect();
+        fn find(parent: &mut BTreeMap<usize, usize>, x: usize) -> usize {
+            let p = parent[&x];
+            if p == x {
+                return x;
+            }
+            let root = find(parent, p);
+            parent.insert(x, root);
+            root
+        }
+        for e in &self.edges {
+            if parent.contains_key(&e.from) && parent.contains_key(&e.to) {
+                let (a, b) = (find(&mut parent, e.from), find(&mut parent, e.to));
+                if a != b {
+                    parent.insert(a.max(b), a.min(b));
+                }
+            }
+        }
+        let mut components: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for &w in &members {
+            let root = find(&mut parent, w);
+            components.entry(root).or_default().push(w);
+        }
+        components.into_values().map(|ws| self.unit(scope, scope_path, ws)).collect()
+    }
+
+    fn unit(&self, scope: usize, scope_path: &str, mut workloads: Vec<usize>) -> Unit {
+        workloads.sort_by(|&a, &b| self.objects[a].id.cmp(&self.objects[b].id));
+        let mut members: Vec<Member> = workloads.iter().map(|&w| Member { object: w, role: Role::Workload }).collect();
+        let mut attached: BTreeSet<(usize, Role)> = BTreeSet::new();
+        for w in &workloads {
+            attached.extend(self.attached.get(w).into_iter().flatten().copied());
+        }
+        let mut attached: Vec<(usize, Role)> = attached.into_iter().collect();
+        attached.sort_by(|a, b| (a.1, &self.objects[a.0].id).cmp(&(b.1, &self.objects[b.0].id)));
+        members.extend(attached.iter().map(|&(object, role)| Member { object, role }));
+
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(scope_path.as_bytes());
+        for m in &members {
+            hasher.update(b"\n");
+            hasher.update(self.objects[m.object].id.to_string().as_bytes());
+        }
+        let id = hasher.finalize().to_hex()[..12].to_string();
+
+        let first = &self.objects[workloads[0]].id;
+        let name = match workloads.len() {
+            1 => format!("{}/{}", first.namespace.as_deref().unwrap_or("-"), first.name),
+            n => format!("{}/{} (+{} workloads)", first.namespace.as_deref().unwrap_or("-"), first.name, n - 1),
+        };
+        let pool_indices: BTreeSet<usize> = workloads.iter().flat_map(|w| self.pools[w].iter().copied()).collect();
+        let node_pools = pool_indices.iter().map(|&i| self.config.cluster.pools[i].name.clone()).collect();
+        let edges = self
+            .edges
+            .iter()
+            .filter(|e| workloads.contains(&e.from) && workloads.contains(&e.to))
+            .cloned()
+            .collect();
+        let checks = self.applicable_checks(&workloads, &attached);
+        Unit {
+            id,
+            name,
+            scope,
+            members,
+            node_pools,
+            checks,
+            edges,
+        }
+    }
+
+    fn applicable_checks(&self, workloads: &[usize], attached: &[(usize, Role)]) -> Vec<&'static str> {
+        let has = |role: Role| attached.iter().any(|(_, r)| *r == role);
+        let config = self.config;
+        let evictions = has(Role::DeschedulerPolicy)
+            || config.has_event(|e| e.evicts())
+            || config.cluster.pools.iter().any(|p| p.taints.iter().any(|t| t.effect == TaintEffect::NoExecute));
+        let spread = workloads.iter().any(|w| self.max_replicas[w] > 1 || !self.workload_spec(*w).topology_spread_constraints.is_empty());
+        checks::CHECKS
+            .iter()
+            .filter(|c| match c.applies {
+                Applies::Always => true,
+                Applies::WithAutoscaler => has(Role::Autoscaler),
+                Applies::WithEvictions => evictions,
+                Applies::WithOverloadEvents => config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. })),
+                Applies::WithSpread => spread,
+            })
+            .filter(|c| config.checks.is_enabled(c.id))
+            .map(|c| c.id)
+            .collect()
+    }
+}
+
+/// Whether some node of the pool (at any size up to `max`) admits the pod spec.
+pub fn pool_admits(pool: &NodePool, spec: &PodSpec) -> bool {
+    if !tolerates_for_scheduling(&spec.tolerations, &pool.taints) {
+        return false;
+    }
+    (1..=pool.max.max(pool.count).max(1)).any(|i| {
+        let name = pool.node_name(i);
+        let labels = pool.node_labels(&name);
+        spec.node_name.as_ref().is_none_or(|n| n.value == name)
+            && spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && spec
+                .affinity
+                .node
+                .required
+                .as_ref()
+                .is_none_or(|terms| terms.value.iter().any(|t| t.matches(&name, &labels)))
+    })
+}
+
+fn pool_blocking_span(spec: &PodSpec) -> Span {
+    spec.node_name
+        .as_ref()
+        .map(|n| n.span)
+        .or_else(|| spec.affinity.node.required.as_ref().map(|r| r.span))
+        .or_else(|| spec.tolerations.first().map(|t| t.span))
+        .unwrap_or(spec.span)
+}
