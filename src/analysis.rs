@@ -89,7 +89,7 @@ pub fn analyze(request: &Request) -> Analysis {
     }
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
     load_scheduler_config(&config, &mut sources, &mut diags);
-    check_duplicates(&objects, &discovery.scopes, &mut diags);
+    check_duplicates(&mut objects, &discovery.scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
     let manifests_time = start.elapsed();
 
@@ -188,25 +188,28 @@ fn load_scheduler_config(config: &Config, sources: &mut SourceMap, diags: &mut D
     }
 }
 
-/// The same object twice in one scope: `kubectl apply` keeps only the last.
-fn check_duplicates(objects: &[Object], scopes: &[Scope], diags: &mut Diagnostics) {
-    let mut seen: BTreeMap<(usize, String), usize> = BTreeMap::new();
-    for (i, o) in objects.iter().enumerate() {
+/// The same object twice in one scope: `kubectl apply` keeps only the last, so earlier ones
+/// are shadowed and left out of the units.
+fn check_duplicates(objects: &mut [Object], scopes: &[Scope], sources: &SourceMap, diags: &mut Diagnostics) {
+    let mut last: BTreeMap<(usize, String), usize> = BTreeMap::new();
+    for i in 0..objects.len() {
+        let o = &objects[i];
         if o.id.name.is_empty() || o.embedded {
             continue;
         }
-        let key = (o.scope, o.id.to_string());
-        if let Some(&first) = seen.get(&key) {
+        if let Some(earlier) = last.insert((o.scope, o.id.to_string()), i) {
             let scope = scopes.get(o.scope).map(|s| s.path.display().to_string()).unwrap_or_default();
+            let first = &objects[earlier].span;
             diags.push(Diagnostic::warning(
                 o.span,
                 format!(
-                    "{} is defined more than once in {scope} (first at line {}); the last definition wins",
-                    o.id, objects[first].span.start.line
+                    "{} is defined more than once in {scope} (also at {}:{}); the last definition wins",
+                    o.id,
+                    sources.path(first.file).display(),
+                    first.start.line
                 ),
             ));
-        } else {
-            seen.insert(key, i);
+            objects[earlier].shadowed = true;
         }
     }
 }

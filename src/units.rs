@@ -39,7 +39,8 @@ pub struct Member {
     pub role: Role,
 }
 
-/// Why two workloads are in one unit.
+/// Why two workloads are in one unit. `reason` reads with `from` as "it" and `to` as
+/// "them" ("its podAffinity selects their pods").
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Edge {
     pub from: usize,
@@ -95,7 +96,7 @@ struct Graph<'a> {
 
 impl<'a> Graph<'a> {
     fn new(objects: &'a [Object], config: &'a Config, policy: Option<usize>, diags: &mut Diagnostics) -> Graph<'a> {
-        let workloads: Vec<usize> = (0..objects.len()).filter(|&i| objects[i].workload().is_some()).collect();
+        let workloads: Vec<usize> = (0..objects.len()).filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed).collect();
         let mut g = Graph {
             objects,
             config,
@@ -130,14 +131,16 @@ impl<'a> Graph<'a> {
 
     fn edge(&mut self, a: usize, b: usize, reason: String) {
         if a != b {
-            let (from, to) = if a < b { (a, b) } else { (b, a) };
-            self.edges.insert(Edge { from, to, reason });
+            self.edges.insert(Edge { from: a, to: b, reason });
         }
     }
 
     fn autoscalers(&mut self, diags: &mut Diagnostics) {
         for (i, o) in self.objects.iter().enumerate() {
             let Body::HorizontalPodAutoscaler(hpa) = &o.body else { continue };
+            if o.shadowed {
+                continue;
+            }
             let target = &hpa.scale_target_ref;
             let found = self.same_scope_workloads(i).find(|&w| {
                 let t = &self.objects[w];
@@ -171,6 +174,9 @@ impl<'a> Graph<'a> {
     fn disruption_budgets(&mut self, diags: &mut Diagnostics) {
         for (i, o) in self.objects.iter().enumerate() {
             let Body::PodDisruptionBudget(pdb) = &o.body else { continue };
+            if o.shadowed {
+                continue;
+            }
             let Some(selector) = &pdb.selector else {
                 diags.push(Diagnostic::warning(o.span, format!("{} has no selector: it selects no pod", o.id)));
                 continue;
@@ -189,7 +195,7 @@ impl<'a> Graph<'a> {
                 self.attached.entry(w).or_default().insert((i, Role::DisruptionBudget));
             }
             for pair in selected.windows(2) {
-                self.edge(pair[0], pair[1], format!("both selected by {}", o.id));
+                self.edge(pair[0], pair[1], format!("both are selected by {}", o.id));
             }
         }
     }
@@ -230,13 +236,13 @@ impl<'a> Graph<'a> {
                 for (k, tsc) in spec.topology_spread_constraints.iter().enumerate() {
                     let same_ns = self.objects[a].namespace() == self.objects[b].namespace();
                     if same_ns && tsc.label_selector.as_ref().is_some_and(|s| s.matches(labels_b)) {
-                        new_edges.push((a, b, format!("topologySpreadConstraints[{k}] of {} counts pods of {}", self.objects[a].id, self.objects[b].id)));
+                        new_edges.push((a, b, format!("its topologySpreadConstraints[{k}] counts their pods")));
                     }
                 }
                 for (what, affinity) in [("podAffinity", &spec.affinity.pod), ("podAntiAffinity", &spec.affinity.pod_anti)] {
                     for term in affinity.terms() {
                         if term.label_selector.as_ref().is_some_and(|s| s.matches(labels_b)) && self.term_covers_namespace(a, term, b) {
-                            new_edges.push((a, b, format!("{what} of {} selects pods of {}", self.objects[a].id, self.objects[b].id)));
+                            new_edges.push((a, b, format!("its {what} selects their pods")));
                         }
                     }
                 }
@@ -320,11 +326,16 @@ impl<'a> Graph<'a> {
             .map(|(_, pl)| pl.name.value.clone())
             .collect();
         if let Some(plugin) = balancing.first() {
+            // Chained per pool: two workloads sharing a pool end up in one component.
             let mut new_edges = Vec::new();
-            for (i, &a) in evictable.iter().enumerate() {
-                for &b in &evictable[i + 1..] {
-                    if self.objects[a].scope == self.objects[b].scope && self.pools[&a].iter().any(|p| self.pools[&b].contains(p)) {
-                        new_edges.push((a, b, format!("{plugin} of {} balances nodes both use", self.objects[p].id)));
+            for pool in 0..self.config.cluster.pools.len() {
+                let mut on_pool: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+                for &w in evictable.iter().filter(|w| self.pools[w].contains(&pool)) {
+                    on_pool.entry(self.objects[w].scope).or_default().push(w);
+                }
+                for ws in on_pool.values() {
+                    for pair in ws.windows(2) {
+                        new_edges.push((pair[0], pair[1], format!("{plugin} of {} may evict both from shared nodes", self.objects[p].id)));
                     }
                 }
             }
@@ -355,13 +366,23 @@ impl<'a> Graph<'a> {
                 if sharing.len() < 2 {
                     continue;
                 }
-                let (demand, pods) = sharing.iter().fold((Amounts::default(), 0i64), |(a, n), &w| {
+                let demands: Vec<(usize, Amounts, i64)> = sharing.iter().map(|&w| {
                     let (d, p) = self.demand(w, pool);
-                    (a.saturating_add(d), n.saturating_add(p))
-                });
-                if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes || pods > pod_slots {
-                    for pair in sharing.windows(2) {
-                        new_edges.push((pair[0], pair[1], format!("compete for node pool {} at its largest size", pool.name)));
+                    (w, d, p)
+                }).collect();
+                let (demand, pods) = demands.iter().fold((Amounts::default(), 0i64), |(a, n), (_, d, p)| (a.saturating_add(*d), n.saturating_add(*p)));
+                // Pods without requests never fail the resource fit, so they only compete for
+                // pod slots.
+                let competing: Vec<usize> = if pods > pod_slots {
+                    sharing.clone()
+                } else if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes {
+                    demands.iter().filter(|(_, d, _)| d.cpu_millis > 0 || d.memory_bytes > 0).map(|(w, _, _)| *w).collect()
+                } else {
+                    Vec::new()
+                };
+                if competing.len() > 1 {
+                    for pair in competing.windows(2) {
+                        new_edges.push((pair[0], pair[1], format!("their requests together exceed node pool {} at its largest size", pool.name)));
                     }
                 }
             }

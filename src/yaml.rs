@@ -177,6 +177,63 @@ pub struct Stream {
 /// Parse a multi-document YAML (or JSON) text.
 pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let stream = parse_once(text, file, limits);
+    // go-yaml (and so kubectl) accepts flow collections whose lines sit at or left of the
+    // enclosing block's indentation; saphyr does not. Inside an open `[`/`{` indentation carries
+    // no meaning, so indenting the offending line changes nothing else. Bounded retries.
+    let mut fixed: Option<String> = None;
+    let mut stream = stream;
+    for _ in 0..32 {
+        let Some(e) = stream.errors.last().filter(|e| e.fatal && e.message == "invalid YAML: invalid indentation") else {
+            break;
+        };
+        let current = fixed.as_deref().unwrap_or(text);
+        let line = e.span.start.line as usize;
+        if !inside_flow_collection(current, line) {
+            break;
+        }
+        let mut lines: Vec<&str> = current.split('\n').collect();
+        let Some(target) = lines.get(line - 1) else { break };
+        let indented = format!("  {target}");
+        lines[line - 1] = &indented;
+        let next = lines.join("\n");
+        let retry = parse_once(&next, file, limits);
+        fixed = Some(next);
+        stream = retry;
+    }
+    if fixed.is_some() && stream.errors.iter().any(|e| e.fatal) {
+        // The shim did not help: report the original problem.
+        return parse_once(text, file, limits);
+    }
+    stream
+}
+
+/// Whether line `line` (1-based) starts inside an unclosed `[` or `{` (quotes and comments
+/// skipped), judged from the text before it.
+fn inside_flow_collection(text: &str, line: usize) -> bool {
+    let mut depth: i32 = 0;
+    for l in text.split('\n').take(line.saturating_sub(1)) {
+        let mut quote: Option<char> = None;
+        let mut prev = ' ';
+        for c in l.chars() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    '#' if prev == ' ' || prev == '\t' => break,
+                    '"' | '\'' if depth > 0 || matches!(prev, ' ' | ':' | '[' | '{' | ',') => quote = Some(c),
+                    '[' | '{' => depth += 1,
+                    ']' | '}' => depth = (depth - 1).max(0),
+                    _ => {}
+                },
+            }
+            prev = c;
+        }
+    }
+    depth > 0
+}
+
+fn parse_once(text: &str, file: FileId, limits: &Limits) -> Stream {
     let mut builder = Builder {
         file,
         limits,
@@ -656,6 +713,17 @@ mod tests {
     fn kyaml_flow_style_with_trailing_commas() {
         let n = one("{\n  kind: \"Pod\",\n  metadata: {\n    labels: {\n      foo: \"bar\",\n    },\n  },\n}\n");
         assert_eq!(n.at(&["metadata", "labels", "foo"]).unwrap().as_str(), Some("bar"));
+    }
+
+    #[test]
+    fn flow_collection_closed_at_the_parent_indentation_is_accepted() {
+        // As in istio's spire-quickstart.yaml, which kubectl applies.
+        let n = one("spec:\n  args: [\n      \"-a\", \"b\",\n  ]\n  env: []\n");
+        assert_eq!(n.at(&["spec", "args"]).unwrap().as_seq().unwrap().len(), 2);
+        assert_eq!(n.at(&["spec", "env"]).unwrap().span.start.line, 5);
+        // Block content is never re-indented: this stays an error.
+        let s = parse("a:\n  b: 1\n c: 2\n", FileId(0), &Limits::default());
+        assert!(!s.errors.is_empty());
     }
 
     #[test]

@@ -17,6 +17,8 @@ use crate::yaml::{self, Node};
 use super::{Scaling, check_fields};
 
 pub const DEFAULT_HOSTNAME_LABELS: &[&str] = &["kubernetes.io/hostname"];
+/// Labels every kubelet sets; a pool that does not set them gets these values.
+pub const KUBELET_LABELS: &[(&str, &str)] = &[("kubernetes.io/os", "linux"), ("kubernetes.io/arch", "amd64")];
 
 /// Nodes that share labels (but for their names), allocatable and taints.
 #[derive(Clone, Debug, PartialEq)]
@@ -194,12 +196,16 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         DEFAULT_HOSTNAME_LABELS.iter().map(|s| s.to_string()).collect()
     };
     let taints = r.maps(item, "taints").into_iter().filter_map(|t| Taint::read(r, t)).collect();
+    let mut labels = r.string_map(item, "labels");
+    for (k, v) in KUBELET_LABELS {
+        labels.entry(k.to_string()).or_insert_with(|| v.to_string());
+    }
     Some(NodePool {
         name: name.value,
         count,
         min,
         max,
-        labels: r.string_map(item, "labels"),
+        labels,
         hostname_labels,
         allocatable,
         reserved,

@@ -312,8 +312,13 @@ fn read_plain(path: &Path, scope: usize, sources: &mut SourceMap, diags: &mut Di
 
 fn parse_into(text: &str, file: FileId, scope: usize, namespace: &str, diags: &mut Diagnostics, discovery: &mut Discovery) {
     let stream = yaml::parse(text, file, &yaml::Limits::default());
+    let template = text.contains("{{");
     for e in stream.errors {
-        diags.error(e.span, e.message);
+        let mut d = Diagnostic::error(e.span, e.message);
+        if template && e.fatal {
+            d = d.with_help("this file looks like a template, not YAML: render it (Helm chart) or add it to `exclude`");
+        }
+        diags.push(d);
     }
     if stream.documents.is_empty() && !diags.iter().any(|d| d.span.file == file) {
         discovery.empty_files.push(file);

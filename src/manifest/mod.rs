@@ -96,6 +96,9 @@ pub struct Object {
     /// Index of the discovery scope (environment) the object belongs to.
     #[serde(skip)]
     pub scope: usize,
+    /// A later definition of the same object in the same scope replaces this one.
+    #[serde(skip)]
+    pub shadowed: bool,
     pub body: Body,
 }
 
@@ -273,6 +276,7 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
         span,
         embedded: false,
         scope: 0,
+        shadowed: false,
         body: body.unwrap_or(Body::Other),
     })
 }

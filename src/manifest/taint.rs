@@ -56,6 +56,9 @@ impl Taint {
 pub enum TolerationOperator {
     Equal,
     Exists,
+    /// Numeric comparisons of the taint's value (alpha: TaintTolerationComparisonOperators).
+    Gt,
+    Lt,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -74,9 +77,13 @@ pub struct Toleration {
 impl Toleration {
     pub fn read(r: &mut Reader, node: &Node) -> Option<Toleration> {
         let key = r.text(node, "key").map(|v| v.value).unwrap_or_default();
-        let operator = match r.one_of(node, "operator", &["Equal", "Exists"]) {
-            Some(op) if op.value == "Exists" => TolerationOperator::Exists,
-            Some(_) => TolerationOperator::Equal,
+        let operator = match r.one_of(node, "operator", &["Equal", "Exists", "Gt", "Lt"]) {
+            Some(op) => match op.value.as_str() {
+                "Exists" => TolerationOperator::Exists,
+                "Gt" => TolerationOperator::Gt,
+                "Lt" => TolerationOperator::Lt,
+                _ => TolerationOperator::Equal,
+            },
             None if r.field(node, "operator").is_some() => return None,
             None => TolerationOperator::Equal,
         };
@@ -84,8 +91,12 @@ impl Toleration {
         if operator == TolerationOperator::Exists && !value.is_empty() {
             r.error(node.span, "a toleration with operator `Exists` must not have a `value`");
         }
-        if key.is_empty() && operator == TolerationOperator::Equal {
+        if key.is_empty() && operator != TolerationOperator::Exists {
             r.error(node.span, "a toleration without `key` needs operator `Exists`");
+            return None;
+        }
+        if matches!(operator, TolerationOperator::Gt | TolerationOperator::Lt) && value.parse::<i64>().is_err() {
+            r.error(node.span, "a toleration with operator `Gt` or `Lt` needs an integer `value`");
             return None;
         }
         let effect = match r.field(node, "effect").and_then(|n| n.as_str()).filter(|s| !s.is_empty()) {
@@ -113,9 +124,12 @@ impl Toleration {
         if self.key != taint.key {
             return false;
         }
+        let numbers = || Some((taint.value.parse::<i64>().ok()?, self.value.parse::<i64>().ok()?));
         match self.operator {
             TolerationOperator::Exists => true,
             TolerationOperator::Equal => self.value == taint.value,
+            TolerationOperator::Gt => numbers().is_some_and(|(t, v)| t > v),
+            TolerationOperator::Lt => numbers().is_some_and(|(t, v)| t < v),
         }
     }
 }
@@ -161,6 +175,10 @@ mod tests {
         assert!(!tol("dedicated", TolerationOperator::Exists, "", Some(TaintEffect::NoExecute)).tolerates(&t));
         assert!(tol("", TolerationOperator::Exists, "", None).tolerates(&t));
         assert!(tolerates_for_scheduling(&[], &[taint("x", "", TaintEffect::PreferNoSchedule)]));
+        let sla = taint("sla", "950", TaintEffect::NoSchedule);
+        assert!(tol("sla", TolerationOperator::Gt, "900", None).tolerates(&sla));
+        assert!(!tol("sla", TolerationOperator::Lt, "900", None).tolerates(&sla));
+        assert!(!tol("sla", TolerationOperator::Gt, "900", None).tolerates(&taint("sla", "high", TaintEffect::NoSchedule)));
         assert!(!tolerates_for_scheduling(&[], &[t]));
     }
 }

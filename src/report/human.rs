@@ -43,7 +43,7 @@ pub fn units(a: &Analysis, color: bool) -> String {
         let _ = writeln!(out, "  node pools: {pools}");
         let _ = writeln!(out, "  checks: {}", u.checks.join(", "));
         for e in &u.edges {
-            let _ = writeln!(out, "  grouped: {}", e.reason);
+            let _ = writeln!(out, "  grouped: {} ↔ {}: {}", a.objects[e.from].id, a.objects[e.to].id, e.reason);
         }
         out.push('\n');
     }
