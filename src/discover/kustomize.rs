@@ -83,30 +83,31 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         .as_map()
         .is_some_and(|m| m.iter().all(|(key, _)| matches!(key.as_str(), Some("apiVersion" | "kind" | "resources" | "metadata"))));
 
-    let mut entries: Vec<(&Node, bool)> = Vec::new(); // (node, may be a directory)
+    // (node, may be a directory, may be `key=path`)
+    let mut entries: Vec<(&Node, bool, bool)> = Vec::new();
     for key in ["resources", "bases", "components"] {
-        entries.extend(seq(root, key).iter().map(|n| (n, true)));
+        entries.extend(seq(root, key).iter().map(|n| (n, true, false)));
     }
     for key in ["crds", "configurations", "patchesStrategicMerge", "generators", "transformers", "validators"] {
-        entries.extend(seq(root, key).iter().map(|n| (n, false)));
+        entries.extend(seq(root, key).iter().map(|n| (n, false, false)));
     }
     for key in ["patches", "patchesJson6902", "replacements"] {
         for item in seq(root, key) {
             if let Some(p) = item.get("path") {
-                entries.push((p, false));
+                entries.push((p, false, false));
             }
         }
     }
     if let Some(p) = root.at(&["openapi", "path"]) {
-        entries.push((p, false));
+        entries.push((p, false, false));
     }
     for key in ["configMapGenerator", "secretGenerator"] {
         for generator in seq(root, key) {
             for field in ["files", "envs"] {
-                entries.extend(seq(generator, field).iter().map(|n| (n, false)));
+                entries.extend(seq(generator, field).iter().map(|n| (n, false, true)));
             }
             if let Some(env) = generator.get("env") {
-                entries.push((env, false));
+                entries.push((env, false, false));
             }
         }
     }
@@ -116,12 +117,12 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
                 .with_help("render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead"),
         );
     }
-    for (node, may_be_dir) in entries {
+    for (node, may_be_dir, keyed) in entries {
         let Some(text) = node.as_str() else {
             continue;
         };
         // `key=path` in generators; inline patches contain line breaks.
-        let path_text = text.rsplit_once('=').map_or(text, |(_, p)| p).trim();
+        let path_text = if keyed { text.split_once('=').map_or(text, |(_, p)| p) } else { text }.trim();
         if path_text.is_empty() || text.contains('\n') {
             continue;
         }

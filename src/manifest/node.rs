@@ -10,6 +10,7 @@ use crate::yaml::Node;
 
 /// Allocatable or capacity of a node: millicores, bytes, pod slots.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NodeResources {
     pub cpu_millis: i64,
     pub memory_bytes: i64,

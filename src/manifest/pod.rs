@@ -39,6 +39,7 @@ impl ResourceAmounts {
 
 /// Plain totals in millicores and bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Amounts {
     pub cpu_millis: i64,
     pub memory_bytes: i64,

@@ -18,6 +18,7 @@ struct Report<'a> {
     schema_version: u32,
     tool: Tool,
     config: Option<String>,
+    cluster: Vec<PoolOut<'a>>,
     summary: Summary,
     scopes: Vec<ScopeOut>,
     units: Vec<UnitOut<'a>>,
@@ -41,6 +42,19 @@ struct Summary {
     units: usize,
     errors: usize,
     warnings: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PoolOut<'a> {
+    name: &'a str,
+    count: u32,
+    min: u32,
+    max: u32,
+    labels: &'a crate::manifest::Labels,
+    allocatable: crate::manifest::node::NodeResources,
+    reserved: crate::manifest::pod::Amounts,
+    taints: &'a [crate::manifest::taint::Taint],
 }
 
 #[derive(Serialize)]
@@ -106,6 +120,22 @@ pub fn units(a: &Analysis) -> String {
             version: env!("CARGO_PKG_VERSION"),
         },
         config: a.config.path.as_ref().map(|p| crate::discover::display_path(p).display().to_string()),
+        cluster: a
+            .config
+            .cluster
+            .pools
+            .iter()
+            .map(|p| PoolOut {
+                name: &p.name,
+                count: p.count,
+                min: p.min,
+                max: p.max,
+                labels: &p.labels,
+                allocatable: p.allocatable,
+                reserved: p.reserved,
+                taints: &p.taints,
+            })
+            .collect(),
         summary: Summary {
             files: a.files,
             renders: a.renders,

@@ -1,0 +1,373 @@
+//! End-to-end tests through the binary, on the repositories in `fixtures/`.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use assert_fs::prelude::*;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn kivi() -> Command {
+    let mut c = Command::cargo_bin("kivi-lint").expect("binary built");
+    c.current_dir(root()).env_remove("NO_COLOR").env_remove("KIVI_LINT_LOG");
+    c
+}
+
+/// Run `kivi-lint units --format json ARGS`, check the exit code, parse stdout.
+fn units_json(args: &[&str], code: i32) -> Value {
+    let out = kivi().arg("units").arg("--format").arg("json").args(args).assert().code(code).get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("stdout is JSON")
+}
+
+fn unit_names(v: &Value) -> Vec<String> {
+    v["units"].as_array().unwrap().iter().map(|u| u["name"].as_str().unwrap().to_string()).collect()
+}
+
+fn member<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["members"].as_array().unwrap())
+        .find(|m| {
+            let ns = m["namespace"].as_str().map(|n| format!("{n}/")).unwrap_or_default();
+            format!("{}/{}{}", m["kind"].as_str().unwrap(), ns, m["name"].as_str().unwrap()) == id
+        })
+        .unwrap_or_else(|| panic!("no member {id}"))
+}
+
+#[test]
+fn version_and_help() {
+    kivi().arg("--version").assert().success().stdout(format!("kivi-lint {}\n", env!("CARGO_PKG_VERSION")));
+    kivi().arg("--help").assert().success().stdout(predicate::str::contains("units"));
+}
+
+#[test]
+fn config_default_prints_the_embedded_default() {
+    kivi()
+        .args(["config", "--default"])
+        .assert()
+        .success()
+        .stdout(include_str!("../src/config/default.yaml"));
+}
+
+#[test]
+fn demo_shop_units_by_overlay_with_source_lines() {
+    let v = units_json(&["fixtures/demo-shop"], 0);
+    assert_eq!(unit_names(&v), ["shop/cart (+3 workloads)", "shop-staging/cart (+3 workloads)"]);
+    assert_eq!(v["config"], "fixtures/demo-shop/.kivi-lint.yaml");
+    // Objects rendered by kustomize point at their base files.
+    let checkout = member(&v, "Deployment/shop/checkout");
+    assert_eq!(checkout["file"], "fixtures/demo-shop/apps/base/checkout/deployment.yaml");
+    assert_eq!(checkout["line"], 1);
+    assert_eq!(member(&v, "HorizontalPodAutoscaler/shop/frontend")["role"], "autoscaler");
+    assert_eq!(member(&v, "PodDisruptionBudget/shop/frontend")["role"], "disruption-budget");
+    let policy = member(&v, "DeschedulerPolicy/kube-system/descheduler-policy[policy.yaml]");
+    assert_eq!(policy["file"], "fixtures/demo-shop/platform/descheduler-policy.yaml");
+    assert_eq!(policy["line"], 8);
+    // `exclude: [docs/**]` in the config.
+    assert!(!v.to_string().contains("docs-example"));
+    let unit = &v["units"][0];
+    assert_eq!(unit["scopeKind"], "kustomize");
+    assert_eq!(unit["nodePools"], serde_json::json!(["zone-a", "zone-b", "zone-c"]));
+    assert!(unit["checks"].as_array().unwrap().iter().any(|c| c == "no-replica-oscillation"));
+    assert_eq!(v["cluster"].as_array().unwrap().len(), 3);
+    assert_eq!(v["summary"]["errors"], 0);
+}
+
+#[test]
+fn demo_shop_reports_snapshot() {
+    let human = kivi().args(["units", "--color", "never", "fixtures/demo-shop"]).assert().success().get_output().stdout.clone();
+    insta::assert_snapshot!("demo_shop_units_human", String::from_utf8(human).unwrap());
+    let json = kivi().args(["units", "--format", "json", "fixtures/demo-shop"]).assert().success().get_output().stdout.clone();
+    insta::assert_snapshot!("demo_shop_units_json", String::from_utf8(json).unwrap());
+}
+
+#[test]
+fn output_is_deterministic() {
+    let run = || kivi().args(["units", "--format", "json", "fixtures/demo-shop", "fixtures/bad-input"]).assert().code(2).get_output().stdout.clone();
+    let first = run();
+    for jobs in ["1", "4"] {
+        let other = kivi()
+            .args(["units", "--format", "json", "-j", jobs, "fixtures/demo-shop", "fixtures/bad-input"])
+            .assert()
+            .code(2)
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(first, other, "-j {jobs}");
+    }
+    assert_eq!(first, run());
+}
+
+#[test]
+fn default_command_runs_up_to_units() {
+    kivi()
+        .args(["--color", "never", "fixtures/demo-shop"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("2 units, 8 workloads"))
+        .stdout(predicate::str::contains("no check ran"));
+}
+
+#[test]
+fn bad_input_gives_located_errors_and_the_rest_is_read() {
+    let assert = kivi().args(["units", "--color", "never", "fixtures/bad-input"]).assert().code(2);
+    let out = assert.get_output();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "fixtures/bad-input/apps/broken.yaml:14:13",
+        "fixtures/bad-input/apps/duplicate-keys.yaml:9:3",
+        "duplicate key `minAvailable`",
+        "fixtures/bad-input/apps/wrong-types.yaml:6:13",
+        "`replicas` must be an integer, found the string `three`",
+        "fixtures/bad-input/apps/wrong-types.yaml:18:20",
+        "`12parsecs` is not a valid quantity",
+        "fixtures/bad-input/apps/wrong-types.yaml:21:20",
+        "`maxSkew` must be at least 1",
+        "fixtures/bad-input/templates-saved-as-yaml/deployment.yaml:4:10",
+        "looks like a template",
+    ] {
+        assert!(stderr.contains(expected), "missing {expected:?} in:\n{stderr}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The valid objects are still read: the Service of broken.yaml's first document and good.yaml.
+    assert!(stdout.contains("Deployment/default/api"), "{stdout}");
+    assert!(stdout.contains("Deployment/default/web"), "{stdout}");
+    let v = units_json(&["fixtures/bad-input"], 2);
+    let errors: Vec<&Value> = v["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] == "error").collect();
+    assert!(errors.len() >= 5, "{errors:?}");
+    assert!(errors.iter().all(|d| d["line"].as_u64().unwrap() >= 1 && d["column"].as_u64().unwrap() >= 1));
+}
+
+#[test]
+fn invalid_utf8_huge_and_hostile_files_are_located_errors() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("latin1.yaml").write_binary(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n").unwrap();
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 10].join(", ")));
+    }
+    dir.child("bomb.yaml").write_str(&bomb).unwrap();
+    dir.child("deep.yaml").write_str(&format!("a:\n{}", (1..200).map(|i| format!("{}b:\n", "  ".repeat(i))).collect::<String>())).unwrap();
+    dir.child("ok.yaml").write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: busybox}]}\n").unwrap();
+    let out = kivi().args(["units", "--color", "never"]).arg(dir.path()).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("latin1.yaml:3:21") && stderr.contains("not valid UTF-8"), "{stderr}");
+    assert!(stderr.contains("billion-laughs"), "{stderr}");
+    assert!(stderr.contains("nesting deeper than 128"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Pod/default/ok"));
+}
+
+#[test]
+fn stdin_is_read_with_its_name() {
+    let manifest = std::fs::read_to_string(root().join("fixtures/bad-input/apps/good.yaml")).unwrap();
+    let out = kivi()
+        .args(["units", "--format", "json", "--stdin-filename", "deploy/api.yaml", "-"])
+        .write_stdin(manifest)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(member(&v, "Deployment/default/api")["file"], "deploy/api.yaml");
+    assert_eq!(v["scopes"][0]["kind"], "stdin");
+}
+
+#[test]
+fn kustomize_errors_point_at_base_lines() {
+    let out = kivi().args(["units", "--color", "never", "fixtures/kustomize-provenance"]).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("fixtures/kustomize-provenance/base/deployment.yaml:19:20"), "{stderr}");
+    // Namespace and name prefix come from the overlay, as kustomize renders them.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Deployment/prod/prod-api"));
+}
+
+#[test]
+fn remote_kustomize_bases_are_refused_before_rendering() {
+    let out = kivi().args(["units", "--color", "never", "fixtures/remote-base"]).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("fixtures/remote-base/overlay/kustomization.yaml:4:5"), "{stderr}");
+    assert!(stderr.contains("remote resource `https://github.com/example/platform//base?ref=v1.2.0` is not allowed"), "{stderr}");
+    assert!(stderr.contains("is not rendered"), "{stderr}");
+}
+
+/// PATH without any `helm` (this machine has none; the stand-in lives in tests/bin).
+fn path_without_stub() -> String {
+    std::env::var("PATH").unwrap_or_default()
+}
+
+#[test]
+fn helm_chart_without_helm_is_an_input_error() {
+    let out = kivi()
+        .env("PATH", path_without_stub())
+        .args(["units", "--color", "never", "fixtures/helm-chart"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if which_helm() {
+        return; // a real helm renders it; covered by the stand-in test below
+    }
+    assert!(stderr.contains("fixtures/helm-chart/charts/web/Chart.yaml:1:1"), "{stderr}");
+    assert!(stderr.contains("`helm` is not on PATH"), "{stderr}");
+}
+
+fn which_helm() -> bool {
+    std::env::var("PATH").unwrap_or_default().split(':').any(|d| Path::new(d).join("helm").is_file())
+}
+
+#[test]
+fn helm_chart_is_rendered_with_config_values_and_mapped_to_templates() {
+    let args_file = assert_fs::NamedTempFile::new("helm-args").unwrap();
+    let path = format!("{}:{}", root().join("tests/bin").display(), std::env::var("PATH").unwrap_or_default());
+    let out = kivi()
+        .env("PATH", path)
+        .env("KIVI_TEST_HELM_OUTPUT", root().join("fixtures/helm-chart/rendered/web.yaml"))
+        .env("KIVI_TEST_HELM_ARGS", args_file.path())
+        .args(["units", "--format", "json", "fixtures/helm-chart"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let args: Vec<String> = std::fs::read_to_string(args_file.path()).unwrap().lines().map(String::from).collect();
+    assert_eq!(args[..2], ["template", "shop"]);
+    assert!(args[2].ends_with("fixtures/helm-chart/charts/web"), "{args:?}");
+    assert_eq!(args[3..6], ["--namespace", "web", "--skip-tests"]);
+    assert_eq!(args[6], "--values");
+    assert!(args[7].ends_with("charts/web/values-prod.yaml"), "{args:?}");
+    assert_eq!(unit_names(&v), ["web/shop-web"]);
+    let deployment = member(&v, "Deployment/web/shop-web");
+    assert_eq!(deployment["file"], "fixtures/helm-chart/charts/web/templates/deployment.yaml");
+    let hpa = member(&v, "HorizontalPodAutoscaler/web/shop-web");
+    assert_eq!(hpa["file"], "fixtures/helm-chart/charts/web/templates/hpa.yaml");
+    assert_eq!(hpa["line"], 3, "the template's `kind:` line");
+    assert_eq!(v["scopes"][1]["kind"], "helm");
+}
+
+#[test]
+fn from_nodes_snapshot_becomes_pools() {
+    let v = units_json(&["fixtures/from-nodes"], 0);
+    let pools: Vec<(String, u64)> = v["cluster"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap().to_string(), p["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        pools,
+        [
+            ("default-pool-us-central1-a".to_string(), 2),
+            ("default-pool-us-central1-b".to_string(), 1),
+            ("gpu-pool-us-central1-a".to_string(), 1)
+        ]
+    );
+    let gpu = &v["cluster"][2];
+    assert_eq!(gpu["allocatable"]["cpuMillis"], 7910);
+    assert_eq!(gpu["taints"][0]["key"], "nvidia.com/gpu");
+    assert!(gpu["labels"].get("kubernetes.io/hostname").is_none(), "hostname labels are per node");
+    let units = v["units"].as_array().unwrap();
+    let inference = units.iter().find(|u| u["name"] == "ml/inference").unwrap();
+    assert_eq!(inference["nodePools"], serde_json::json!(["gpu-pool-us-central1-a"]));
+}
+
+#[test]
+fn config_errors_are_located_and_fail_the_run() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\nscaling: {maxNode: 6}\nchecks: {disable: [no-such-check]}\n")
+        .unwrap();
+    dir.child("app.yaml").write_str(include_str!("../fixtures/bad-input/apps/good.yaml")).unwrap();
+    let out = kivi().args(["units", "--color", "never"]).arg(dir.path()).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(".kivi-lint.yaml:3:11"), "{stderr}");
+    assert!(stderr.contains("unknown field `maxNode` in `scaling`") && stderr.contains("did you mean `maxNodes`?"), "{stderr}");
+    assert!(stderr.contains("unknown check `no-such-check`"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Deployment/default/api"));
+}
+
+#[test]
+fn config_is_found_walking_up_or_given() {
+    let v = units_json(&["fixtures/demo-shop/apps/production"], 0);
+    assert_eq!(v["config"], "fixtures/demo-shop/.kivi-lint.yaml");
+    let v = units_json(&["-c", "fixtures/from-nodes/.kivi-lint.yaml", "fixtures/bad-input/apps/good.yaml"], 0);
+    assert_eq!(v["config"], "fixtures/from-nodes/.kivi-lint.yaml");
+    assert_eq!(v["cluster"][0]["name"], "default-pool-us-central1-a");
+}
+
+#[test]
+fn without_config_the_default_is_used_and_said_with_verbose() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".git").create_dir_all().unwrap();
+    dir.child("app.yaml").write_str(include_str!("../fixtures/bad-input/apps/good.yaml")).unwrap();
+    dir.child("notes.yaml").write_str("just: data\n").unwrap();
+    kivi()
+        .args(["units", "-v"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("using the embedded default config"))
+        .stderr(predicate::str::contains("notes.yaml:1:1: note: skipped: document has no `apiVersion` and `kind`"));
+}
+
+#[test]
+fn gitignore_and_no_render() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".gitignore").write_str("generated/\n").unwrap();
+    dir.child("generated/app.yaml").write_str(include_str!("../fixtures/bad-input/apps/good.yaml")).unwrap();
+    dir.child("keep/app.yaml").write_str(&include_str!("../fixtures/bad-input/apps/good.yaml").replace("name: api", "name: kept")).unwrap();
+    let v = units_json(&[dir.path().to_str().unwrap()], 0);
+    assert_eq!(unit_names(&v), ["default/kept"]);
+    // Without rendering, a kustomize base is read file by file.
+    let v = units_json(&["--no-render", "fixtures/kustomize-provenance"], 2);
+    assert_eq!(v["summary"]["renders"], 0);
+    assert_eq!(v["summary"]["objectsByKind"]["Kustomization"], 2);
+    assert_eq!(unit_names(&v), ["default/api"]);
+}
+
+#[test]
+fn color_quiet_and_missing_paths() {
+    kivi()
+        .args(["units", "--color", "always", "fixtures/bad-input"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("\u{1b}["));
+    kivi()
+        .args(["units", "--color", "never", "fixtures/bad-input"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("\u{1b}[").not());
+    kivi()
+        .env("NO_COLOR", "1")
+        .args(["units", "fixtures/bad-input"])
+        .assert()
+        .stderr(predicate::str::contains("\u{1b}[").not());
+    kivi()
+        .args(["units", "-q", "fixtures/from-nodes", "fixtures/remote-base"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("warning").not());
+    kivi()
+        .args(["units", "--color", "never", "no/such/dir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/dir:1:1"))
+        .stderr(predicate::str::contains("does not exist"));
+}
+
+#[test]
+fn units_edges_explain_grouping() {
+    let v = units_json(&["fixtures/demo-shop/apps/production"], 0);
+    let edges = v["units"][0]["edges"].as_array().unwrap();
+    assert!(edges.iter().any(|e| e["from"] == "Deployment/shop/cart"
+        && e["to"] == "StatefulSet/shop/cart-redis"
+        && e["reason"] == "its podAffinity selects their pods"));
+}
