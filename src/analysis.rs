@@ -135,8 +135,15 @@ fn load_config(request: &Request, sources: &mut SourceMap, diags: &mut Diagnosti
             Config::load(&path, &discover::display_path(&path), sources, diags)
         }
         None => {
-            tracing::info!("no .kivi-lint.yaml found from {}; using the embedded default config (see `kivi-lint config --default`)", start.display());
-            let base = if start.is_dir() { start.clone() } else { start.parent().map(Path::to_path_buf).unwrap_or_default() };
+            tracing::info!(
+                "no .kivi-lint.yaml found from {}; using the embedded default config (see `kivi-lint config --default`)",
+                start.display()
+            );
+            let base = if start.is_dir() {
+                start.clone()
+            } else {
+                start.parent().map(Path::to_path_buf).unwrap_or_default()
+            };
             Config::default_for(&base, sources)
         }
     }
@@ -144,17 +151,28 @@ fn load_config(request: &Request, sources: &mut SourceMap, diags: &mut Diagnosti
 
 /// The DeschedulerPolicy named by `descheduler.policy`: found among the scanned objects, or
 /// read from its file.
-fn config_policy(config: &Config, objects: &mut Vec<Object>, sources: &mut SourceMap, diags: &mut Diagnostics) -> Option<usize> {
+fn config_policy(
+    config: &Config,
+    objects: &mut Vec<Object>,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Option<usize> {
     let path = config.descheduler.policy.as_ref()?;
     let shown = discover::display_path(&path.value);
     let is_policy = |o: &Object| matches!(o.body, Body::DeschedulerPolicy(_));
-    if let Some(i) = objects.iter().position(|o| is_policy(o) && sources.path(o.span.file) == shown) {
+    if let Some(i) = objects
+        .iter()
+        .position(|o| is_policy(o) && sources.path(o.span.file) == shown)
+    {
         return Some(i);
     }
     let text = match discover::read_source(&path.value) {
         Ok(t) => t,
         Err(e) => {
-            diags.push(Diagnostic::error(path.span, format!("`descheduler.policy`: {}", e.message)));
+            diags.push(Diagnostic::error(
+                path.span,
+                format!("`descheduler.policy`: {}", e.message),
+            ));
             return None;
         }
     };
@@ -167,7 +185,10 @@ fn config_policy(config: &Config, objects: &mut Vec<Object>, sources: &mut Sourc
             Some(objects.len() - 1)
         }
         None => {
-            diags.push(Diagnostic::error(path.span, format!("`descheduler.policy`: {} holds no DeschedulerPolicy", shown.display())));
+            diags.push(Diagnostic::error(
+                path.span,
+                format!("`descheduler.policy`: {} holds no DeschedulerPolicy", shown.display()),
+            ));
             None
         }
     }
@@ -180,11 +201,24 @@ fn load_scheduler_config(config: &Config, sources: &mut SourceMap, diags: &mut D
     match discover::read_source(&path.value) {
         Ok(text) => {
             let (_, loaded) = manifest::load_text(sources, &shown.to_string_lossy(), &text, diags);
-            if !loaded.objects.iter().any(|o| matches!(o.body, Body::SchedulerConfiguration(_))) {
-                diags.push(Diagnostic::error(path.span, format!("`scheduler.config`: {} holds no KubeSchedulerConfiguration", shown.display())));
+            if !loaded
+                .objects
+                .iter()
+                .any(|o| matches!(o.body, Body::SchedulerConfiguration(_)))
+            {
+                diags.push(Diagnostic::error(
+                    path.span,
+                    format!(
+                        "`scheduler.config`: {} holds no KubeSchedulerConfiguration",
+                        shown.display()
+                    ),
+                ));
             }
         }
-        Err(e) => diags.push(Diagnostic::error(path.span, format!("`scheduler.config`: {}", e.message))),
+        Err(e) => diags.push(Diagnostic::error(
+            path.span,
+            format!("`scheduler.config`: {}", e.message),
+        )),
     }
 }
 
@@ -198,7 +232,10 @@ fn check_duplicates(objects: &mut [Object], scopes: &[Scope], sources: &SourceMa
             continue;
         }
         if let Some(earlier) = last.insert((o.scope, o.id.to_string()), i) {
-            let scope = scopes.get(o.scope).map(|s| s.path.display().to_string()).unwrap_or_default();
+            let scope = scopes
+                .get(o.scope)
+                .map(|s| s.path.display().to_string())
+                .unwrap_or_default();
             let first = &objects[earlier].span;
             diags.push(Diagnostic::warning(
                 o.span,
@@ -219,17 +256,29 @@ fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diag
     let known: BTreeSet<String> = objects.iter().map(|o| o.id.to_string()).collect();
     for p in &config.initial_pods {
         if !known.contains(&p.workload.to_string()) {
-            diags.push(Diagnostic::warning(p.span, format!("`initialPods` names {}, which is not among the scanned objects", p.workload)));
+            diags.push(Diagnostic::warning(
+                p.span,
+                format!(
+                    "`initialPods` names {}, which is not among the scanned objects",
+                    p.workload
+                ),
+            ));
         }
     }
     for (id, assumptions) in &config.workloads {
         if !known.contains(&id.to_string()) {
-            diags.push(Diagnostic::warning(assumptions.span, format!("`workloads` names {id}, which is not among the scanned objects")));
+            diags.push(Diagnostic::warning(
+                assumptions.span,
+                format!("`workloads` names {id}, which is not among the scanned objects"),
+            ));
         }
     }
     for s in &config.suppressions {
         if !known.contains(&s.object.to_string()) {
-            diags.push(Diagnostic::warning(s.span, format!("suppression for {}, which is not among the scanned objects", s.object)));
+            diags.push(Diagnostic::warning(
+                s.span,
+                format!("suppression for {}, which is not among the scanned objects", s.object),
+            ));
         }
     }
 }

@@ -160,7 +160,10 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_aliases_resolve() {
-        let mut names: Vec<&str> = CHECKS.iter().flat_map(|c| std::iter::once(c.id).chain(c.aliases.iter().copied())).collect();
+        let mut names: Vec<&str> = CHECKS
+            .iter()
+            .flat_map(|c| std::iter::once(c.id).chain(c.aliases.iter().copied()))
+            .collect();
         let n = names.len();
         names.sort();
         names.dedup();

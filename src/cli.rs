@@ -146,7 +146,8 @@ fn init_logging(global: &GlobalArgs, color: bool) {
             _ => "trace",
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KIVI_LINT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KIVI_LINT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -189,7 +190,11 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         analysis.timings.manifests,
         analysis.timings.units
     );
-    Ok(if analysis.diagnostics.has_errors() { exit::INPUT_ERROR } else { exit::OK })
+    Ok(if analysis.diagnostics.has_errors() {
+        exit::INPUT_ERROR
+    } else {
+        exit::OK
+    })
 }
 
 fn print_diagnostics(a: &Analysis, global: &GlobalArgs, color: bool) -> Result<()> {
@@ -206,7 +211,12 @@ fn print_diagnostics(a: &Analysis, global: &GlobalArgs, color: bool) -> Result<(
     }
     if global.verbose > 0 {
         for s in &a.skipped {
-            writeln!(err, "{}: note: skipped: {}", diagnostics::location_string(&a.sources, s.span), s.reason)?;
+            writeln!(
+                err,
+                "{}: note: skipped: {}",
+                diagnostics::location_string(&a.sources, s.span),
+                s.reason
+            )?;
         }
         if !a.skipped.is_empty() {
             writeln!(err, "{} documents skipped (not Kubernetes objects)", a.skipped.len())?;

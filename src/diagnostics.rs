@@ -172,7 +172,13 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
         };
         let len = len.min(shown.chars().count().saturating_sub(col).max(1));
         let _ = writeln!(out, "{pad} {}", paint(gutter_style, "|"));
-        let _ = writeln!(out, "{} {} {}", paint(gutter_style, &line_no.to_string()), paint(gutter_style, "|"), shown);
+        let _ = writeln!(
+            out,
+            "{} {} {}",
+            paint(gutter_style, &line_no.to_string()),
+            paint(gutter_style, "|"),
+            shown
+        );
         let _ = writeln!(
             out,
             "{pad} {} {}{}",
@@ -182,7 +188,12 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
         );
     }
     if let Some(help) = &d.help {
-        let _ = writeln!(out, "{pad} {} {}", paint(gutter_style, "="), paint(Style::new().bold(), &format!("help: {help}")));
+        let _ = writeln!(
+            out,
+            "{pad} {} {}",
+            paint(gutter_style, "="),
+            paint(Style::new().bold(), &format!("help: {help}"))
+        );
     }
     out
 }

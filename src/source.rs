@@ -97,10 +97,7 @@ impl SourceMap {
 
     /// Find a file already in the map by path.
     pub fn find(&self, path: &Path) -> Option<FileId> {
-        self.files
-            .iter()
-            .position(|f| f.path == path)
-            .map(|i| FileId(i as u32))
+        self.files.iter().position(|f| f.path == path).map(|i| FileId(i as u32))
     }
 }
 

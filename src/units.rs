@@ -64,7 +64,10 @@ pub struct Unit {
 
 impl Unit {
     pub fn workloads(&self) -> impl Iterator<Item = usize> + '_ {
-        self.members.iter().filter(|m| m.role == Role::Workload).map(|m| m.object)
+        self.members
+            .iter()
+            .filter(|m| m.role == Role::Workload)
+            .map(|m| m.object)
     }
 }
 
@@ -72,7 +75,13 @@ impl Unit {
 ///
 /// `policy` is the DeschedulerPolicy chosen by the config (`descheduler.policy`); without it
 /// the first policy among the objects is used.
-pub fn build(objects: &[Object], config: &Config, scope_paths: &[String], policy: Option<usize>, diags: &mut Diagnostics) -> Vec<Unit> {
+pub fn build(
+    objects: &[Object],
+    config: &Config,
+    scope_paths: &[String],
+    policy: Option<usize>,
+    diags: &mut Diagnostics,
+) -> Vec<Unit> {
     let graph = Graph::new(objects, config, policy, diags);
     let mut units = Vec::new();
     for scope in graph.scopes() {
@@ -96,7 +105,9 @@ struct Graph<'a> {
 
 impl<'a> Graph<'a> {
     fn new(objects: &'a [Object], config: &'a Config, policy: Option<usize>, diags: &mut Diagnostics) -> Graph<'a> {
-        let workloads: Vec<usize> = (0..objects.len()).filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed).collect();
+        let workloads: Vec<usize> = (0..objects.len())
+            .filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed)
+            .collect();
         let mut g = Graph {
             objects,
             config,
@@ -126,7 +137,10 @@ impl<'a> Graph<'a> {
 
     fn same_scope_workloads(&self, o: usize) -> impl Iterator<Item = usize> + '_ {
         let scope = self.objects[o].scope;
-        self.workloads.iter().copied().filter(move |&w| self.objects[w].scope == scope)
+        self.workloads
+            .iter()
+            .copied()
+            .filter(move |&w| self.objects[w].scope == scope)
     }
 
     fn edge(&mut self, a: usize, b: usize, reason: String) {
@@ -137,7 +151,9 @@ impl<'a> Graph<'a> {
 
     fn autoscalers(&mut self, diags: &mut Diagnostics) {
         for (i, o) in self.objects.iter().enumerate() {
-            let Body::HorizontalPodAutoscaler(hpa) = &o.body else { continue };
+            let Body::HorizontalPodAutoscaler(hpa) = &o.body else {
+                continue;
+            };
             if o.shadowed {
                 continue;
             }
@@ -148,7 +164,11 @@ impl<'a> Graph<'a> {
             });
             match found {
                 Some(w) => {
-                    if self.attached.get(&w).is_some_and(|a| a.iter().any(|(_, r)| *r == Role::Autoscaler)) {
+                    if self
+                        .attached
+                        .get(&w)
+                        .is_some_and(|a| a.iter().any(|(_, r)| *r == Role::Autoscaler))
+                    {
                         diags.push(Diagnostic::warning(
                             target.span,
                             format!("{} is the target of more than one HorizontalPodAutoscaler; Kubernetes refuses to scale it (AmbiguousSelector)", self.objects[w].id),
@@ -173,12 +193,17 @@ impl<'a> Graph<'a> {
 
     fn disruption_budgets(&mut self, diags: &mut Diagnostics) {
         for (i, o) in self.objects.iter().enumerate() {
-            let Body::PodDisruptionBudget(pdb) = &o.body else { continue };
+            let Body::PodDisruptionBudget(pdb) = &o.body else {
+                continue;
+            };
             if o.shadowed {
                 continue;
             }
             let Some(selector) = &pdb.selector else {
-                diags.push(Diagnostic::warning(o.span, format!("{} has no selector: it selects no pod", o.id)));
+                diags.push(Diagnostic::warning(
+                    o.span,
+                    format!("{} has no selector: it selects no pod", o.id),
+                ));
                 continue;
             };
             let selected: Vec<usize> = self
@@ -239,9 +264,14 @@ impl<'a> Graph<'a> {
                         new_edges.push((a, b, format!("its topologySpreadConstraints[{k}] counts their pods")));
                     }
                 }
-                for (what, affinity) in [("podAffinity", &spec.affinity.pod), ("podAntiAffinity", &spec.affinity.pod_anti)] {
+                for (what, affinity) in [
+                    ("podAffinity", &spec.affinity.pod),
+                    ("podAntiAffinity", &spec.affinity.pod_anti),
+                ] {
                     for term in affinity.terms() {
-                        if term.label_selector.as_ref().is_some_and(|s| s.matches(labels_b)) && self.term_covers_namespace(a, term, b) {
+                        if term.label_selector.as_ref().is_some_and(|s| s.matches(labels_b))
+                            && self.term_covers_namespace(a, term, b)
+                        {
                             new_edges.push((a, b, format!("its {what} selects their pods")));
                         }
                     }
@@ -270,8 +300,13 @@ impl<'a> Graph<'a> {
             if pools.is_empty() && !self.config.cluster.pools.is_empty() {
                 let span = pool_blocking_span(spec);
                 diags.push(
-                    Diagnostic::warning(span, format!("no node pool of the cluster admits the pods of {}", self.objects[w].id))
-                        .with_help("check nodeSelector, node affinity, nodeName and tolerations against `cluster.nodePools`"),
+                    Diagnostic::warning(
+                        span,
+                        format!("no node pool of the cluster admits the pods of {}", self.objects[w].id),
+                    )
+                    .with_help(
+                        "check nodeSelector, node affinity, nodeName and tolerations against `cluster.nodePools`",
+                    ),
                 );
             }
             self.pools.insert(w, pools);
@@ -305,7 +340,9 @@ impl<'a> Graph<'a> {
             );
         }
         let Some(p) = self.policy else { return };
-        let Body::DeschedulerPolicy(policy) = &self.objects[p].body else { return };
+        let Body::DeschedulerPolicy(policy) = &self.objects[p].body else {
+            return;
+        };
         let evictable: Vec<usize> = self
             .workloads
             .iter()
@@ -314,7 +351,8 @@ impl<'a> Graph<'a> {
                 let o = &self.objects[w];
                 // The descheduler never evicts DaemonSet pods or bare pods.
                 let kind = o.workload().expect("a workload").kind;
-                !matches!(kind, WorkloadKind::DaemonSet | WorkloadKind::Pod) && policy.may_evict(o.namespace(), self.labels(w))
+                !matches!(kind, WorkloadKind::DaemonSet | WorkloadKind::Pod)
+                    && policy.may_evict(o.namespace(), self.labels(w))
             })
             .collect();
         for &w in &evictable {
@@ -335,7 +373,11 @@ impl<'a> Graph<'a> {
                 }
                 for ws in on_pool.values() {
                     for pair in ws.windows(2) {
-                        new_edges.push((pair[0], pair[1], format!("{plugin} of {} may evict both from shared nodes", self.objects[p].id)));
+                        new_edges.push((
+                            pair[0],
+                            pair[1],
+                            format!("{plugin} of {} may evict both from shared nodes", self.objects[p].id),
+                        ));
                     }
                 }
             }
@@ -349,40 +391,64 @@ impl<'a> Graph<'a> {
     fn demand(&self, w: usize, pool: &NodePool) -> (Amounts, i64) {
         let workload = self.objects[w].workload().expect("a workload");
         let request = workload.template.spec.effective_request();
-        let pods = if workload.kind == WorkloadKind::DaemonSet { i64::from(pool.max) } else { self.max_replicas[&w] };
+        let pods = if workload.kind == WorkloadKind::DaemonSet {
+            i64::from(pool.max)
+        } else {
+            self.max_replicas[&w]
+        };
         (request.saturating_mul(pods), pods)
     }
 
     fn capacity_edges(&mut self) {
         let mut new_edges = Vec::new();
         for (pi, pool) in self.config.cluster.pools.iter().enumerate() {
-            let by_scope: BTreeMap<usize, Vec<usize>> = self.workloads.iter().filter(|w| self.pools[w].contains(&pi)).fold(BTreeMap::new(), |mut m, &w| {
-                m.entry(self.objects[w].scope).or_insert_with(Vec::new).push(w);
-                m
-            });
+            let by_scope: BTreeMap<usize, Vec<usize>> = self
+                .workloads
+                .iter()
+                .filter(|w| self.pools[w].contains(&pi))
+                .fold(BTreeMap::new(), |mut m, &w| {
+                    m.entry(self.objects[w].scope).or_insert_with(Vec::new).push(w);
+                    m
+                });
             let capacity = pool.usable().saturating_mul(i64::from(pool.max));
             let pod_slots = pool.allocatable.pods.saturating_mul(i64::from(pool.max));
             for sharing in by_scope.values() {
                 if sharing.len() < 2 {
                     continue;
                 }
-                let demands: Vec<(usize, Amounts, i64)> = sharing.iter().map(|&w| {
-                    let (d, p) = self.demand(w, pool);
-                    (w, d, p)
-                }).collect();
-                let (demand, pods) = demands.iter().fold((Amounts::default(), 0i64), |(a, n), (_, d, p)| (a.saturating_add(*d), n.saturating_add(*p)));
+                let demands: Vec<(usize, Amounts, i64)> = sharing
+                    .iter()
+                    .map(|&w| {
+                        let (d, p) = self.demand(w, pool);
+                        (w, d, p)
+                    })
+                    .collect();
+                let (demand, pods) = demands.iter().fold((Amounts::default(), 0i64), |(a, n), (_, d, p)| {
+                    (a.saturating_add(*d), n.saturating_add(*p))
+                });
                 // Pods without requests never fail the resource fit, so they only compete for
                 // pod slots.
                 let competing: Vec<usize> = if pods > pod_slots {
                     sharing.clone()
                 } else if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes {
-                    demands.iter().filter(|(_, d, _)| d.cpu_millis > 0 || d.memory_bytes > 0).map(|(w, _, _)| *w).collect()
+                    demands
+                        .iter()
+                        .filter(|(_, d, _)| d.cpu_millis > 0 || d.memory_bytes > 0)
+                        .map(|(w, _, _)| *w)
+                        .collect()
                 } else {
                     Vec::new()
                 };
                 if competing.len() > 1 {
                     for pair in competing.windows(2) {
-                        new_edges.push((pair[0], pair[1], format!("their requests together exceed node pool {} at its largest size", pool.name)));
+                        new_edges.push((
+                            pair[0],
+                            pair[1],
+                            format!(
+                                "their requests together exceed node pool {} at its largest size",
+                                pool.name
+                            ),
+                        ));
                     }
                 }
             }
@@ -397,7 +463,12 @@ impl<'a> Graph<'a> {
     }
 
     fn units_of_scope(&self, scope: usize, scope_path: &str) -> Vec<Unit> {
-        let members: Vec<usize> = self.workloads.iter().copied().filter(|&w| self.objects[w].scope == scope).collect();
+        let members: Vec<usize> = self
+            .workloads
+            .iter()
+            .copied()
+            .filter(|&w| self.objects[w].scope == scope)
+            .collect();
         let mut parent: BTreeMap<usize, usize> = members.iter().map(|&w| (w, w)).collect();
         fn find(parent: &mut BTreeMap<usize, usize>, x: usize) -> usize {
             let p = parent[&x];
@@ -421,12 +492,21 @@ impl<'a> Graph<'a> {
             let root = find(&mut parent, w);
             components.entry(root).or_default().push(w);
         }
-        components.into_values().map(|ws| self.unit(scope, scope_path, ws)).collect()
+        components
+            .into_values()
+            .map(|ws| self.unit(scope, scope_path, ws))
+            .collect()
     }
 
     fn unit(&self, scope: usize, scope_path: &str, mut workloads: Vec<usize>) -> Unit {
         workloads.sort_by(|&a, &b| self.objects[a].id.cmp(&self.objects[b].id));
-        let mut members: Vec<Member> = workloads.iter().map(|&w| Member { object: w, role: Role::Workload }).collect();
+        let mut members: Vec<Member> = workloads
+            .iter()
+            .map(|&w| Member {
+                object: w,
+                role: Role::Workload,
+            })
+            .collect();
         let mut attached: BTreeSet<(usize, Role)> = BTreeSet::new();
         for w in &workloads {
             attached.extend(self.attached.get(w).into_iter().flatten().copied());
@@ -446,10 +526,18 @@ impl<'a> Graph<'a> {
         let first = &self.objects[workloads[0]].id;
         let name = match workloads.len() {
             1 => format!("{}/{}", first.namespace.as_deref().unwrap_or("-"), first.name),
-            n => format!("{}/{} (+{} workloads)", first.namespace.as_deref().unwrap_or("-"), first.name, n - 1),
+            n => format!(
+                "{}/{} (+{} workloads)",
+                first.namespace.as_deref().unwrap_or("-"),
+                first.name,
+                n - 1
+            ),
         };
         let pool_indices: BTreeSet<usize> = workloads.iter().flat_map(|w| self.pools[w].iter().copied()).collect();
-        let node_pools = pool_indices.iter().map(|&i| self.config.cluster.pools[i].name.clone()).collect();
+        let node_pools = pool_indices
+            .iter()
+            .map(|&i| self.config.cluster.pools[i].name.clone())
+            .collect();
         let edges = self
             .edges
             .iter()
@@ -473,15 +561,23 @@ impl<'a> Graph<'a> {
         let config = self.config;
         let evictions = has(Role::DeschedulerPolicy)
             || config.has_event(|e| e.evicts())
-            || config.cluster.pools.iter().any(|p| p.taints.iter().any(|t| t.effect == TaintEffect::NoExecute));
-        let spread = workloads.iter().any(|w| self.max_replicas[w] > 1 || !self.workload_spec(*w).topology_spread_constraints.is_empty());
+            || config
+                .cluster
+                .pools
+                .iter()
+                .any(|p| p.taints.iter().any(|t| t.effect == TaintEffect::NoExecute));
+        let spread = workloads
+            .iter()
+            .any(|w| self.max_replicas[w] > 1 || !self.workload_spec(*w).topology_spread_constraints.is_empty());
         checks::CHECKS
             .iter()
             .filter(|c| match c.applies {
                 Applies::Always => true,
                 Applies::WithAutoscaler => has(Role::Autoscaler),
                 Applies::WithEvictions => evictions,
-                Applies::WithOverloadEvents => config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. })),
+                Applies::WithOverloadEvents => {
+                    config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. }))
+                }
                 Applies::WithSpread => spread,
             })
             .filter(|c| config.checks.is_enabled(c.id))
@@ -516,4 +612,128 @@ fn pool_blocking_span(spec: &PodSpec) -> Span {
         .or_else(|| spec.affinity.node.required.as_ref().map(|r| r.span))
         .or_else(|| spec.tolerations.first().map(|t| t.span))
         .unwrap_or(spec.span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceMap;
+
+    fn units_of(manifests: &str, config: &str) -> (Vec<Unit>, Vec<Object>, Diagnostics) {
+        let mut sources = SourceMap::default();
+        let mut diags = Diagnostics::default();
+        let config = Config::parse(
+            config,
+            std::path::Path::new("c.yaml"),
+            None,
+            std::path::Path::new("."),
+            &mut sources,
+            &mut diags,
+        );
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "m.yaml", manifests, &mut diags);
+        let units = build(&loaded.objects, &config, &[".".into()], None, &mut diags);
+        (units, loaded.objects, diags)
+    }
+
+    fn deployment(name: &str, labels: &str, extra: &str, cpu: &str) -> String {
+        format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {labels}}}\n  template:\n    metadata: {{labels: {labels}}}\n    spec:\n      containers: [{{name: c, image: x, resources: {{requests: {{cpu: {cpu}}}}}}}]\n{extra}"
+        )
+    }
+
+    fn names(units: &[Unit], objects: &[Object]) -> Vec<Vec<String>> {
+        units
+            .iter()
+            .map(|u| u.workloads().map(|w| objects[w].id.name.clone()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn unrelated_workloads_are_separate_units() {
+        let m = deployment("a", "{app: a}", "", "100m") + &deployment("b", "{app: b}", "", "100m");
+        let (units, objects, _) = units_of(&m, crate::config::DEFAULT_CONFIG);
+        assert_eq!(names(&units, &objects), [vec!["a"], vec!["b"]]);
+        assert_ne!(units[0].id, units[1].id);
+    }
+
+    #[test]
+    fn spread_selector_pdb_and_hpa_join() {
+        let tsc = "      topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {tier: web}}}]\n";
+        let m = deployment("a", "{app: a, tier: web}", tsc, "100m")
+            + &deployment("b", "{app: b, tier: web}", "", "100m")
+            + &deployment("c", "{app: c}", "", "100m")
+            + &deployment("d", "{app: d, pdb: shared}", "", "100m")
+            + &deployment("e", "{app: e, pdb: shared}", "", "100m")
+            + "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {maxUnavailable: 1, selector: {matchLabels: {pdb: shared}}}\n"
+            + "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: c}, maxReplicas: 4}\n";
+        let (units, objects, diags) = units_of(&m, crate::config::DEFAULT_CONFIG);
+        assert!(!diags.has_errors(), "{diags:?}");
+        assert_eq!(names(&units, &objects), [vec!["a", "b"], vec!["c"], vec!["d", "e"]]);
+        assert!(units[1].members.iter().any(|m| m.role == Role::Autoscaler));
+        assert!(units[1].checks.contains(&"no-replica-oscillation"));
+        assert!(!units[0].checks.contains(&"no-replica-oscillation"));
+        assert_eq!(
+            units[0].edges[0].reason,
+            "its topologySpreadConstraints[0] counts their pods"
+        );
+    }
+
+    #[test]
+    fn capacity_contention_joins_only_workloads_with_requests() {
+        // One pool of at most 2 nodes with 1 CPU each: 2 × 2 × 600m does not fit.
+        let config = "cluster: {nodePools: [{name: p, count: 1, max: 2, allocatable: {cpu: '1', memory: 4Gi}}]}\n";
+        let m = deployment("a", "{app: a}", "", "600m")
+            + &deployment("b", "{app: b}", "", "600m")
+            + &deployment("c", "{app: c}", "", "0");
+        let (units, objects, _) = units_of(&m, config);
+        assert_eq!(names(&units, &objects), [vec!["a", "b"], vec!["c"]]);
+        // With room to spare they stay apart.
+        let config = "cluster: {nodePools: [{name: p, count: 1, max: 4, allocatable: {cpu: '1', memory: 4Gi}}]}\n";
+        let (units, _, _) = units_of(&m, config);
+        assert_eq!(units.len(), 3);
+    }
+
+    #[test]
+    fn node_pools_follow_selectors_affinity_and_taints() {
+        let config = "cluster:\n  nodePools:\n  - {name: general, allocatable: {cpu: '4', memory: 16Gi}, labels: {zone: a}}\n  - {name: gpu, allocatable: {cpu: '8', memory: 32Gi}, taints: [{key: gpu, value: 'yes', effect: NoSchedule}]}\n";
+        let tol = "      tolerations: [{key: gpu, operator: Exists}]\n";
+        let sel = "      nodeSelector: {zone: b}\n";
+        let name = "      nodeName: gpu-1\n";
+        let m = deployment("plain", "{app: a}", "", "1")
+            + &deployment("tolerant", "{app: b}", tol, "1")
+            + &deployment("nowhere", "{app: c}", sel, "1")
+            + &deployment("pinned", "{app: d}", &format!("{name}{tol}"), "1");
+        let (units, objects, diags) = units_of(&m, config);
+        let pools: BTreeMap<String, Vec<String>> = units
+            .iter()
+            .map(|u| (objects[u.members[0].object].id.name.clone(), u.node_pools.clone()))
+            .collect();
+        assert_eq!(pools["plain"], ["general"]);
+        assert_eq!(pools["tolerant"], ["general", "gpu"]);
+        assert!(pools["nowhere"].is_empty());
+        assert_eq!(pools["pinned"], ["gpu"]);
+        assert!(diags.iter().any(|d| {
+            d.message
+                .contains("no node pool of the cluster admits the pods of Deployment/default/nowhere")
+        }));
+    }
+
+    #[test]
+    fn node_utilisation_balancing_joins_evictable_workloads() {
+        let policy = "---\napiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n  - {name: LowNodeUtilization, args: {thresholds: {cpu: 20}, targetThresholds: {cpu: 50}}}\n  plugins: {balance: {enabled: [LowNodeUtilization]}}\n";
+        let m = deployment("a", "{app: a}", "", "100m") + &deployment("b", "{app: b}", "", "100m") + policy;
+        let (units, objects, _) = units_of(&m, crate::config::DEFAULT_CONFIG);
+        assert_eq!(names(&units, &objects), [vec!["a", "b"]]);
+        assert!(units[0].checks.contains(&"no-eviction-loop"));
+        // A per-pod plugin attaches the policy but does not join workloads.
+        let policy = policy.replace("LowNodeUtilization", "RemoveDuplicates");
+        let m = deployment("a", "{app: a}", "", "100m") + &deployment("b", "{app: b}", "", "100m") + &policy;
+        let (units, _, _) = units_of(&m, crate::config::DEFAULT_CONFIG);
+        assert_eq!(units.len(), 2);
+        assert!(
+            units
+                .iter()
+                .all(|u| u.members.iter().any(|m| m.role == Role::DeschedulerPolicy))
+        );
+    }
 }

@@ -184,7 +184,11 @@ pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
     let mut fixed: Option<String> = None;
     let mut stream = stream;
     for _ in 0..32 {
-        let Some(e) = stream.errors.last().filter(|e| e.fatal && e.message == "invalid YAML: invalid indentation") else {
+        let Some(e) = stream
+            .errors
+            .last()
+            .filter(|e| e.fatal && e.message == "invalid YAML: invalid indentation")
+        else {
             break;
         };
         let current = fixed.as_deref().unwrap_or(text);
@@ -336,7 +340,9 @@ impl Builder<'_> {
             Event::Scalar(text, style, anchor, tag) => {
                 // Keys stay text: Kubernetes objects are JSON, whose keys are strings.
                 let is_key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
-                let value = if is_key && !(style == ScalarStyle::Plain && matches!(&*text, "" | "~" | "null" | "Null" | "NULL")) {
+                let value = if is_key
+                    && !(style == ScalarStyle::Plain && matches!(&*text, "" | "~" | "null" | "Null" | "NULL"))
+                {
                     Value::Str(text.to_string())
                 } else {
                     resolve_scalar(&text, style, tag.as_deref())
@@ -367,10 +373,7 @@ impl Builder<'_> {
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if self.stack.len() >= self.limits.max_depth {
-                    return Err(self.error(
-                        span,
-                        format!("nesting deeper than {} levels", self.limits.max_depth),
-                    ));
+                    return Err(self.error(span, format!("nesting deeper than {} levels", self.limits.max_depth)));
                 }
                 self.count(1, span)?;
                 let start = span.start;
@@ -394,21 +397,26 @@ impl Builder<'_> {
                 let (node, anchor) = match frame {
                     Frame::Seq { start, anchor, items } => (
                         Node {
-                            span: Span { file: self.file, start, end: span.end },
+                            span: Span {
+                                file: self.file,
+                                start,
+                                end: span.end,
+                            },
                             value: Value::Seq(items),
                         },
                         anchor,
                     ),
                     Frame::Map {
-                        start,
-                        anchor,
-                        entries,
-                        ..
+                        start, anchor, entries, ..
                     } => {
                         let entries = self.close_mapping(entries)?;
                         (
                             Node {
-                                span: Span { file: self.file, start, end: span.end },
+                                span: Span {
+                                    file: self.file,
+                                    start,
+                                    end: span.end,
+                                },
                                 value: Value::Map(entries),
                             },
                             anchor,
@@ -425,10 +433,7 @@ impl Builder<'_> {
     fn count(&mut self, n: usize, span: Span) -> Result<(), YamlError> {
         self.nodes += n;
         if self.nodes > self.limits.max_nodes {
-            return Err(self.error(
-                span,
-                format!("document has more than {} nodes", self.limits.max_nodes),
-            ));
+            return Err(self.error(span, format!("document has more than {} nodes", self.limits.max_nodes)));
         }
         Ok(())
     }
@@ -508,7 +513,9 @@ fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Value {
         return match tag.suffix.as_str() {
             "str" | "binary" | "timestamp" => Value::Str(text.to_string()),
             "null" => Value::Null,
-            "bool" => resolve_plain(text).filter_bool().unwrap_or(Value::Str(text.to_string())),
+            "bool" => resolve_plain(text)
+                .filter_bool()
+                .unwrap_or(Value::Str(text.to_string())),
             "int" => match resolve_plain(text) {
                 v @ Value::Int(_) => v,
                 _ => Value::Str(text.to_string()),
@@ -558,10 +565,10 @@ fn resolve_plain(text: &str) -> Value {
     if let Some(i) = parse_int(text) {
         return i;
     }
-    if is_float(text) {
-        if let Ok(f) = text.replace('_', "").parse::<f64>() {
-            return Value::Float(f);
-        }
+    if is_float(text)
+        && let Ok(f) = text.replace('_', "").parse::<f64>()
+    {
+        return Value::Float(f);
     }
     Value::Str(text.to_string())
 }
@@ -632,7 +639,9 @@ mod tests {
 
     #[test]
     fn resolves_scalars_like_go_yaml_v2() {
-        let n = one("a: on\nb: 0644\nc: '0644'\nd: 1.5\ne: 0x1F\nf: ~\ng: 1e3\nh: 12345678901234567890\ni: yes\nj: 1_000\nk: \"true\"\nl: =\n");
+        let n = one(
+            "a: on\nb: 0644\nc: '0644'\nd: 1.5\ne: 0x1F\nf: ~\ng: 1e3\nh: 12345678901234567890\ni: yes\nj: 1_000\nk: \"true\"\nl: =\n",
+        );
         assert_eq!(n.get("a").unwrap().value, Value::Bool(true));
         assert_eq!(n.get("b").unwrap().value, Value::Int(420));
         assert_eq!(n.get("c").unwrap().value, Value::Str("0644".into()));
@@ -703,10 +712,21 @@ mod tests {
     fn deep_nesting_is_bounded() {
         let text = "[".repeat(10_000);
         let s = parse(&text, FileId(0), &Limits::default());
-        assert!(s.errors.iter().any(|e| e.message.contains("recursion limit")), "{:?}", s.errors);
-        let text = format!("a:\n{}", (1..200).map(|i| format!("{}b:\n", "  ".repeat(i))).collect::<String>());
+        assert!(
+            s.errors.iter().any(|e| e.message.contains("recursion limit")),
+            "{:?}",
+            s.errors
+        );
+        let text = format!(
+            "a:\n{}",
+            (1..200).map(|i| format!("{}b:\n", "  ".repeat(i))).collect::<String>()
+        );
         let s = parse(&text, FileId(0), &Limits::default());
-        assert!(s.errors.iter().any(|e| e.message.contains("nesting deeper than 128")), "{:?}", s.errors);
+        assert!(
+            s.errors.iter().any(|e| e.message.contains("nesting deeper than 128")),
+            "{:?}",
+            s.errors
+        );
     }
 
     #[test]

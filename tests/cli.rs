@@ -19,12 +19,26 @@ fn kivi() -> Command {
 
 /// Run `kivi-lint units --format json ARGS`, check the exit code, parse stdout.
 fn units_json(args: &[&str], code: i32) -> Value {
-    let out = kivi().arg("units").arg("--format").arg("json").args(args).assert().code(code).get_output().stdout.clone();
+    let out = kivi()
+        .arg("units")
+        .arg("--format")
+        .arg("json")
+        .args(args)
+        .assert()
+        .code(code)
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out).expect("stdout is JSON")
 }
 
 fn unit_names(v: &Value) -> Vec<String> {
-    v["units"].as_array().unwrap().iter().map(|u| u["name"].as_str().unwrap().to_string()).collect()
+    v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn member<'a>(v: &'a Value, id: &str) -> &'a Value {
@@ -42,8 +56,16 @@ fn member<'a>(v: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn version_and_help() {
-    kivi().arg("--version").assert().success().stdout(format!("kivi-lint {}\n", env!("CARGO_PKG_VERSION")));
-    kivi().arg("--help").assert().success().stdout(predicate::str::contains("units"));
+    kivi()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(format!("kivi-lint {}\n", env!("CARGO_PKG_VERSION")));
+    kivi()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("units"));
 }
 
 #[test]
@@ -58,14 +80,26 @@ fn config_default_prints_the_embedded_default() {
 #[test]
 fn demo_shop_units_by_overlay_with_source_lines() {
     let v = units_json(&["fixtures/demo-shop"], 0);
-    assert_eq!(unit_names(&v), ["shop/cart (+3 workloads)", "shop-staging/cart (+3 workloads)"]);
+    assert_eq!(
+        unit_names(&v),
+        ["shop/cart (+3 workloads)", "shop-staging/cart (+3 workloads)"]
+    );
     assert_eq!(v["config"], "fixtures/demo-shop/.kivi-lint.yaml");
     // Objects rendered by kustomize point at their base files.
     let checkout = member(&v, "Deployment/shop/checkout");
-    assert_eq!(checkout["file"], "fixtures/demo-shop/apps/base/checkout/deployment.yaml");
+    assert_eq!(
+        checkout["file"],
+        "fixtures/demo-shop/apps/base/checkout/deployment.yaml"
+    );
     assert_eq!(checkout["line"], 1);
-    assert_eq!(member(&v, "HorizontalPodAutoscaler/shop/frontend")["role"], "autoscaler");
-    assert_eq!(member(&v, "PodDisruptionBudget/shop/frontend")["role"], "disruption-budget");
+    assert_eq!(
+        member(&v, "HorizontalPodAutoscaler/shop/frontend")["role"],
+        "autoscaler"
+    );
+    assert_eq!(
+        member(&v, "PodDisruptionBudget/shop/frontend")["role"],
+        "disruption-budget"
+    );
     let policy = member(&v, "DeschedulerPolicy/kube-system/descheduler-policy[policy.yaml]");
     assert_eq!(policy["file"], "fixtures/demo-shop/platform/descheduler-policy.yaml");
     assert_eq!(policy["line"], 8);
@@ -74,26 +108,60 @@ fn demo_shop_units_by_overlay_with_source_lines() {
     let unit = &v["units"][0];
     assert_eq!(unit["scopeKind"], "kustomize");
     assert_eq!(unit["nodePools"], serde_json::json!(["zone-a", "zone-b", "zone-c"]));
-    assert!(unit["checks"].as_array().unwrap().iter().any(|c| c == "no-replica-oscillation"));
+    assert!(
+        unit["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "no-replica-oscillation")
+    );
     assert_eq!(v["cluster"].as_array().unwrap().len(), 3);
     assert_eq!(v["summary"]["errors"], 0);
 }
 
 #[test]
 fn demo_shop_reports_snapshot() {
-    let human = kivi().args(["units", "--color", "never", "fixtures/demo-shop"]).assert().success().get_output().stdout.clone();
+    let human = kivi()
+        .args(["units", "--color", "never", "fixtures/demo-shop"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     insta::assert_snapshot!("demo_shop_units_human", String::from_utf8(human).unwrap());
-    let json = kivi().args(["units", "--format", "json", "fixtures/demo-shop"]).assert().success().get_output().stdout.clone();
+    let json = kivi()
+        .args(["units", "--format", "json", "fixtures/demo-shop"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     insta::assert_snapshot!("demo_shop_units_json", String::from_utf8(json).unwrap());
 }
 
 #[test]
 fn output_is_deterministic() {
-    let run = || kivi().args(["units", "--format", "json", "fixtures/demo-shop", "fixtures/bad-input"]).assert().code(2).get_output().stdout.clone();
+    let run = || {
+        kivi()
+            .args(["units", "--format", "json", "fixtures/demo-shop", "fixtures/bad-input"])
+            .assert()
+            .code(2)
+            .get_output()
+            .stdout
+            .clone()
+    };
     let first = run();
     for jobs in ["1", "4"] {
         let other = kivi()
-            .args(["units", "--format", "json", "-j", jobs, "fixtures/demo-shop", "fixtures/bad-input"])
+            .args([
+                "units",
+                "--format",
+                "json",
+                "-j",
+                jobs,
+                "fixtures/demo-shop",
+                "fixtures/bad-input",
+            ])
             .assert()
             .code(2)
             .get_output()
@@ -116,7 +184,10 @@ fn default_command_runs_up_to_units() {
 
 #[test]
 fn bad_input_gives_located_errors_and_the_rest_is_read() {
-    let assert = kivi().args(["units", "--color", "never", "fixtures/bad-input"]).assert().code(2);
+    let assert = kivi()
+        .args(["units", "--color", "never", "fixtures/bad-input"])
+        .assert()
+        .code(2);
     let out = assert.get_output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     for expected in [
@@ -139,25 +210,55 @@ fn bad_input_gives_located_errors_and_the_rest_is_read() {
     assert!(stdout.contains("Deployment/default/api"), "{stdout}");
     assert!(stdout.contains("Deployment/default/web"), "{stdout}");
     let v = units_json(&["fixtures/bad-input"], 2);
-    let errors: Vec<&Value> = v["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] == "error").collect();
+    let errors: Vec<&Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .collect();
     assert!(errors.len() >= 5, "{errors:?}");
-    assert!(errors.iter().all(|d| d["line"].as_u64().unwrap() >= 1 && d["column"].as_u64().unwrap() >= 1));
+    assert!(
+        errors
+            .iter()
+            .all(|d| d["line"].as_u64().unwrap() >= 1 && d["column"].as_u64().unwrap() >= 1)
+    );
 }
 
 #[test]
 fn invalid_utf8_huge_and_hostile_files_are_located_errors() {
     let dir = assert_fs::TempDir::new().unwrap();
-    dir.child("latin1.yaml").write_binary(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n").unwrap();
+    dir.child("latin1.yaml")
+        .write_binary(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n")
+        .unwrap();
     let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for i in 1..9 {
-        bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 10].join(", ")));
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![format!("*a{}", i - 1); 10].join(", ")
+        ));
     }
     dir.child("bomb.yaml").write_str(&bomb).unwrap();
-    dir.child("deep.yaml").write_str(&format!("a:\n{}", (1..200).map(|i| format!("{}b:\n", "  ".repeat(i))).collect::<String>())).unwrap();
-    dir.child("ok.yaml").write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: busybox}]}\n").unwrap();
-    let out = kivi().args(["units", "--color", "never"]).arg(dir.path()).assert().code(2).get_output().clone();
+    dir.child("deep.yaml")
+        .write_str(&format!(
+            "a:\n{}",
+            (1..200).map(|i| format!("{}b:\n", "  ".repeat(i))).collect::<String>()
+        ))
+        .unwrap();
+    dir.child("ok.yaml")
+        .write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: busybox}]}\n")
+        .unwrap();
+    let out = kivi()
+        .args(["units", "--color", "never"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("latin1.yaml:3:21") && stderr.contains("not valid UTF-8"), "{stderr}");
+    assert!(
+        stderr.contains("latin1.yaml:3:21") && stderr.contains("not valid UTF-8"),
+        "{stderr}"
+    );
     assert!(stderr.contains("billion-laughs"), "{stderr}");
     assert!(stderr.contains("nesting deeper than 128"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Pod/default/ok"));
@@ -181,19 +282,38 @@ fn stdin_is_read_with_its_name() {
 
 #[test]
 fn kustomize_errors_point_at_base_lines() {
-    let out = kivi().args(["units", "--color", "never", "fixtures/kustomize-provenance"]).assert().code(2).get_output().clone();
+    let out = kivi()
+        .args(["units", "--color", "never", "fixtures/kustomize-provenance"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("fixtures/kustomize-provenance/base/deployment.yaml:19:20"), "{stderr}");
+    assert!(
+        stderr.contains("fixtures/kustomize-provenance/base/deployment.yaml:19:20"),
+        "{stderr}"
+    );
     // Namespace and name prefix come from the overlay, as kustomize renders them.
     assert!(String::from_utf8_lossy(&out.stdout).contains("Deployment/prod/prod-api"));
 }
 
 #[test]
 fn remote_kustomize_bases_are_refused_before_rendering() {
-    let out = kivi().args(["units", "--color", "never", "fixtures/remote-base"]).assert().code(2).get_output().clone();
+    let out = kivi()
+        .args(["units", "--color", "never", "fixtures/remote-base"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("fixtures/remote-base/overlay/kustomization.yaml:4:5"), "{stderr}");
-    assert!(stderr.contains("remote resource `https://github.com/example/platform//base?ref=v1.2.0` is not allowed"), "{stderr}");
+    assert!(
+        stderr.contains("fixtures/remote-base/overlay/kustomization.yaml:4:5"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("remote resource `https://github.com/example/platform//base?ref=v1.2.0` is not allowed"),
+        "{stderr}"
+    );
     assert!(stderr.contains("is not rendered"), "{stderr}");
 }
 
@@ -215,21 +335,34 @@ fn helm_chart_without_helm_is_an_input_error() {
     if which_helm() {
         return; // a real helm renders it; covered by the stand-in test below
     }
-    assert!(stderr.contains("fixtures/helm-chart/charts/web/Chart.yaml:1:1"), "{stderr}");
+    assert!(
+        stderr.contains("fixtures/helm-chart/charts/web/Chart.yaml:1:1"),
+        "{stderr}"
+    );
     assert!(stderr.contains("`helm` is not on PATH"), "{stderr}");
 }
 
 fn which_helm() -> bool {
-    std::env::var("PATH").unwrap_or_default().split(':').any(|d| Path::new(d).join("helm").is_file())
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .any(|d| Path::new(d).join("helm").is_file())
 }
 
 #[test]
 fn helm_chart_is_rendered_with_config_values_and_mapped_to_templates() {
     let args_file = assert_fs::NamedTempFile::new("helm-args").unwrap();
-    let path = format!("{}:{}", root().join("tests/bin").display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        root().join("tests/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = kivi()
         .env("PATH", path)
-        .env("KIVI_TEST_HELM_OUTPUT", root().join("fixtures/helm-chart/rendered/web.yaml"))
+        .env(
+            "KIVI_TEST_HELM_OUTPUT",
+            root().join("fixtures/helm-chart/rendered/web.yaml"),
+        )
         .env("KIVI_TEST_HELM_ARGS", args_file.path())
         .args(["units", "--format", "json", "fixtures/helm-chart"])
         .assert()
@@ -238,7 +371,11 @@ fn helm_chart_is_rendered_with_config_values_and_mapped_to_templates() {
         .stdout
         .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
-    let args: Vec<String> = std::fs::read_to_string(args_file.path()).unwrap().lines().map(String::from).collect();
+    let args: Vec<String> = std::fs::read_to_string(args_file.path())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
     assert_eq!(args[..2], ["template", "shop"]);
     assert!(args[2].ends_with("fixtures/helm-chart/charts/web"), "{args:?}");
     assert_eq!(args[3..6], ["--namespace", "web", "--skip-tests"]);
@@ -246,7 +383,10 @@ fn helm_chart_is_rendered_with_config_values_and_mapped_to_templates() {
     assert!(args[7].ends_with("charts/web/values-prod.yaml"), "{args:?}");
     assert_eq!(unit_names(&v), ["web/shop-web"]);
     let deployment = member(&v, "Deployment/web/shop-web");
-    assert_eq!(deployment["file"], "fixtures/helm-chart/charts/web/templates/deployment.yaml");
+    assert_eq!(
+        deployment["file"],
+        "fixtures/helm-chart/charts/web/templates/deployment.yaml"
+    );
     let hpa = member(&v, "HorizontalPodAutoscaler/web/shop-web");
     assert_eq!(hpa["file"], "fixtures/helm-chart/charts/web/templates/hpa.yaml");
     assert_eq!(hpa["line"], 3, "the template's `kind:` line");
@@ -273,7 +413,10 @@ fn from_nodes_snapshot_becomes_pools() {
     let gpu = &v["cluster"][2];
     assert_eq!(gpu["allocatable"]["cpuMillis"], 7910);
     assert_eq!(gpu["taints"][0]["key"], "nvidia.com/gpu");
-    assert!(gpu["labels"].get("kubernetes.io/hostname").is_none(), "hostname labels are per node");
+    assert!(
+        gpu["labels"].get("kubernetes.io/hostname").is_none(),
+        "hostname labels are per node"
+    );
     let units = v["units"].as_array().unwrap();
     let inference = units.iter().find(|u| u["name"] == "ml/inference").unwrap();
     assert_eq!(inference["nodePools"], serde_json::json!(["gpu-pool-us-central1-a"]));
@@ -283,13 +426,26 @@ fn from_nodes_snapshot_becomes_pools() {
 fn config_errors_are_located_and_fail_the_run() {
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child(".kivi-lint.yaml")
-        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\nscaling: {maxNode: 6}\nchecks: {disable: [no-such-check]}\n")
+        .write_str(
+            "apiVersion: kivi-lint/v1alpha1\nkind: Config\nscaling: {maxNode: 6}\nchecks: {disable: [no-such-check]}\n",
+        )
         .unwrap();
-    dir.child("app.yaml").write_str(include_str!("../fixtures/bad-input/apps/good.yaml")).unwrap();
-    let out = kivi().args(["units", "--color", "never"]).arg(dir.path()).assert().code(2).get_output().clone();
+    dir.child("app.yaml")
+        .write_str(include_str!("../fixtures/bad-input/apps/good.yaml"))
+        .unwrap();
+    let out = kivi()
+        .args(["units", "--color", "never"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(".kivi-lint.yaml:3:11"), "{stderr}");
-    assert!(stderr.contains("unknown field `maxNode` in `scaling`") && stderr.contains("did you mean `maxNodes`?"), "{stderr}");
+    assert!(
+        stderr.contains("unknown field `maxNode` in `scaling`") && stderr.contains("did you mean `maxNodes`?"),
+        "{stderr}"
+    );
     assert!(stderr.contains("unknown check `no-such-check`"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Deployment/default/api"));
 }
@@ -298,7 +454,14 @@ fn config_errors_are_located_and_fail_the_run() {
 fn config_is_found_walking_up_or_given() {
     let v = units_json(&["fixtures/demo-shop/apps/production"], 0);
     assert_eq!(v["config"], "fixtures/demo-shop/.kivi-lint.yaml");
-    let v = units_json(&["-c", "fixtures/from-nodes/.kivi-lint.yaml", "fixtures/bad-input/apps/good.yaml"], 0);
+    let v = units_json(
+        &[
+            "-c",
+            "fixtures/from-nodes/.kivi-lint.yaml",
+            "fixtures/bad-input/apps/good.yaml",
+        ],
+        0,
+    );
     assert_eq!(v["config"], "fixtures/from-nodes/.kivi-lint.yaml");
     assert_eq!(v["cluster"][0]["name"], "default-pool-us-central1-a");
 }
@@ -307,7 +470,9 @@ fn config_is_found_walking_up_or_given() {
 fn without_config_the_default_is_used_and_said_with_verbose() {
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child(".git").create_dir_all().unwrap();
-    dir.child("app.yaml").write_str(include_str!("../fixtures/bad-input/apps/good.yaml")).unwrap();
+    dir.child("app.yaml")
+        .write_str(include_str!("../fixtures/bad-input/apps/good.yaml"))
+        .unwrap();
     dir.child("notes.yaml").write_str("just: data\n").unwrap();
     kivi()
         .args(["units", "-v"])
@@ -315,15 +480,21 @@ fn without_config_the_default_is_used_and_said_with_verbose() {
         .assert()
         .success()
         .stderr(predicate::str::contains("using the embedded default config"))
-        .stderr(predicate::str::contains("notes.yaml:1:1: note: skipped: document has no `apiVersion` and `kind`"));
+        .stderr(predicate::str::contains(
+            "notes.yaml:1:1: note: skipped: document has no `apiVersion` and `kind`",
+        ));
 }
 
 #[test]
 fn gitignore_and_no_render() {
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child(".gitignore").write_str("generated/\n").unwrap();
-    dir.child("generated/app.yaml").write_str(include_str!("../fixtures/bad-input/apps/good.yaml")).unwrap();
-    dir.child("keep/app.yaml").write_str(&include_str!("../fixtures/bad-input/apps/good.yaml").replace("name: api", "name: kept")).unwrap();
+    dir.child("generated/app.yaml")
+        .write_str(include_str!("../fixtures/bad-input/apps/good.yaml"))
+        .unwrap();
+    dir.child("keep/app.yaml")
+        .write_str(&include_str!("../fixtures/bad-input/apps/good.yaml").replace("name: api", "name: kept"))
+        .unwrap();
     let v = units_json(&[dir.path().to_str().unwrap()], 0);
     assert_eq!(unit_names(&v), ["default/kept"]);
     // Without rendering, a kustomize base is read file by file.

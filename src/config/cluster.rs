@@ -85,7 +85,9 @@ impl Cluster {
 
     /// The pool a node of this name belongs to (any index up to `max`).
     pub fn pool_of_node(&self, name: &str) -> Option<&NodePool> {
-        self.pools.iter().find(|p| (1..=p.max.max(p.count)).any(|i| p.node_name(i) == name))
+        self.pools
+            .iter()
+            .find(|p| (1..=p.max.max(p.count)).any(|i| p.node_name(i) == name))
     }
 }
 
@@ -117,7 +119,10 @@ pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sou
         }
     }
     if pools.is_empty() {
-        r.error(node.span, "the cluster needs at least one node pool (`nodePools` or `fromNodes`)");
+        r.error(
+            node.span,
+            "the cluster needs at least one node pool (`nodePools` or `fromNodes`)",
+        );
     }
     Cluster { pools }
 }
@@ -125,7 +130,8 @@ pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sou
 fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 50
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
 }
@@ -134,7 +140,17 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
     check_fields(
         r,
         item,
-        &["name", "count", "min", "max", "labels", "hostnameLabels", "allocatable", "reserved", "taints"],
+        &[
+            "name",
+            "count",
+            "min",
+            "max",
+            "labels",
+            "hostnameLabels",
+            "allocatable",
+            "reserved",
+            "taints",
+        ],
         "cluster.nodePools[]",
     );
     let Some(name) = r.text(item, "name") else {
@@ -142,7 +158,10 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         return None;
     };
     if !is_dns_label(&name.value) {
-        r.error(name.span, "a pool name must be lower-case letters, digits and `-` (nodes are named <pool>-1, <pool>-2, ...)");
+        r.error(
+            name.span,
+            "a pool name must be lower-case letters, digits and `-` (nodes are named <pool>-1, <pool>-2, ...)",
+        );
         return None;
     }
     let mut bound = |key: &str| -> Option<u32> {
@@ -157,10 +176,19 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
     let max = bound("max").unwrap_or(scaling.max_nodes.max(min));
     let count = bound("count").unwrap_or(min);
     if !(min <= count && count <= max) {
-        r.error(item.span, format!("pool `{}` needs min ≤ count ≤ max, found min {min}, count {count}, max {max}", name.value));
+        r.error(
+            item.span,
+            format!(
+                "pool `{}` needs min ≤ count ≤ max, found min {min}, count {count}, max {max}",
+                name.value
+            ),
+        );
     }
     if max == 0 {
-        r.error(item.span, format!("pool `{}` has `max: 0`: it can never have a node", name.value));
+        r.error(
+            item.span,
+            format!("pool `{}` has `max: 0`: it can never have a node", name.value),
+        );
     }
     let allocatable = match r.map(item, "allocatable") {
         Some(a) => {
@@ -172,7 +200,10 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
             res
         }
         None => {
-            r.error(item.span, format!("pool `{}` needs `allocatable` (cpu, memory, pods)", name.value));
+            r.error(
+                item.span,
+                format!("pool `{}` needs `allocatable` (cpu, memory, pods)", name.value),
+            );
             NodeResources::default()
         }
     };
@@ -195,7 +226,11 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
     } else {
         DEFAULT_HOSTNAME_LABELS.iter().map(|s| s.to_string()).collect()
     };
-    let taints = r.maps(item, "taints").into_iter().filter_map(|t| Taint::read(r, t)).collect();
+    let taints = r
+        .maps(item, "taints")
+        .into_iter()
+        .filter_map(|t| Taint::read(r, t))
+        .collect();
     let mut labels = r.string_map(item, "labels");
     for (k, v) in KUBELET_LABELS {
         labels.entry(k.to_string()).or_insert_with(|| v.to_string());
@@ -242,11 +277,23 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             continue;
         };
         let name = object.id.name.clone();
-        let hostname: Vec<String> = node.labels.iter().filter(|(_, v)| **v == name).map(|(k, _)| k.clone()).collect();
-        let labels: Labels = node.labels.iter().filter(|(_, v)| **v != name).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let hostname: Vec<String> = node
+            .labels
+            .iter()
+            .filter(|(_, v)| **v == name)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let labels: Labels = node
+            .labels
+            .iter()
+            .filter(|(_, v)| **v != name)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let mut taints = node.taints.clone();
         taints.sort();
-        let entry = groups.entry((labels, node.allocatable, taints)).or_insert_with(|| (Vec::new(), Vec::new(), object.span));
+        let entry = groups
+            .entry((labels, node.allocatable, taints))
+            .or_insert_with(|| (Vec::new(), Vec::new(), object.span));
         entry.0.push(name);
         for h in hostname {
             if !entry.1.contains(&h) {
@@ -255,7 +302,10 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         }
     }
     if groups.is_empty() {
-        diags.error(Span::point(file, Default::default()), format!("`{}` holds no Node objects", truncate(&path.display().to_string())));
+        diags.error(
+            Span::point(file, Default::default()),
+            format!("`{}` holds no Node objects", truncate(&path.display().to_string())),
+        );
     }
     let mut pools: Vec<NodePool> = Vec::new();
     for ((labels, allocatable, taints), (mut names, mut hostname_labels, span)) in groups {
@@ -298,14 +348,23 @@ fn sanitize(s: &str) -> String {
 
 fn pool_name(labels: &Labels, names: &[String]) -> String {
     let zone = labels.get(ZONE_LABEL).map(|z| sanitize(z));
-    let kind = POOL_NAME_LABELS.iter().find_map(|l| labels.get(*l)).map(|v| sanitize(v)).or_else(|| {
-        let first = names.first()?;
-        let prefix_len = names.iter().fold(first.len(), |len, n| {
-            first.bytes().zip(n.bytes()).take(len).take_while(|(a, b)| a == b).count()
+    let kind = POOL_NAME_LABELS
+        .iter()
+        .find_map(|l| labels.get(*l))
+        .map(|v| sanitize(v))
+        .or_else(|| {
+            let first = names.first()?;
+            let prefix_len = names.iter().fold(first.len(), |len, n| {
+                first
+                    .bytes()
+                    .zip(n.bytes())
+                    .take(len)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            let prefix = sanitize(first[..prefix_len].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-'));
+            (!prefix.is_empty()).then_some(prefix)
         });
-        let prefix = sanitize(first[..prefix_len].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-'));
-        (!prefix.is_empty()).then_some(prefix)
-    });
     let name = match (kind, zone) {
         (Some(k), Some(z)) if !k.ends_with(&z) => format!("{k}-{z}"),
         (Some(k), _) => k,
@@ -322,13 +381,19 @@ mod tests {
     #[test]
     fn pool_names() {
         let labels: Labels = [("topology.kubernetes.io/zone".to_string(), "eu-west-1a".to_string())].into();
-        assert_eq!(pool_name(&labels, &["ip-10-0-1-2".into(), "ip-10-0-3-4".into()]), "ip-10-0-eu-west-1a");
+        assert_eq!(
+            pool_name(&labels, &["ip-10-0-1-2".into(), "ip-10-0-3-4".into()]),
+            "ip-10-0-eu-west-1a"
+        );
         let labels: Labels = [
             ("cloud.google.com/gke-nodepool".to_string(), "default-pool".to_string()),
             ("topology.kubernetes.io/zone".to_string(), "us-central1-a".to_string()),
         ]
         .into();
         assert_eq!(pool_name(&labels, &[]), "default-pool-us-central1-a");
-        assert_eq!(pool_name(&Labels::new(), &["worker-1".into(), "worker-2".into()]), "worker");
+        assert_eq!(
+            pool_name(&Labels::new(), &["worker-1".into(), "worker-2".into()]),
+            "worker"
+        );
     }
 }

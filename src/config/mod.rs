@@ -70,13 +70,23 @@ pub struct WorkloadAssumptions {
 #[derive(Clone, Debug, PartialEq)]
 pub enum EnvironmentEvent {
     /// Per-pod usage may move between 0 and `max_percent` of the request.
-    LoadChange { workloads: Vec<String>, max_percent: u32 },
+    LoadChange {
+        workloads: Vec<String>,
+        max_percent: u32,
+    },
     /// `count` nodes go NotReady; pods are evicted after tolerationSeconds.
-    NodeFailure { count: u32, recover: bool },
+    NodeFailure {
+        count: u32,
+        recover: bool,
+    },
     NodeMaintenance,
     NodeDrain,
-    NodeOverload { threshold_percent: u32 },
-    Apply { from: String },
+    NodeOverload {
+        threshold_percent: u32,
+    },
+    Apply {
+        from: String,
+    },
     GitopsSync,
 }
 
@@ -146,7 +156,7 @@ impl Date {
             month: m.parse().ok()?,
             day: d.parse().ok()?,
         };
-        let leap = date.year % 4 == 0 && (date.year % 100 != 0 || date.year % 400 == 0);
+        let leap = date.year.is_multiple_of(4) && (!date.year.is_multiple_of(100) || date.year.is_multiple_of(400));
         let days = match date.month {
             1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
             4 | 6 | 9 | 11 => 30,
@@ -198,7 +208,14 @@ impl Config {
     /// The embedded default, resolved against `base_dir`.
     pub fn default_for(base_dir: &Path, sources: &mut SourceMap) -> Config {
         let mut diags = Diagnostics::default();
-        let config = Config::parse(DEFAULT_CONFIG, Path::new("<default config>"), None, base_dir, sources, &mut diags);
+        let config = Config::parse(
+            DEFAULT_CONFIG,
+            Path::new("<default config>"),
+            None,
+            base_dir,
+            sources,
+            &mut diags,
+        );
         debug_assert!(diags.is_empty(), "embedded default config is valid: {diags:?}");
         config
     }
@@ -219,7 +236,14 @@ impl Config {
         }
     }
 
-    pub fn parse(text: &str, shown_path: &Path, path: Option<PathBuf>, base_dir: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Config {
+    pub fn parse(
+        text: &str,
+        shown_path: &Path,
+        path: Option<PathBuf>,
+        base_dir: &Path,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+    ) -> Config {
         let file = sources.add(shown_path, text);
         let stream = yaml::parse(text, file, &yaml::Limits::default());
         for e in &stream.errors {
@@ -234,7 +258,12 @@ impl Config {
         }
         let root = stream.documents.first().map_or(&empty, |d| &d.root);
         let mut r = Reader { diags };
-        let mut config = ConfigReader { r: &mut r, base_dir, sources }.read(root);
+        let mut config = ConfigReader {
+            r: &mut r,
+            base_dir,
+            sources,
+        }
+        .read(root);
         config.path = path;
         config
     }
@@ -243,7 +272,11 @@ impl Config {
     /// directory with `.git`) or the file system root.
     pub fn discover(start: &Path) -> Option<PathBuf> {
         let start = std::fs::canonicalize(start).ok()?;
-        let mut dir = if start.is_dir() { start.as_path() } else { start.parent()? };
+        let mut dir = if start.is_dir() {
+            start.as_path()
+        } else {
+            start.parent()?
+        };
         loop {
             for name in FILE_NAMES {
                 let candidate = dir.join(name);
@@ -276,7 +309,10 @@ struct ConfigReader<'a, 'd> {
 /// Report fields not in `allowed` as located errors, with a suggestion when one is close.
 fn check_fields(r: &mut Reader, node: &Node, allowed: &[&str], context: &str) {
     let Some(entries) = node.as_map() else {
-        r.error(node.span, format!("`{context}` must be a mapping, found {}", node.type_name()));
+        r.error(
+            node.span,
+            format!("`{context}` must be a mapping, found {}", node.type_name()),
+        );
         return;
     };
     for (k, _) in entries {
@@ -312,15 +348,33 @@ impl ConfigReader<'_, '_> {
             self.r,
             root,
             &[
-                "apiVersion", "kind", "kubernetesVersion", "include", "exclude", "helm", "cluster", "scheduler",
-                "descheduler", "workloads", "events", "checks", "scaling", "suppressions",
+                "apiVersion",
+                "kind",
+                "kubernetesVersion",
+                "include",
+                "exclude",
+                "helm",
+                "cluster",
+                "scheduler",
+                "descheduler",
+                "workloads",
+                "events",
+                "checks",
+                "scaling",
+                "suppressions",
             ],
             "config",
         );
         if let Some(v) = self.r.string(root, "apiVersion")
             && v.value != "kivi-lint/v1alpha1"
         {
-            self.r.error(v.span, format!("unsupported config `apiVersion: {}` (expected kivi-lint/v1alpha1)", truncate(&v.value)));
+            self.r.error(
+                v.span,
+                format!(
+                    "unsupported config `apiVersion: {}` (expected kivi-lint/v1alpha1)",
+                    truncate(&v.value)
+                ),
+            );
         }
         if let Some(k) = self.r.string(root, "kind")
             && k.value != "Config"
@@ -330,12 +384,22 @@ impl ConfigReader<'_, '_> {
         let kubernetes_version = match self.r.text(root, "kubernetesVersion") {
             Some(v) if is_minor_version(&v.value) => v.value,
             Some(v) => {
-                self.r.error(v.span, format!("`kubernetesVersion` must look like \"1.30\", found `{}`", truncate(&v.value)));
+                self.r.error(
+                    v.span,
+                    format!(
+                        "`kubernetesVersion` must look like \"1.30\", found `{}`",
+                        truncate(&v.value)
+                    ),
+                );
                 "1.30".into()
             }
             None => "1.30".into(),
         };
-        let include = if self.r.field(root, "include").is_some() { self.globs(root, "include") } else { vec!["**".into()] };
+        let include = if self.r.field(root, "include").is_some() {
+            self.globs(root, "include")
+        } else {
+            vec!["**".into()]
+        };
         let exclude = self.globs(root, "exclude");
         let helm = self.helm(root);
         let scaling = self.scaling(root);
@@ -368,7 +432,9 @@ impl ConfigReader<'_, '_> {
             };
             match globset::Glob::new(text) {
                 Ok(_) => out.push(text.to_string()),
-                Err(e) => self.r.error(item.span, format!("invalid glob `{}`: {}", truncate(text), e.kind())),
+                Err(e) => self
+                    .r
+                    .error(item.span, format!("invalid glob `{}`: {}", truncate(text), e.kind())),
             }
         }
         out
@@ -409,7 +475,10 @@ impl ConfigReader<'_, '_> {
     }
 
     fn scaling(&mut self, root: &Node) -> Scaling {
-        let mut scaling = Scaling { max_nodes: 6, pods_per_node: 6 };
+        let mut scaling = Scaling {
+            max_nodes: 6,
+            pods_per_node: 6,
+        };
         if let Some(node) = self.r.map(root, "scaling") {
             check_fields(self.r, node, &["maxNodes", "podsPerNode"], "scaling");
             if let Some(v) = self.bounded(node, "maxNodes", 1, 64) {
@@ -445,13 +514,17 @@ impl ConfigReader<'_, '_> {
             let node_name = self.r.text(item, "node");
             let count = self.r.int(item, "count");
             let (Some(workload), Some(node_name)) = (workload, node_name) else {
-                self.r.error(item.span, "an initial pod entry needs `workload` and `node`");
+                self.r
+                    .error(item.span, "an initial pod entry needs `workload` and `node`");
                 continue;
             };
             if !cluster.has_node(&node_name.value) {
                 self.r.error(
                     node_name.span,
-                    format!("node `{}` is not in the cluster (nodes are named <pool>-1, <pool>-2, ...)", truncate(&node_name.value)),
+                    format!(
+                        "node `{}` is not in the cluster (nodes are named <pool>-1, <pool>-2, ...)",
+                        truncate(&node_name.value)
+                    ),
                 );
                 continue;
             }
@@ -477,7 +550,10 @@ impl ConfigReader<'_, '_> {
         let v = self.r.text(node, key)?;
         let id = ObjectId::parse(&v.value);
         if id.is_none() {
-            self.r.error(v.span, format!("`{key}` must be `Kind/namespace/name`, found `{}`", truncate(&v.value)));
+            self.r.error(
+                v.span,
+                format!("`{key}` must be `Kind/namespace/name`, found `{}`", truncate(&v.value)),
+            );
         }
         id
     }
@@ -529,7 +605,13 @@ impl ConfigReader<'_, '_> {
         for (k, v) in node.as_map().unwrap_or_default() {
             let key = k.scalar_text().unwrap_or_default();
             let Some(id) = ObjectId::parse(&key) else {
-                self.r.error(k.span, format!("workload keys must be `Kind/namespace/name`, found `{}`", truncate(&key)));
+                self.r.error(
+                    k.span,
+                    format!(
+                        "workload keys must be `Kind/namespace/name`, found `{}`",
+                        truncate(&key)
+                    ),
+                );
                 continue;
             };
             if v.as_map().is_none() {
@@ -553,7 +635,14 @@ impl ConfigReader<'_, '_> {
                     seconds,
                 }
             });
-            out.insert(id, WorkloadAssumptions { usage, startup, span: k.span });
+            out.insert(
+                id,
+                WorkloadAssumptions {
+                    usage,
+                    startup,
+                    span: k.span,
+                },
+            );
         }
         out
     }
@@ -569,7 +658,10 @@ impl ConfigReader<'_, '_> {
         match parsed {
             Some(IntOrPercent::Percent(p)) if p as u32 <= max && p > 0 => p as u32,
             _ => {
-                self.r.error(field.span, format!("`{key}` must be a percentage from 1% to {max}%, such as `200%`"));
+                self.r.error(
+                    field.span,
+                    format!("`{key}` must be a percentage from 1% to {max}%, such as `200%`"),
+                );
                 default
             }
         }
@@ -578,17 +670,32 @@ impl ConfigReader<'_, '_> {
     fn events(&mut self, root: &Node) -> Vec<Spanned<EnvironmentEvent>> {
         let mut out = Vec::new();
         for item in self.r.maps(root, "events") {
-            let types = ["load-change", "node-failure", "node-maintenance", "node-drain", "node-overload", "apply", "gitops-sync"];
+            let types = [
+                "load-change",
+                "node-failure",
+                "node-maintenance",
+                "node-drain",
+                "node-overload",
+                "apply",
+                "gitops-sync",
+            ];
             let Some(ty) = self.r.one_of(item, "type", &types) else {
                 if self.r.field(item, "type").is_none() {
-                    self.r.error(item.span, format!("an event needs a `type`: one of {}", types.join(", ")));
+                    self.r.error(
+                        item.span,
+                        format!("an event needs a `type`: one of {}", types.join(", ")),
+                    );
                 }
                 continue;
             };
             let event = match ty.value.as_str() {
                 "load-change" => {
                     check_fields(self.r, item, &["type", "workloads", "max"], "events[] (load-change)");
-                    let workloads = if self.r.field(item, "workloads").is_some() { self.r.string_list(item, "workloads") } else { vec!["*".into()] };
+                    let workloads = if self.r.field(item, "workloads").is_some() {
+                        self.r.string_list(item, "workloads")
+                    } else {
+                        vec!["*".into()]
+                    };
                     EnvironmentEvent::LoadChange {
                         workloads,
                         max_percent: self.percent(item, "max", 200, 1000),
@@ -620,7 +727,8 @@ impl ConfigReader<'_, '_> {
                     match self.r.string(item, "from").filter(|f| !f.value.is_empty()) {
                         Some(from) => EnvironmentEvent::Apply { from: from.value },
                         None => {
-                            self.r.error(item.span, "an `apply` event needs `from`: a git ref or a directory");
+                            self.r
+                                .error(item.span, "an `apply` event needs `from`: a git ref or a directory");
                             continue;
                         }
                     }
@@ -701,7 +809,12 @@ impl ConfigReader<'_, '_> {
     fn suppressions(&mut self, root: &Node) -> Vec<Suppression> {
         let mut out = Vec::new();
         for item in self.r.maps(root, "suppressions") {
-            check_fields(self.r, item, &["check", "object", "reason", "expires"], "suppressions[]");
+            check_fields(
+                self.r,
+                item,
+                &["check", "object", "reason", "expires"],
+                "suppressions[]",
+            );
             let check = self.r.field(item, "check").and_then(|c| self.check_name(c));
             let object = self.object_id(item, "object");
             let reason = self.r.text(item, "reason").filter(|r| !r.value.trim().is_empty());
@@ -737,7 +850,10 @@ impl ConfigReader<'_, '_> {
 fn is_minor_version(v: &str) -> bool {
     let v = v.strip_prefix('v').unwrap_or(v);
     let parts: Vec<&str> = v.split('.').collect();
-    (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -747,7 +863,14 @@ mod tests {
     fn parse(text: &str) -> (Config, Diagnostics, SourceMap) {
         let mut sources = SourceMap::default();
         let mut diags = Diagnostics::default();
-        let c = Config::parse(text, Path::new(".kivi-lint.yaml"), None, Path::new("/repo"), &mut sources, &mut diags);
+        let c = Config::parse(
+            text,
+            Path::new(".kivi-lint.yaml"),
+            None,
+            Path::new("/repo"),
+            &mut sources,
+            &mut diags,
+        );
         (c, diags, sources)
     }
 
@@ -814,9 +937,15 @@ suppressions:
         assert_eq!(pool.allocatable.cpu_millis, 4000);
         assert_eq!(pool.reserved.memory_bytes, 1 << 30);
         assert_eq!(c.initial_pods[0].count, 2);
-        assert_eq!(c.descheduler.policy.as_ref().unwrap().value, PathBuf::from("/repo/deploy/descheduler-policy.yaml"));
+        assert_eq!(
+            c.descheduler.policy.as_ref().unwrap().value,
+            PathBuf::from("/repo/deploy/descheduler-policy.yaml")
+        );
         assert_eq!(c.events.len(), 7);
-        assert_eq!(c.events[4].value, EnvironmentEvent::NodeOverload { threshold_percent: 98 });
+        assert_eq!(
+            c.events[4].value,
+            EnvironmentEvent::NodeOverload { threshold_percent: 98 }
+        );
         assert_eq!(c.checks.params["no-eviction-loop"]["loops"], 3);
         assert_eq!(c.suppressions[0].expires.unwrap().to_string(), "2027-06-30");
         let web = ObjectId::parse("Deployment/default/web").unwrap();
@@ -825,22 +954,39 @@ suppressions:
 
     #[test]
     fn unknown_fields_are_located_with_a_suggestion() {
-        let (_, diags, sources) = parse("apiVersion: kivi-lint/v1alpha1\nkind: Config\nscaling: {maxNode: 6}\nclustr: {}\n");
+        let (_, diags, sources) =
+            parse("apiVersion: kivi-lint/v1alpha1\nkind: Config\nscaling: {maxNode: 6}\nclustr: {}\n");
         let d: Vec<_> = diags.iter().collect();
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(crate::diagnostics::location_string(&sources, d[0].span), ".kivi-lint.yaml:4:1");
+        assert_eq!(
+            crate::diagnostics::location_string(&sources, d[0].span),
+            ".kivi-lint.yaml:4:1"
+        );
         assert_eq!(d[1].help.as_deref(), Some("did you mean `maxNodes`?"));
     }
 
     #[test]
     fn bad_values() {
-        let (_, diags, _) = parse("checks: {enable: [no-such-check], severity: {pods-schedulable: fatal}}\nsuppressions: [{check: pods-schedulable, object: web, reason: x, expires: 2027-02-30}]\nevents: [{type: earthquake}]\ncluster: {initialPods: [{workload: Deployment/default/web, node: zone-z-1}]}\n");
+        let (_, diags, _) = parse(
+            "checks: {enable: [no-such-check], severity: {pods-schedulable: fatal}}\nsuppressions: [{check: pods-schedulable, object: web, reason: x, expires: 2027-02-30}]\nevents: [{type: earthquake}]\ncluster: {initialPods: [{workload: Deployment/default/web, node: zone-z-1}]}\n",
+        );
         let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
-        assert!(messages.iter().any(|m| m.contains("unknown check `no-such-check`")), "{messages:?}");
+        assert!(
+            messages.iter().any(|m| m.contains("unknown check `no-such-check`")),
+            "{messages:?}"
+        );
         assert!(messages.iter().any(|m| m.contains("severity must be")));
-        assert!(messages.iter().any(|m| m.contains("`object` must be `Kind/namespace/name`")));
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("`object` must be `Kind/namespace/name`"))
+        );
         assert!(messages.iter().any(|m| m.contains("`type` must be one of")));
-        assert!(messages.iter().any(|m| m.contains("node `zone-z-1` is not in the cluster")));
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("node `zone-z-1` is not in the cluster"))
+        );
     }
 
     #[test]

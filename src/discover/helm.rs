@@ -51,7 +51,10 @@ pub fn source_comments(rendered: &str) -> Vec<(u32, String)> {
     rendered
         .lines()
         .enumerate()
-        .filter_map(|(i, l)| l.strip_prefix("# Source: ").map(|p| (i as u32 + 1, p.trim().to_string())))
+        .filter_map(|(i, l)| {
+            l.strip_prefix("# Source: ")
+                .map(|p| (i as u32 + 1, p.trim().to_string()))
+        })
         .collect()
 }
 
@@ -71,8 +74,17 @@ mod tests {
     fn source_comments_and_template_paths() {
         let out = "---\n# Source: podinfo/templates/service.yaml\napiVersion: v1\n---\n# Source: podinfo/charts/redis/templates/x.yaml\nkind: A\n";
         let c = source_comments(out);
-        assert_eq!(c, vec![(2, "podinfo/templates/service.yaml".into()), (5, "podinfo/charts/redis/templates/x.yaml".into())]);
-        assert_eq!(template_path(Path::new("/c"), &c[1].1).unwrap(), PathBuf::from("/c/charts/redis/templates/x.yaml"));
+        assert_eq!(
+            c,
+            vec![
+                (2, "podinfo/templates/service.yaml".into()),
+                (5, "podinfo/charts/redis/templates/x.yaml".into())
+            ]
+        );
+        assert_eq!(
+            template_path(Path::new("/c"), &c[1].1).unwrap(),
+            PathBuf::from("/c/charts/redis/templates/x.yaml")
+        );
         assert!(template_path(Path::new("/c"), "p/../../etc/passwd").is_none());
     }
 }

@@ -65,7 +65,8 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         Ok(t) => t,
         Err(e) => {
             let id = sources.add(super::display_path(file), "");
-            k.problems.push(Diagnostic::error(Span::point(id, e.location), e.message));
+            k.problems
+                .push(Diagnostic::error(Span::point(id, e.location), e.message));
             return k;
         }
     };
@@ -79,16 +80,24 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         return k;
     };
     k.component = root.get("kind").and_then(Node::as_str) == Some("Component");
-    k.resources_only = root
-        .as_map()
-        .is_some_and(|m| m.iter().all(|(key, _)| matches!(key.as_str(), Some("apiVersion" | "kind" | "resources" | "metadata"))));
+    k.resources_only = root.as_map().is_some_and(|m| {
+        m.iter()
+            .all(|(key, _)| matches!(key.as_str(), Some("apiVersion" | "kind" | "resources" | "metadata")))
+    });
 
     // (node, may be a directory, may be `key=path`)
     let mut entries: Vec<(&Node, bool, bool)> = Vec::new();
     for key in ["resources", "bases", "components"] {
         entries.extend(seq(root, key).iter().map(|n| (n, true, false)));
     }
-    for key in ["crds", "configurations", "patchesStrategicMerge", "generators", "transformers", "validators"] {
+    for key in [
+        "crds",
+        "configurations",
+        "patchesStrategicMerge",
+        "generators",
+        "transformers",
+        "validators",
+    ] {
         entries.extend(seq(root, key).iter().map(|n| (n, false, false)));
     }
     for key in ["patches", "patchesJson6902", "replacements"] {
@@ -113,8 +122,11 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
     }
     if let Some(h) = root.get("helmCharts").filter(|h| !h.is_null()) {
         k.problems.push(
-            Diagnostic::error(h.span, "`helmCharts` needs `kustomize build --enable-helm`, which kivi-lint does not use")
-                .with_help("render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead"),
+            Diagnostic::error(
+                h.span,
+                "`helmCharts` needs `kustomize build --enable-helm`, which kivi-lint does not use",
+            )
+            .with_help("render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead"),
         );
     }
     for (node, may_be_dir, keyed) in entries {
@@ -122,12 +134,22 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             continue;
         };
         // `key=path` in generators; inline patches contain line breaks.
-        let path_text = if keyed { text.split_once('=').map_or(text, |(_, p)| p) } else { text }.trim();
+        let path_text = if keyed {
+            text.split_once('=').map_or(text, |(_, p)| p)
+        } else {
+            text
+        }
+        .trim();
         if path_text.is_empty() || text.contains('\n') {
             continue;
         }
         let path = dir.join(path_text);
-        if may_be_dir && root.get("resources").and_then(Node::as_seq).is_some_and(|r| r.iter().any(|n| std::ptr::eq(n, node))) {
+        if may_be_dir
+            && root
+                .get("resources")
+                .and_then(Node::as_seq)
+                .is_some_and(|r| r.iter().any(|n| std::ptr::eq(n, node)))
+        {
             k.resources.push(path.clone());
         }
         if path.is_dir() && may_be_dir {
@@ -136,14 +158,23 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             k.files.push(path);
         } else if looks_remote(path_text) {
             k.problems.push(
-                Diagnostic::error(node.span, format!("remote resource `{}` is not allowed: kivi-lint renders without network", truncate(path_text)))
-                    .with_help("vendor the base into the repository, or exclude this kustomization"),
+                Diagnostic::error(
+                    node.span,
+                    format!(
+                        "remote resource `{}` is not allowed: kivi-lint renders without network",
+                        truncate(path_text)
+                    ),
+                )
+                .with_help("vendor the base into the repository, or exclude this kustomization"),
             );
         } else if path_text.contains(['*', '?', '[']) {
             // kustomize accepts globs in a few fields; it resolves them itself.
             k.resources_only = false;
         } else {
-            k.problems.push(Diagnostic::error(node.span, format!("`{}` does not exist", truncate(path_text))));
+            k.problems.push(Diagnostic::error(
+                node.span,
+                format!("`{}` does not exist", truncate(path_text)),
+            ));
         }
     }
     k
@@ -184,7 +215,8 @@ pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::Temp
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- {}\nbuildMetadata: [originAnnotations]\n",
         serde_json::to_string(&relative.to_string_lossy()).unwrap_or_default()
     );
-    std::fs::write(wrapper.path().join("kustomization.yaml"), content).map_err(|e| format!("cannot write the wrapper kustomization: {e}"))?;
+    std::fs::write(wrapper.path().join("kustomization.yaml"), content)
+        .map_err(|e| format!("cannot write the wrapper kustomization: {e}"))?;
     let mut command = match renderer {
         Renderer::Kustomize(bin) => {
             let mut c = Command::new(bin);
@@ -208,9 +240,7 @@ pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::Temp
 /// Make kustomize's error readable: drop the wrapper's part of paths and the log prefix.
 fn clean_error(stderr: &str, wrapper: &Path, target: &Path) -> String {
     let text = stderr.trim();
-    let text = text
-        .find("err=")
-        .map_or(text, |i| text[i + 4..].trim_matches('"'));
+    let text = text.find("err=").map_or(text, |i| text[i + 4..].trim_matches('"'));
     let rel = relative_path(wrapper, target);
     let text = text.replace(&rel.to_string_lossy().to_string(), &target.display().to_string());
     let text = text.replace(&wrapper.display().to_string(), "<wrapper>");
@@ -219,7 +249,11 @@ fn clean_error(stderr: &str, wrapper: &Path, target: &Path) -> String {
 }
 
 fn truncate_long(s: &str) -> String {
-    if s.chars().count() > 400 { format!("{}…", s.chars().take(400).collect::<String>()) } else { s.to_string() }
+    if s.chars().count() > 400 {
+        format!("{}…", s.chars().take(400).collect::<String>())
+    } else {
+        s.to_string()
+    }
 }
 
 /// `to` relative to `from` (both absolute).
@@ -261,7 +295,9 @@ pub fn take_origin(root: &mut Node, wrapper: &Path) -> Option<Origin> {
     let yaml::Value::Map(ann) = &mut meta[index].1.value else {
         return None;
     };
-    let pos = ann.iter().position(|(k, _)| k.as_str() == Some("config.kubernetes.io/origin"))?;
+    let pos = ann
+        .iter()
+        .position(|(k, _)| k.as_str() == Some("config.kubernetes.io/origin"))?;
     let (_, value) = ann.remove(pos);
     if ann.is_empty() {
         meta.remove(index);
@@ -273,7 +309,10 @@ pub fn take_origin(root: &mut Node, wrapper: &Path) -> Option<Origin> {
     if let Some(p) = origin.get("path").and_then(Node::as_str) {
         return Some(Origin::File(resolve(p)));
     }
-    origin.get("configuredIn").and_then(Node::as_str).map(|p| Origin::Generated(resolve(p)))
+    origin
+        .get("configuredIn")
+        .and_then(Node::as_str)
+        .map(|p| Origin::Generated(resolve(p)))
 }
 
 /// Resolve `..` lexically (the wrapper's relative paths climb out of the temporary directory).
@@ -297,8 +336,14 @@ mod tests {
 
     #[test]
     fn relative_paths() {
-        assert_eq!(relative_path(Path::new("/tmp/w"), Path::new("/work/repo/a")), PathBuf::from("../../work/repo/a"));
-        assert_eq!(normalize(Path::new("/tmp/w/../../work/repo/a.yaml")), PathBuf::from("/work/repo/a.yaml"));
+        assert_eq!(
+            relative_path(Path::new("/tmp/w"), Path::new("/work/repo/a")),
+            PathBuf::from("../../work/repo/a")
+        );
+        assert_eq!(
+            normalize(Path::new("/tmp/w/../../work/repo/a.yaml")),
+            PathBuf::from("/work/repo/a.yaml")
+        );
     }
 
     #[test]

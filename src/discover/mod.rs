@@ -97,7 +97,10 @@ pub fn read_source(path: &Path) -> Result<String, ReadError> {
         .read_to_end(&mut bytes)
         .map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(at_start(format!("file is larger than {} MiB; not read", MAX_FILE_BYTES / (1024 * 1024))));
+        return Err(at_start(format!(
+            "file is larger than {} MiB; not read",
+            MAX_FILE_BYTES / (1024 * 1024)
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
@@ -232,7 +235,10 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
         }
         if !path.exists() {
             let file = sources.add(display_path(path), "");
-            diags.error(Span::point(file, Location::START), format!("{} does not exist", path.display()));
+            diags.error(
+                Span::point(file, Location::START),
+                format!("{} does not exist", path.display()),
+            );
             continue;
         }
         let scope = discovery.scopes.len();
@@ -248,7 +254,10 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
         let (walked, errors) = walk(path);
         for e in errors {
             let file = sources.add(display_path(path), "");
-            diags.warning(Span::point(file, Location::START), format!("while walking the directory: {e}"));
+            diags.warning(
+                Span::point(file, Location::START),
+                format!("while walking the directory: {e}"),
+            );
         }
         let plain = if options.render {
             plan_renders(options, &filter, &walked, sources, diags, &mut discovery, &mut jobs)
@@ -280,8 +289,13 @@ fn read_stdin(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostic
     let result = std::io::stdin().lock().take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes);
     let text = match (result, String::from_utf8(bytes)) {
         (Err(e), _) => Err((format!("cannot read stdin: {e}"), Location::START)),
-        (Ok(n), _) if n as u64 > MAX_FILE_BYTES => Err(("stdin is larger than 16 MiB; not read".to_string(), Location::START)),
-        (Ok(_), Err(e)) => Err(("stdin is not valid UTF-8".to_string(), location_of_offset(e.as_bytes(), e.utf8_error().valid_up_to()))),
+        (Ok(n), _) if n as u64 > MAX_FILE_BYTES => {
+            Err(("stdin is larger than 16 MiB; not read".to_string(), Location::START))
+        }
+        (Ok(_), Err(e)) => Err((
+            "stdin is not valid UTF-8".to_string(),
+            location_of_offset(e.as_bytes(), e.utf8_error().valid_up_to()),
+        )),
         (Ok(_), Ok(t)) => Ok(t),
     };
     match text {
@@ -310,7 +324,14 @@ fn read_plain(path: &Path, scope: usize, sources: &mut SourceMap, diags: &mut Di
     }
 }
 
-fn parse_into(text: &str, file: FileId, scope: usize, namespace: &str, diags: &mut Diagnostics, discovery: &mut Discovery) {
+fn parse_into(
+    text: &str,
+    file: FileId,
+    scope: usize,
+    namespace: &str,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+) {
     let stream = yaml::parse(text, file, &yaml::Limits::default());
     let template = text.contains("{{");
     for e in stream.errors {
@@ -377,7 +398,10 @@ fn plan_renders(
         for problem in &k.problems {
             diags.push(problem.clone());
         }
-        let walked_here = walked.kustomize_dirs.iter().any(|d| kustomize::normalize(&absolute(d)) == *key);
+        let walked_here = walked
+            .kustomize_dirs
+            .iter()
+            .any(|d| kustomize::normalize(&absolute(d)) == *key);
         if !walked_here || referenced.contains(key) || k.component || !filter.admits(&k.file) {
             continue;
         }
@@ -387,7 +411,10 @@ fn plan_renders(
         if closure_has_problems(key, &kustomizations) {
             diags.push(Diagnostic::error(
                 Span::point(file, Location::START),
-                format!("kustomization {} is not rendered: fix the problems reported in it or in its bases", display_path(&k.dir).display()),
+                format!(
+                    "kustomization {} is not rendered: fix the problems reported in it or in its bases",
+                    display_path(&k.dir).display()
+                ),
             ));
             continue;
         }
@@ -403,7 +430,13 @@ fn plan_renders(
                     read_plain(&f, scope, sources, diags, discovery);
                 }
             }
-            _ => jobs.push((scope, Job::Kustomize { root: k.dir.clone(), file })),
+            _ => jobs.push((
+                scope,
+                Job::Kustomize {
+                    root: k.dir.clone(),
+                    file,
+                },
+            )),
         }
     }
 
@@ -423,11 +456,20 @@ fn plan_renders(
             for m in missing {
                 diags.warning(
                     Span::point(file, Location::START),
-                    format!("values file `{}` (config `helm.values`) is neither in the chart nor beside the config", m.display()),
+                    format!(
+                        "values file `{}` (config `helm.values`) is neither in the chart nor beside the config",
+                        m.display()
+                    ),
                 );
             }
         }
-        jobs.push((scope, Job::Helm { chart: (*chart).clone(), values }));
+        jobs.push((
+            scope,
+            Job::Helm {
+                chart: (*chart).clone(),
+                values,
+            },
+        ));
     }
 
     walked
@@ -435,7 +477,9 @@ fn plan_renders(
         .iter()
         .filter(|f| {
             let abs = kustomize::normalize(&absolute(f));
-            let in_kustomize_dir = f.parent().is_some_and(|p| kustomizations.contains_key(&kustomize::normalize(&absolute(p))));
+            let in_kustomize_dir = f
+                .parent()
+                .is_some_and(|p| kustomizations.contains_key(&kustomize::normalize(&absolute(p))));
             !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
         })
         .cloned()
@@ -446,14 +490,21 @@ fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
-        std::env::current_dir().map(|c| c.join(path)).unwrap_or_else(|_| path.to_path_buf())
+        std::env::current_dir()
+            .map(|c| c.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
     }
 }
 
 /// The resource files of a kustomization whose whole closure only lists resources, in
 /// kustomize's order; `None` when something in the closure transforms its resources.
 fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> Option<Vec<PathBuf>> {
-    fn collect(dir: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>, out: &mut Vec<PathBuf>, depth: usize) -> Option<()> {
+    fn collect(
+        dir: &Path,
+        all: &BTreeMap<PathBuf, kustomize::Kustomization>,
+        out: &mut Vec<PathBuf>,
+        depth: usize,
+    ) -> Option<()> {
         let k = all.get(dir)?;
         if !k.resources_only || depth > 16 {
             return None;
@@ -482,7 +533,10 @@ fn plain_resource_file(path: &Path) -> bool {
         match (kind, r.get("items").and_then(Node::as_seq)) {
             // kustomize expands lists into their items.
             (Some(k), Some(items)) if k.ends_with("List") => items.iter().all(named_object),
-            (Some(_), _) => r.get("apiVersion").and_then(Node::as_str).is_some() && r.at(&["metadata", "name"]).and_then(Node::as_str).is_some(),
+            (Some(_), _) => {
+                r.get("apiVersion").and_then(Node::as_str).is_some()
+                    && r.at(&["metadata", "name"]).and_then(Node::as_str).is_some()
+            }
             (None, _) => false,
         }
     }
@@ -506,7 +560,13 @@ fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomiz
     false
 }
 
-fn run_renders(options: &Options, jobs: Vec<(usize, Job)>, sources: &mut SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
+fn run_renders(
+    options: &Options,
+    jobs: Vec<(usize, Job)>,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+) {
     if jobs.is_empty() {
         return;
     }
@@ -548,7 +608,8 @@ fn run_renders(options: &Options, jobs: Vec<(usize, Job)>, sources: &mut SourceM
         let result = result.into_inner().expect("lock not poisoned").expect("every job ran");
         match (job, result) {
             (Job::Kustomize { root, file }, Ok(Rendered::Kustomize { text, wrapper })) => {
-                let documents = attach_kustomize_origins(&text, &root, file, wrapper.path(), sources, diags, &mut source_cache);
+                let documents =
+                    attach_kustomize_origins(&text, &root, file, wrapper.path(), sources, diags, &mut source_cache);
                 discovery.batches.push(Batch {
                     scope,
                     file,
@@ -579,7 +640,9 @@ fn run_renders(options: &Options, jobs: Vec<(usize, Job)>, sources: &mut SourceM
 fn chart_file_id(chart: &Path, sources: &mut SourceMap) -> FileId {
     let path = chart.join("Chart.yaml");
     let shown = display_path(&path);
-    sources.find(&shown).unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
+    sources
+        .find(&shown)
+        .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
 }
 
 /// Parse a source file once per run (several overlays share a base).
@@ -593,7 +656,9 @@ fn source_documents<'c>(
         .or_insert_with(|| {
             let text = read_text(path).ok()?;
             let shown = display_path(path);
-            let id = sources.find(&shown).unwrap_or_else(|| sources.add(shown, text.as_str()));
+            let id = sources
+                .find(&shown)
+                .unwrap_or_else(|| sources.add(shown, text.as_str()));
             let stream = yaml::parse(&text, id, &yaml::Limits::default());
             Some((id, stream.documents))
         })
@@ -641,17 +706,29 @@ fn attach_kustomize_origins(
 /// contains (kustomize adds prefixes and suffixes).
 fn matching_document<'d>(rendered: &Node, docs: &'d [Document]) -> Option<&'d Node> {
     let kind = rendered.get("kind").and_then(Node::scalar_text);
-    let name = rendered.at(&["metadata", "name"]).and_then(Node::scalar_text).unwrap_or_default();
+    let name = rendered
+        .at(&["metadata", "name"])
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
     let same_kind: Vec<&Node> = docs
         .iter()
         .map(|d| &d.root)
         .filter(|d| d.get("kind").and_then(Node::scalar_text) == kind)
         .collect();
-    let source_name = |d: &Node| d.at(&["metadata", "name"]).and_then(Node::scalar_text).unwrap_or_default();
+    let source_name = |d: &Node| {
+        d.at(&["metadata", "name"])
+            .and_then(Node::scalar_text)
+            .unwrap_or_default()
+    };
     same_kind
         .iter()
         .find(|d| source_name(d) == name)
-        .or_else(|| same_kind.iter().filter(|d| !source_name(d).is_empty() && name.contains(&source_name(d))).max_by_key(|d| source_name(d).len()))
+        .or_else(|| {
+            same_kind
+                .iter()
+                .filter(|d| !source_name(d).is_empty() && name.contains(&source_name(d)))
+                .max_by_key(|d| source_name(d).len())
+        })
         .or(same_kind.first())
         .copied()
         .or_else(|| (docs.len() == 1).then(|| &docs[0].root))
@@ -677,7 +754,9 @@ fn attach_helm_sources(text: &str, chart: &Path, sources: &mut SourceMap, diags:
         };
         let file = *templates.entry(path.clone()).or_insert_with(|| {
             let shown = display_path(&path);
-            sources.find(&shown).unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
+            sources
+                .find(&shown)
+                .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
         });
         let template = sources.file(file).text.clone();
         provenance::remap_to_template(&mut doc.root, &template, file);

@@ -31,7 +31,10 @@ pub fn run(mut command: Command, timeout: Duration) -> Result<Finished, String> 
         None => {
             kill_group(child.id());
             let _ = child.wait();
-            return Err(format!("`{program}` did not finish within {} s and was stopped", timeout.as_secs()));
+            return Err(format!(
+                "`{program}` did not finish within {} s and was stopped",
+                timeout.as_secs()
+            ));
         }
     };
     Ok(Finished {

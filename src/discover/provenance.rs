@@ -33,7 +33,9 @@ pub fn remap_to_source(rendered: &mut Node, source: &Node) {
                 // Lists of named items (containers, ports) may be reordered by patches.
                 let name = item.get("name").and_then(|n| n.scalar_text());
                 let by_name = name.and_then(|name| {
-                    src_items.iter().find(|s| s.get("name").and_then(|n| n.scalar_text()).as_deref() == Some(name.as_str()))
+                    src_items
+                        .iter()
+                        .find(|s| s.get("name").and_then(|n| n.scalar_text()).as_deref() == Some(name.as_str()))
                 });
                 match by_name.or_else(|| src_items.get(i)) {
                     Some(s) => remap_to_source(item, s),
@@ -59,7 +61,10 @@ pub fn remap_all(node: &mut Node, span: Span) {
 /// first template line at or after the previous match that starts with `key:` (or `- key:`).
 pub fn remap_to_template(rendered: &mut Node, template: &str, file: crate::source::FileId) {
     let lines: Vec<&str> = template.lines().collect();
-    let kind_line = lines.iter().position(|l| l.trim_start().starts_with("kind:")).unwrap_or(0);
+    let kind_line = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("kind:"))
+        .unwrap_or(0);
     let start = Span::point(
         file,
         Location {
@@ -81,10 +86,12 @@ fn walk_template(node: &mut Node, lines: &[&str], cursor: &mut usize, parent: Sp
                     let t = l.trim_start();
                     let t = t.strip_prefix("- ").unwrap_or(t).trim_start();
                     let t = t.trim_start_matches(['"', '\'']);
-                    (t.starts_with(&key) && t[key.len()..].trim_start_matches(['"', '\'']).starts_with(':')).then(|| {
-                        let column = l.len() - l.trim_start().len() + 1;
-                        (i, column)
-                    })
+                    (t.starts_with(&key) && t[key.len()..].trim_start_matches(['"', '\'']).starts_with(':')).then(
+                        || {
+                            let column = l.len() - l.trim_start().len() + 1;
+                            (i, column)
+                        },
+                    )
                 });
                 let span = match found {
                     Some((i, column)) => {
@@ -120,8 +127,16 @@ mod tests {
 
     #[test]
     fn kustomize_fields_map_to_source_lines() {
-        let src = parse("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n", FileId(1), &Limits::default());
-        let mut out = parse("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels: {env: dev}\n  name: dev-web\nspec:\n  replicas: 2\n", FileId(2), &Limits::default());
+        let src = parse(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n",
+            FileId(1),
+            &Limits::default(),
+        );
+        let mut out = parse(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels: {env: dev}\n  name: dev-web\nspec:\n  replicas: 2\n",
+            FileId(2),
+            &Limits::default(),
+        );
         let root = &mut out.documents[0].root;
         remap_to_source(root, &src.documents[0].root);
         let replicas = root.at(&["spec", "replicas"]).unwrap();
@@ -133,7 +148,11 @@ mod tests {
     #[test]
     fn helm_keys_map_to_template_lines() {
         let template = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  {{- if .Values.x }}\n  replicas: {{ .Values.replicas }}\n  {{- end }}\n";
-        let mut out = parse("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: r\nspec:\n  replicas: 3\n", FileId(2), &Limits::default());
+        let mut out = parse(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: r\nspec:\n  replicas: 3\n",
+            FileId(2),
+            &Limits::default(),
+        );
         let root = &mut out.documents[0].root;
         remap_to_template(root, template, FileId(7));
         let replicas = root.at(&["spec", "replicas"]).unwrap();

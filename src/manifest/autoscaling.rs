@@ -106,7 +106,10 @@ impl HorizontalPodAutoscaler {
             return None;
         };
         if min_replicas.value < 1 {
-            r.error(min_replicas.span, "`minReplicas` must be at least 1 (0 needs the HPAScaleToZero feature gate)");
+            r.error(
+                min_replicas.span,
+                "`minReplicas` must be at least 1 (0 needs the HPAScaleToZero feature gate)",
+            );
         }
         if max_replicas.value < min_replicas.value.max(1) {
             r.error(max_replicas.span, "`maxReplicas` must be at least `minReplicas`");
@@ -120,7 +123,11 @@ impl HorizontalPodAutoscaler {
                 span: utilization.map_or(spec.span, |u| u.span),
             }]
         } else {
-            let listed: Vec<Metric> = r.maps(spec, "metrics").into_iter().filter_map(|m| read_metric(r, m)).collect();
+            let listed: Vec<Metric> = r
+                .maps(spec, "metrics")
+                .into_iter()
+                .filter_map(|m| read_metric(r, m))
+                .collect();
             if r.field(spec, "metrics").is_none() {
                 vec![Metric::Resource {
                     resource: "cpu".into(),
@@ -174,7 +181,10 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
     let value = match target_type.value.as_str() {
         "Utilization" => {
             let Some(u) = r.int32(target, "averageUtilization").filter(|u| u.value > 0) else {
-                r.error(target.span, "a `Utilization` target needs a positive `averageUtilization`");
+                r.error(
+                    target.span,
+                    "a `Utilization` target needs a positive `averageUtilization`",
+                );
                 return None;
             };
             MetricTarget::Utilization(u.value)
@@ -187,7 +197,10 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
             MetricTarget::AverageValue(v.value)
         }
         _ => {
-            r.error(target_type.span, "a `Resource` metric cannot use a `Value` target (use `AverageValue`)");
+            r.error(
+                target_type.span,
+                "a `Resource` metric cannot use a `Value` target (use `AverageValue`)",
+            );
             return None;
         }
     };
@@ -206,11 +219,13 @@ fn read_rules(r: &mut Reader, behavior: &Node, key: &str) -> Option<ScalingRules
     {
         r.error(node.span, "`stabilizationWindowSeconds` must be from 0 to 3600");
     }
-    let select_policy = r.one_of(node, "selectPolicy", &["Max", "Min", "Disabled"]).map(|p| match p.value.as_str() {
-        "Max" => SelectPolicy::Max,
-        "Min" => SelectPolicy::Min,
-        _ => SelectPolicy::Disabled,
-    });
+    let select_policy = r
+        .one_of(node, "selectPolicy", &["Max", "Min", "Disabled"])
+        .map(|p| match p.value.as_str() {
+            "Max" => SelectPolicy::Max,
+            "Min" => SelectPolicy::Min,
+            _ => SelectPolicy::Disabled,
+        });
     let mut policies = Vec::new();
     for p in r.maps(node, "policies") {
         let ty = r.one_of(p, "type", &["Pods", "Percent"]);

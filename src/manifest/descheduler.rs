@@ -51,7 +51,8 @@ impl NamespaceFilter {
     }
 
     pub fn admits(&self, namespace: &str) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|n| n == namespace)) && !self.exclude.iter().any(|n| n == namespace)
+        (self.include.is_empty() || self.include.iter().any(|n| n == namespace))
+            && !self.exclude.iter().any(|n| n == namespace)
     }
 }
 
@@ -136,9 +137,15 @@ impl DeschedulerPolicy {
             read_v1alpha1(r, node)
         } else {
             if !api_version.ends_with("v1alpha2") {
-                r.warning(node.span, format!("DeschedulerPolicy `{api_version}` is not known; read as descheduler/v1alpha2"));
+                r.warning(
+                    node.span,
+                    format!("DeschedulerPolicy `{api_version}` is not known; read as descheduler/v1alpha2"),
+                );
             }
-            r.maps(node, "profiles").into_iter().map(|p| read_profile(r, p)).collect()
+            r.maps(node, "profiles")
+                .into_iter()
+                .map(|p| read_profile(r, p))
+                .collect()
         };
         DeschedulerPolicy {
             api_version: api_version.to_string(),
@@ -152,7 +159,9 @@ impl DeschedulerPolicy {
     }
 
     pub fn plugins(&self) -> impl Iterator<Item = (&DeschedulerProfile, &DeschedulerPlugin)> {
-        self.profiles.iter().flat_map(|p| p.plugins.iter().map(move |pl| (p, pl)))
+        self.profiles
+            .iter()
+            .flat_map(|p| p.plugins.iter().map(move |pl| (p, pl)))
     }
 
     /// Whether some enabled plugin may evict pods of a workload in `namespace` with these labels.
@@ -160,7 +169,11 @@ impl DeschedulerPolicy {
         self.plugins().any(|(profile, plugin)| {
             plugin.namespaces.admits(namespace)
                 && plugin.label_selector.as_ref().is_none_or(|s| s.matches(labels))
-                && profile.evictor.label_selector.as_ref().is_none_or(|s| s.matches(labels))
+                && profile
+                    .evictor
+                    .label_selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(labels))
         })
     }
 }
@@ -169,7 +182,10 @@ fn extension_of(r: &mut Reader, name: &Spanned<String>) -> Extension {
     match PLUGINS.iter().find(|(n, _)| *n == name.value) {
         Some((_, e)) => *e,
         None => {
-            r.warning(name.span, format!("descheduler plugin `{}` is not modelled; it is ignored", name.value));
+            r.warning(
+                name.span,
+                format!("descheduler plugin `{}` is not modelled; it is ignored", name.value),
+            );
             Extension::Deschedule
         }
     }
@@ -274,14 +290,22 @@ fn read_profile(r: &mut Reader, node: &Node) -> DeschedulerProfile {
         let args = r.map(pc, "args");
         configs.push((n, args));
     }
-    let evictor = read_evictor(r, configs.iter().find(|(n, _)| n.value == "DefaultEvictor").and_then(|(_, a)| *a));
+    let evictor = read_evictor(
+        r,
+        configs
+            .iter()
+            .find(|(n, _)| n.value == "DefaultEvictor")
+            .and_then(|(_, a)| *a),
+    );
     let mut enabled: Vec<Spanned<String>> = Vec::new();
     if let Some(plugins) = r.map(node, "plugins") {
         for point in ["balance", "deschedule"] {
             if let Some(p) = r.map(plugins, point) {
                 for item in r.seq(p, "enabled") {
                     // Entries are names, or `{name: X}` in some examples.
-                    let name = item.scalar_text().or_else(|| item.get("name").and_then(|n| n.scalar_text()));
+                    let name = item
+                        .scalar_text()
+                        .or_else(|| item.get("name").and_then(|n| n.scalar_text()));
                     match name {
                         Some(n) => enabled.push(Spanned::new(n, item.span)),
                         None => r.error(item.span, "a plugin entry must be a name"),
@@ -294,14 +318,20 @@ fn read_profile(r: &mut Reader, node: &Node) -> DeschedulerProfile {
         .into_iter()
         .map(|name| {
             let extension = extension_of(r, &name);
-            let args = configs.iter().find(|(n, _)| n.value == name.value).and_then(|(_, a)| *a);
+            let args = configs
+                .iter()
+                .find(|(n, _)| n.value == name.value)
+                .and_then(|(_, a)| *a);
             DeschedulerPlugin {
                 extension,
-                namespaces: args.map(|a| {
-                    let mut f = NamespaceFilter::read(r, a, "namespaces");
-                    f.exclude.extend(NamespaceFilter::read(r, a, "evictableNamespaces").exclude);
-                    f
-                }).unwrap_or_default(),
+                namespaces: args
+                    .map(|a| {
+                        let mut f = NamespaceFilter::read(r, a, "namespaces");
+                        f.exclude
+                            .extend(NamespaceFilter::read(r, a, "evictableNamespaces").exclude);
+                        f
+                    })
+                    .unwrap_or_default(),
                 label_selector: args.and_then(|a| LabelSelector::read(r, a, "labelSelector")),
                 args: read_args(r, &name.value, args),
                 name,
@@ -338,10 +368,12 @@ fn read_v1alpha1(r: &mut Reader, node: &Node) -> Vec<DeschedulerProfile> {
         }
         let args = match (name.value.as_str(), params) {
             (_, None) => read_args(r, &name.value, None),
-            ("LowNodeUtilization" | "HighNodeUtilization", Some(p)) => match r.map(p, "nodeResourceUtilizationThresholds") {
-                Some(t) => read_args(r, &name.value, Some(t)),
-                None => read_args(r, &name.value, None),
-            },
+            ("LowNodeUtilization" | "HighNodeUtilization", Some(p)) => {
+                match r.map(p, "nodeResourceUtilizationThresholds") {
+                    Some(t) => read_args(r, &name.value, Some(t)),
+                    None => read_args(r, &name.value, None),
+                }
+            }
             ("RemoveDuplicates", Some(p)) => match r.map(p, "removeDuplicates") {
                 Some(d) => read_args(r, &name.value, Some(d)),
                 None => read_args(r, &name.value, None),
@@ -362,7 +394,9 @@ fn read_v1alpha1(r: &mut Reader, node: &Node) -> Vec<DeschedulerProfile> {
             evictor,
             plugins: vec![DeschedulerPlugin {
                 extension,
-                namespaces: params.map(|p| NamespaceFilter::read(r, p, "namespaces")).unwrap_or_default(),
+                namespaces: params
+                    .map(|p| NamespaceFilter::read(r, p, "namespaces"))
+                    .unwrap_or_default(),
                 label_selector: params.and_then(|p| LabelSelector::read(r, p, "labelSelector")),
                 args,
                 name,

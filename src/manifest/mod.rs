@@ -166,7 +166,12 @@ fn api_group(api_version: &str) -> &str {
 
 /// Read the objects of parsed documents. `default_namespace` is the namespace of objects that
 /// name none (Helm's release namespace, else `default`).
-pub fn load(documents: &[yaml::Document], default_namespace: &str, sources: &SourceMap, diags: &mut Diagnostics) -> Loaded {
+pub fn load(
+    documents: &[yaml::Document],
+    default_namespace: &str,
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) -> Loaded {
     let mut out = Loaded::default();
     for doc in documents {
         load_node(&doc.root, default_namespace, sources, diags, &mut out, 0);
@@ -174,7 +179,14 @@ pub fn load(documents: &[yaml::Document], default_namespace: &str, sources: &Sou
     out
 }
 
-fn load_node(node: &Node, default_namespace: &str, sources: &SourceMap, diags: &mut Diagnostics, out: &mut Loaded, depth: usize) {
+fn load_node(
+    node: &Node,
+    default_namespace: &str,
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+    out: &mut Loaded,
+    depth: usize,
+) {
     if node.as_map().is_none() {
         out.skipped.push(Skipped {
             span: node.span,
@@ -194,7 +206,11 @@ fn load_node(node: &Node, default_namespace: &str, sources: &SourceMap, diags: &
     let mut r = Reader { diags };
     let (Some(api_version), Some(kind_text)) = (api_version.as_str(), kind.as_str()) else {
         r.error(
-            if api_version.as_str().is_none() { api_version.span } else { kind.span },
+            if api_version.as_str().is_none() {
+                api_version.span
+            } else {
+                kind.span
+            },
             "`apiVersion` and `kind` must be strings",
         );
         return;
@@ -233,35 +249,41 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
         .map(|n| n.value)
         .unwrap_or_default();
     let labels = metadata.map(|m| r.string_map(m, "labels")).unwrap_or_default();
-    let namespace = metadata.and_then(|m| r.text(m, "namespace")).map(|n| n.value).filter(|n| !n.is_empty());
+    let namespace = metadata
+        .and_then(|m| r.text(m, "namespace"))
+        .map(|n| n.value)
+        .filter(|n| !n.is_empty());
     let namespace = if is_cluster_scoped(kind) {
         None
     } else {
         Some(namespace.unwrap_or_else(|| default_namespace.to_string()))
     };
     let group = api_group(api_version);
-    let body = if let Some(wk) = WorkloadKind::from_kind(kind, group) {
-        Some(Body::Workload(Box::new(Workload::read(r, wk, node, span))))
-    } else {
-        match (group, kind) {
-            ("autoscaling", "HorizontalPodAutoscaler") => {
-                HorizontalPodAutoscaler::read(r, node, api_version, span).map(|h| Body::HorizontalPodAutoscaler(Box::new(h)))
+    let body =
+        if let Some(wk) = WorkloadKind::from_kind(kind, group) {
+            Some(Body::Workload(Box::new(Workload::read(r, wk, node, span))))
+        } else {
+            match (group, kind) {
+                ("autoscaling", "HorizontalPodAutoscaler") => HorizontalPodAutoscaler::read(r, node, api_version, span)
+                    .map(|h| Body::HorizontalPodAutoscaler(Box::new(h))),
+                ("policy", "PodDisruptionBudget") => {
+                    PodDisruptionBudget::read(r, node, span).map(|p| Body::PodDisruptionBudget(Box::new(p)))
+                }
+                ("descheduler", "DeschedulerPolicy") => Some(Body::DeschedulerPolicy(Box::new(
+                    DeschedulerPolicy::read(r, node, api_version),
+                ))),
+                ("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration") => Some(Body::SchedulerConfiguration(
+                    Box::new(SchedulerConfiguration::read(r, node)),
+                )),
+                ("", "Node") => Some(Body::Node(Box::new(NodeObject::read(r, node, labels.clone())))),
+                ("", "Namespace") => Some(Body::Namespace),
+                _ => Some(Body::Other),
             }
-            ("policy", "PodDisruptionBudget") => {
-                PodDisruptionBudget::read(r, node, span).map(|p| Body::PodDisruptionBudget(Box::new(p)))
-            }
-            ("descheduler", "DeschedulerPolicy") => {
-                Some(Body::DeschedulerPolicy(Box::new(DeschedulerPolicy::read(r, node, api_version))))
-            }
-            ("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration") => {
-                Some(Body::SchedulerConfiguration(Box::new(SchedulerConfiguration::read(r, node))))
-            }
-            ("", "Node") => Some(Body::Node(Box::new(NodeObject::read(r, node, labels.clone())))),
-            ("", "Namespace") => Some(Body::Namespace),
-            _ => Some(Body::Other),
-        }
-    };
-    let modelled = !matches!(body, Some(Body::Other) | Some(Body::DeschedulerPolicy(_)) | Some(Body::SchedulerConfiguration(_)));
+        };
+    let modelled = !matches!(
+        body,
+        Some(Body::Other) | Some(Body::DeschedulerPolicy(_)) | Some(Body::SchedulerConfiguration(_))
+    );
     if name.is_empty() && modelled {
         r.error(span, format!("{kind} has no `metadata.name`"));
     }
@@ -312,7 +334,10 @@ fn load_embedded(node: &Node, config_map: &Object, sources: &SourceMap, diags: &
             }
         };
         for e in stream.errors {
-            let mut d = crate::diagnostics::Diagnostic::error(remap(e.span), format!("in ConfigMap key `{key_name}`: {}", e.message));
+            let mut d = crate::diagnostics::Diagnostic::error(
+                remap(e.span),
+                format!("in ConfigMap key `{key_name}`: {}", e.message),
+            );
             if !e.fatal {
                 d.severity = crate::diagnostics::Severity::Error;
             }
@@ -321,7 +346,11 @@ fn load_embedded(node: &Node, config_map: &Object, sources: &SourceMap, diags: &
         for doc in stream.documents {
             let mut root = doc.root;
             root.for_each_mut(&mut |n| n.span = remap(n.span));
-            let api_version = root.get("apiVersion").and_then(Node::as_str).unwrap_or_default().to_string();
+            let api_version = root
+                .get("apiVersion")
+                .and_then(Node::as_str)
+                .unwrap_or_default()
+                .to_string();
             let kind = root.get("kind").and_then(Node::as_str).unwrap_or_default().to_string();
             if kind != "DeschedulerPolicy" && kind != "KubeSchedulerConfiguration" {
                 continue;
@@ -342,7 +371,9 @@ fn load_embedded(node: &Node, config_map: &Object, sources: &SourceMap, diags: &
 fn embedded_shift(sources: &SourceMap, span: Span, text: &str) -> Option<(u32, u32)> {
     let indent = span.start.column.checked_sub(1)?;
     let verbatim = text.lines().take(3).enumerate().all(|(i, content)| {
-        let source = sources.line_text(span.file, span.start.line + i as u32).unwrap_or_default();
+        let source = sources
+            .line_text(span.file, span.start.line + i as u32)
+            .unwrap_or_default();
         content.is_empty() || source.get(indent as usize..) == Some(content)
     });
     verbatim.then_some((span.start.line - 1, indent))
@@ -437,7 +468,11 @@ spec:
         assert_eq!(req.cpu_millis, 2000);
         assert_eq!(req.memory_bytes, (1 << 30) + 100 * (1 << 20));
         match &w.strategy {
-            UpdateStrategy::RollingUpdate { max_surge, max_unavailable, .. } => {
+            UpdateStrategy::RollingUpdate {
+                max_surge,
+                max_unavailable,
+                ..
+            } => {
                 assert_eq!(max_surge.value, IntOrPercent::Int(1));
                 assert_eq!(max_unavailable.value, IntOrPercent::Percent(0));
             }
@@ -450,45 +485,80 @@ spec:
         assert_eq!(tsc.node_taints_policy, InclusionPolicy::Honor);
         assert_eq!(tsc.node_affinity_policy, InclusionPolicy::Honor);
         assert_eq!(tsc.min_domains.as_ref().unwrap().value, 3);
-        assert_eq!(w.template.spec.affinity.pod_anti.required[0].topology_key.value, "kubernetes.io/hostname");
+        assert_eq!(
+            w.template.spec.affinity.pod_anti.required[0].topology_key.value,
+            "kubernetes.io/hostname"
+        );
         assert_eq!(w.template.spec.tolerations.len(), 1);
         assert_eq!(w.template.spec.node_selector["disk"], "ssd");
     }
 
     #[test]
     fn bad_fields_are_located() {
-        let (loaded, diags, sources) = load_one("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replicas: three\n  template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, resources: {requests: {cpu: 12parsecs}}}]}}\n");
+        let (loaded, diags, sources) = load_one(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replicas: three\n  template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, resources: {requests: {cpu: 12parsecs}}}]}}\n",
+        );
         assert_eq!(loaded.objects.len(), 1);
-        let msgs: Vec<String> = diags.iter().map(|d| crate::diagnostics::location_string(&sources, d.span) + " " + &d.message).collect();
-        assert!(msgs[0].starts_with("t.yaml:5:13 `replicas` must be an integer"), "{msgs:?}");
+        let msgs: Vec<String> = diags
+            .iter()
+            .map(|d| crate::diagnostics::location_string(&sources, d.span) + " " + &d.message)
+            .collect();
+        assert!(
+            msgs[0].starts_with("t.yaml:5:13 `replicas` must be an integer"),
+            "{msgs:?}"
+        );
         assert!(msgs.iter().any(|m| m.contains("12parsecs")), "{msgs:?}");
     }
 
     #[test]
     fn lists_are_expanded_and_documents_without_kind_skipped() {
-        let (loaded, _, _) = load_one("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n---\nfoo: bar\n---\n- 1\n");
+        let (loaded, _, _) = load_one(
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n---\nfoo: bar\n---\n- 1\n",
+        );
         assert_eq!(loaded.objects.len(), 2);
         assert_eq!(loaded.skipped.len(), 2);
     }
 
     #[test]
     fn hpa_v1_and_v2() {
-        let (loaded, diags, _) = load_one("apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: a}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 5, targetCPUUtilizationPercentage: 50}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 10\n  metrics:\n  - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}}\n  - {type: External, external: {}}\n  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60, policies: [{type: Percent, value: 50, periodSeconds: 15}]}\n");
+        let (loaded, diags, _) = load_one(
+            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: a}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 5, targetCPUUtilizationPercentage: 50}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 10\n  metrics:\n  - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}}\n  - {type: External, external: {}}\n  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60, policies: [{type: Percent, value: 50, periodSeconds: 15}]}\n",
+        );
         assert!(diags.is_empty(), "{diags:?}");
-        let Body::HorizontalPodAutoscaler(a) = &loaded.objects[0].body else { panic!() };
+        let Body::HorizontalPodAutoscaler(a) = &loaded.objects[0].body else {
+            panic!()
+        };
         assert_eq!(a.min_replicas.value, 1);
-        assert!(matches!(a.metrics[0], autoscaling::Metric::Resource { target: autoscaling::MetricTarget::Utilization(50), .. }));
-        let Body::HorizontalPodAutoscaler(b) = &loaded.objects[1].body else { panic!() };
-        assert!(matches!(b.metrics[0], autoscaling::Metric::Resource { target: autoscaling::MetricTarget::AverageValue(524_288_000), .. }));
+        assert!(matches!(
+            a.metrics[0],
+            autoscaling::Metric::Resource {
+                target: autoscaling::MetricTarget::Utilization(50),
+                ..
+            }
+        ));
+        let Body::HorizontalPodAutoscaler(b) = &loaded.objects[1].body else {
+            panic!()
+        };
+        assert!(matches!(
+            b.metrics[0],
+            autoscaling::Metric::Resource {
+                target: autoscaling::MetricTarget::AverageValue(524_288_000),
+                ..
+            }
+        ));
         assert!(matches!(b.metrics[1], autoscaling::Metric::Unsupported { .. }));
         assert_eq!(b.scale_down.as_ref().unwrap().stabilization_window_seconds, Some(60));
     }
 
     #[test]
     fn pdb_defaults_and_selector() {
-        let (loaded, diags, _) = load_one("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}\n");
+        let (loaded, diags, _) = load_one(
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}\n",
+        );
         assert!(diags.is_empty());
-        let Body::PodDisruptionBudget(p) = &loaded.objects[0].body else { panic!() };
+        let Body::PodDisruptionBudget(p) = &loaded.objects[0].body else {
+            panic!()
+        };
         assert_eq!(p.max_unavailable.as_ref().unwrap().value, IntOrPercent::Int(1));
         assert!(p.min_available.is_none());
     }
@@ -501,7 +571,9 @@ spec:
         assert_eq!(loaded.objects.len(), 2);
         let policy = loaded.objects.iter().find(|o| o.embedded).unwrap();
         assert_eq!(policy.id.to_string(), "DeschedulerPolicy/kube-system/d[policy.yaml]");
-        let Body::DeschedulerPolicy(p) = &policy.body else { panic!() };
+        let Body::DeschedulerPolicy(p) = &policy.body else {
+            panic!()
+        };
         let plugin = &p.profiles[0].plugins[0];
         assert_eq!(plugin.name.value, "LowNodeUtilization");
         assert_eq!(plugin.name.span.start.line, 15);
@@ -510,26 +582,42 @@ spec:
 
     #[test]
     fn descheduler_v1alpha1_is_normalised() {
-        let (loaded, diags, _) = load_one("apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nstrategies:\n  RemoveDuplicates: {enabled: true}\n  LowNodeUtilization:\n    enabled: true\n    params:\n      nodeResourceUtilizationThresholds: {thresholds: {cpu: 20}, targetThresholds: {cpu: 50}}\n  PodLifeTime: {enabled: false}\n");
+        let (loaded, diags, _) = load_one(
+            "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nstrategies:\n  RemoveDuplicates: {enabled: true}\n  LowNodeUtilization:\n    enabled: true\n    params:\n      nodeResourceUtilizationThresholds: {thresholds: {cpu: 20}, targetThresholds: {cpu: 50}}\n  PodLifeTime: {enabled: false}\n",
+        );
         assert!(diags.is_empty(), "{diags:?}");
-        let Body::DeschedulerPolicy(p) = &loaded.objects[0].body else { panic!() };
+        let Body::DeschedulerPolicy(p) = &loaded.objects[0].body else {
+            panic!()
+        };
         assert_eq!(p.profiles.len(), 2);
-        assert!(matches!(&p.profiles[1].plugins[0].args, descheduler::PluginArgs::NodeUtilization { thresholds, .. } if thresholds["cpu"] == 20));
+        assert!(
+            matches!(&p.profiles[1].plugins[0].args, descheduler::PluginArgs::NodeUtilization { thresholds, .. } if thresholds["cpu"] == 20)
+        );
     }
 
     #[test]
     fn scheduler_configuration() {
-        let (loaded, diags, _) = load_one("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 2}]}}\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}]\n");
+        let (loaded, diags, _) = load_one(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 2}]}}\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}]\n",
+        );
         assert!(diags.is_empty(), "{diags:?}");
-        let Body::SchedulerConfiguration(c) = &loaded.objects[0].body else { panic!() };
+        let Body::SchedulerConfiguration(c) = &loaded.objects[0].body else {
+            panic!()
+        };
         let p = c.profile("default-scheduler").unwrap();
-        assert_eq!(p.scoring_strategy.as_ref().unwrap().value, scheduler_config::ScoringStrategy::MostAllocated);
+        assert_eq!(
+            p.scoring_strategy.as_ref().unwrap().value,
+            scheduler_config::ScoringStrategy::MostAllocated
+        );
         assert_eq!(p.default_constraints.as_ref().unwrap().len(), 1);
     }
 
     #[test]
     fn object_id_parse() {
-        assert_eq!(ObjectId::parse("Deployment/default/web").unwrap().to_string(), "Deployment/default/web");
+        assert_eq!(
+            ObjectId::parse("Deployment/default/web").unwrap().to_string(),
+            "Deployment/default/web"
+        );
         assert_eq!(ObjectId::parse("Node/n1").unwrap().to_string(), "Node/n1");
         assert!(ObjectId::parse("Deployment/web").is_none());
         assert!(ObjectId::parse("web").is_none());

@@ -42,7 +42,12 @@ impl NodeObject {
         let spec = r.map(node, "spec");
         let status = r.map(node, "status");
         let taints = spec
-            .map(|s| r.maps(s, "taints").into_iter().filter_map(|t| Taint::read(r, t)).collect())
+            .map(|s| {
+                r.maps(s, "taints")
+                    .into_iter()
+                    .filter_map(|t| Taint::read(r, t))
+                    .collect()
+            })
             .unwrap_or_default();
         let unschedulable = spec.and_then(|s| r.bool(s, "unschedulable")).is_some_and(|b| b.value);
         // Allocatable is what the scheduler uses; fall back to capacity.

@@ -83,7 +83,10 @@ impl Container {
     fn read(r: &mut Reader, node: &Node) -> Container {
         let name = r.text(node, "name").map(|n| n.value).unwrap_or_default();
         let (requests, limits) = match r.map(node, "resources") {
-            Some(res) => (ResourceAmounts::read(r, res, "requests"), ResourceAmounts::read(r, res, "limits")),
+            Some(res) => (
+                ResourceAmounts::read(r, res, "requests"),
+                ResourceAmounts::read(r, res, "limits"),
+            ),
             None => Default::default(),
         };
         // Kubernetes defaults a missing request to the limit.
@@ -279,7 +282,10 @@ impl TopologySpreadConstraint {
             if m.value < 1 {
                 r.error(m.span, "`minDomains` must be at least 1");
             } else if when_unsatisfiable.value != WhenUnsatisfiable::DoNotSchedule {
-                r.error(m.span, "`minDomains` can only be set with `whenUnsatisfiable: DoNotSchedule`");
+                r.error(
+                    m.span,
+                    "`minDomains` can only be set with `whenUnsatisfiable: DoNotSchedule`",
+                );
             }
         }
         let mut policy = |key: &str, default: InclusionPolicy| match r.one_of(node, key, &["Honor", "Ignore"]) {
@@ -321,8 +327,16 @@ pub struct PodSpec {
 
 impl PodSpec {
     pub fn read(r: &mut Reader, node: &Node) -> PodSpec {
-        let containers: Vec<Container> = r.maps(node, "containers").into_iter().map(|c| Container::read(r, c)).collect();
-        let init_containers = r.maps(node, "initContainers").into_iter().map(|c| Container::read(r, c)).collect();
+        let containers: Vec<Container> = r
+            .maps(node, "containers")
+            .into_iter()
+            .map(|c| Container::read(r, c))
+            .collect();
+        let init_containers = r
+            .maps(node, "initContainers")
+            .into_iter()
+            .map(|c| Container::read(r, c))
+            .collect();
         let affinity = match r.map(node, "affinity") {
             None => Affinity::default(),
             Some(a) => Affinity {
@@ -338,7 +352,11 @@ impl PodSpec {
             node_selector: r.string_map(node, "nodeSelector"),
             node_name: r.text(node, "nodeName").filter(|n| !n.value.is_empty()),
             affinity,
-            tolerations: r.maps(node, "tolerations").into_iter().filter_map(|t| Toleration::read(r, t)).collect(),
+            tolerations: r
+                .maps(node, "tolerations")
+                .into_iter()
+                .filter_map(|t| Toleration::read(r, t))
+                .collect(),
             topology_spread_constraints: r
                 .maps(node, "topologySpreadConstraints")
                 .into_iter()

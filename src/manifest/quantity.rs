@@ -34,9 +34,7 @@ impl Quantity {
             Some(b'+') => (false, &s[1..]),
             _ => (false, s),
         };
-        let number_end = s
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(s.len());
+        let number_end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
         let (number, suffix) = s.split_at(number_end);
         let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
         if (int_part.is_empty() && frac_part.is_empty()) || frac_part.contains('.') {
@@ -47,7 +45,11 @@ impl Quantity {
         if digits.len() > 36 {
             return Err(QuantityError::Range(text.to_string()));
         }
-        let mantissa: i128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| syntax())? };
+        let mantissa: i128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().map_err(|_| syntax())?
+        };
         let mut exp10 = -(frac_part.len() as i32);
         let mut exp2 = 0;
         match suffix {
@@ -90,7 +92,7 @@ impl Quantity {
             return Ok(0);
         }
         let exp = self.exp10 + scale10;
-        if exp > 38 || exp < -38 {
+        if !(-38..=38).contains(&exp) {
             return Err(range());
         }
         let mut num = self.mantissa.checked_mul(1i128 << self.exp2).ok_or_else(range)?;
@@ -208,10 +210,24 @@ mod tests {
 
     #[test]
     fn errors() {
-        for bad in ["", "abc", "1.2.3", "12 parsecs", "1Gb", "m", "1e", "1ee3", "--1", "1.5.Gi"] {
+        for bad in [
+            "",
+            "abc",
+            "1.2.3",
+            "12 parsecs",
+            "1Gb",
+            "m",
+            "1e",
+            "1ee3",
+            "--1",
+            "1.5.Gi",
+        ] {
             assert!(Quantity::parse(bad).is_err(), "{bad}");
         }
-        assert!(matches!(Quantity::parse("8Ei").unwrap().value(), Err(QuantityError::Range(_))));
+        assert!(matches!(
+            Quantity::parse("8Ei").unwrap().value(),
+            Err(QuantityError::Range(_))
+        ));
         assert!(Quantity::parse("1e9999").unwrap().value().is_err());
         assert!(Quantity::parse("1e99999").is_err());
         assert!(Quantity::parse(&"9".repeat(50)).is_err());

@@ -183,7 +183,10 @@ impl Reader<'_> {
         let parsed = quantity::Quantity::parse(&text).and_then(|q| if milli { q.milli_value() } else { q.value() });
         match parsed {
             Ok(v) if v < 0 => {
-                self.error(node.span, format!("`{key}` must not be negative, found `{}`", truncate(&text)));
+                self.error(
+                    node.span,
+                    format!("`{key}` must not be negative, found `{}`", truncate(&text)),
+                );
                 None
             }
             Ok(v) => Some(Spanned::new(v, node.span)),
@@ -215,7 +218,11 @@ impl Reader<'_> {
         } else {
             self.error(
                 value.span,
-                format!("`{key}` must be one of {}, found `{}`", allowed.join(", "), truncate(&value.value)),
+                format!(
+                    "`{key}` must be one of {}, found `{}`",
+                    allowed.join(", "),
+                    truncate(&value.value)
+                ),
             );
             None
         }

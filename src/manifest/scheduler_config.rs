@@ -60,8 +60,15 @@ pub struct SchedulerConfiguration {
 
 impl SchedulerConfiguration {
     pub fn read(r: &mut Reader, node: &Node) -> SchedulerConfiguration {
-        let profiles = r.maps(node, "profiles").into_iter().map(|p| read_profile(r, p)).collect();
-        SchedulerConfiguration { profiles, span: node.span }
+        let profiles = r
+            .maps(node, "profiles")
+            .into_iter()
+            .map(|p| read_profile(r, p))
+            .collect();
+        SchedulerConfiguration {
+            profiles,
+            span: node.span,
+        }
     }
 
     pub fn profile(&self, scheduler_name: &str) -> Option<&SchedulerProfile> {
@@ -70,7 +77,9 @@ impl SchedulerConfiguration {
 }
 
 fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
-    let scheduler_name = r.text(node, "schedulerName").map_or_else(|| "default-scheduler".to_string(), |n| n.value);
+    let scheduler_name = r
+        .text(node, "schedulerName")
+        .map_or_else(|| "default-scheduler".to_string(), |n| n.value);
     let mut profile = SchedulerProfile {
         scheduler_name,
         scoring_strategy: None,
@@ -97,7 +106,8 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
             }
             "PodTopologySpread" => {
                 let listed = r.field(args, "defaultingType").is_some_and(|_| {
-                    r.one_of(args, "defaultingType", &["System", "List"]).is_some_and(|t| t.value == "List")
+                    r.one_of(args, "defaultingType", &["System", "List"])
+                        .is_some_and(|t| t.value == "List")
                 });
                 if listed {
                     let mut constraints = Vec::new();
@@ -107,7 +117,10 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
                             r.text(c, "topologyKey"),
                             r.one_of(c, "whenUnsatisfiable", &["DoNotSchedule", "ScheduleAnyway"]),
                         ) else {
-                            r.error(c.span, "a default constraint needs `maxSkew`, `topologyKey` and `whenUnsatisfiable`");
+                            r.error(
+                                c.span,
+                                "a default constraint needs `maxSkew`, `topologyKey` and `whenUnsatisfiable`",
+                            );
                             continue;
                         };
                         if r.field(c, "labelSelector").is_some() {

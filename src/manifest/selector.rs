@@ -43,10 +43,17 @@ impl Requirement {
             Operator::Exists => value.is_some(),
             Operator::DoesNotExist => value.is_none(),
             Operator::Gt | Operator::Lt => {
-                let (Some(v), Some(bound)) = (value.and_then(|v| v.parse::<i64>().ok()), self.values.first().and_then(|b| b.parse::<i64>().ok())) else {
+                let (Some(v), Some(bound)) = (
+                    value.and_then(|v| v.parse::<i64>().ok()),
+                    self.values.first().and_then(|b| b.parse::<i64>().ok()),
+                ) else {
                     return false;
                 };
-                if self.operator == Operator::Gt { v > bound } else { v < bound }
+                if self.operator == Operator::Gt {
+                    v > bound
+                } else {
+                    v < bound
+                }
             }
         }
     }
@@ -151,7 +158,10 @@ impl NodeSelectorTerm {
         let match_fields = read_requirements(r, node, "matchFields", true);
         for f in &match_fields {
             if f.key != "metadata.name" {
-                r.error(node.span, format!("`matchFields` supports only `metadata.name`, found `{}`", f.key));
+                r.error(
+                    node.span,
+                    format!("`matchFields` supports only `metadata.name`, found `{}`", f.key),
+                );
             }
         }
         NodeSelectorTerm {

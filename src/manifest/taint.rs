@@ -96,12 +96,22 @@ impl Toleration {
             return None;
         }
         if matches!(operator, TolerationOperator::Gt | TolerationOperator::Lt) && value.parse::<i64>().is_err() {
-            r.error(node.span, "a toleration with operator `Gt` or `Lt` needs an integer `value`");
+            r.error(
+                node.span,
+                "a toleration with operator `Gt` or `Lt` needs an integer `value`",
+            );
             return None;
         }
-        let effect = match r.field(node, "effect").and_then(|n| n.as_str()).filter(|s| !s.is_empty()) {
+        let effect = match r
+            .field(node, "effect")
+            .and_then(|n| n.as_str())
+            .filter(|s| !s.is_empty())
+        {
             None => None,
-            Some(_) => Some(TaintEffect::parse(&r.one_of(node, "effect", &["NoSchedule", "PreferNoSchedule", "NoExecute"])?.value)?),
+            Some(_) => Some(TaintEffect::parse(
+                &r.one_of(node, "effect", &["NoSchedule", "PreferNoSchedule", "NoExecute"])?
+                    .value,
+            )?),
         };
         let toleration_seconds = r.int(node, "tolerationSeconds");
         Some(Toleration {
@@ -171,14 +181,37 @@ mod tests {
         let t = taint("dedicated", "db", TaintEffect::NoSchedule);
         assert!(tol("dedicated", TolerationOperator::Equal, "db", None).tolerates(&t));
         assert!(!tol("dedicated", TolerationOperator::Equal, "web", None).tolerates(&t));
-        assert!(tol("dedicated", TolerationOperator::Exists, "", Some(TaintEffect::NoSchedule)).tolerates(&t));
-        assert!(!tol("dedicated", TolerationOperator::Exists, "", Some(TaintEffect::NoExecute)).tolerates(&t));
+        assert!(
+            tol(
+                "dedicated",
+                TolerationOperator::Exists,
+                "",
+                Some(TaintEffect::NoSchedule)
+            )
+            .tolerates(&t)
+        );
+        assert!(
+            !tol(
+                "dedicated",
+                TolerationOperator::Exists,
+                "",
+                Some(TaintEffect::NoExecute)
+            )
+            .tolerates(&t)
+        );
         assert!(tol("", TolerationOperator::Exists, "", None).tolerates(&t));
-        assert!(tolerates_for_scheduling(&[], &[taint("x", "", TaintEffect::PreferNoSchedule)]));
+        assert!(tolerates_for_scheduling(
+            &[],
+            &[taint("x", "", TaintEffect::PreferNoSchedule)]
+        ));
         let sla = taint("sla", "950", TaintEffect::NoSchedule);
         assert!(tol("sla", TolerationOperator::Gt, "900", None).tolerates(&sla));
         assert!(!tol("sla", TolerationOperator::Lt, "900", None).tolerates(&sla));
-        assert!(!tol("sla", TolerationOperator::Gt, "900", None).tolerates(&taint("sla", "high", TaintEffect::NoSchedule)));
+        assert!(!tol("sla", TolerationOperator::Gt, "900", None).tolerates(&taint(
+            "sla",
+            "high",
+            TaintEffect::NoSchedule
+        )));
         assert!(!tolerates_for_scheduling(&[], &[t]));
     }
 }

@@ -109,9 +109,14 @@ impl Workload {
                 template: PodTemplate::default(),
             };
         };
-        let replicas = if kind == WorkloadKind::DaemonSet { None } else { r.count(spec, "replicas") };
+        let replicas = if kind == WorkloadKind::DaemonSet {
+            None
+        } else {
+            r.count(spec, "replicas")
+        };
         let selector = if kind == WorkloadKind::ReplicationController {
-            r.map(spec, "selector").map(|s| LabelSelector::from_map(r.string_map(spec, "selector"), s.span))
+            r.map(spec, "selector")
+                .map(|s| LabelSelector::from_map(r.string_map(spec, "selector"), s.span))
         } else {
             LabelSelector::read(r, spec, "selector")
         };
@@ -155,7 +160,9 @@ impl Workload {
 fn read_strategy(r: &mut Reader, kind: WorkloadKind, spec: &Node) -> UpdateStrategy {
     let (key, types, default_type): (&str, &[&str], &str) = match kind {
         WorkloadKind::Deployment => ("strategy", &["RollingUpdate", "Recreate"], "RollingUpdate"),
-        WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => ("updateStrategy", &["RollingUpdate", "OnDelete"], "RollingUpdate"),
+        WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => {
+            ("updateStrategy", &["RollingUpdate", "OnDelete"], "RollingUpdate")
+        }
         _ => return UpdateStrategy::None,
     };
     let node = r.map(spec, key);

@@ -24,10 +24,25 @@ pub fn units(a: &Analysis, color: bool) -> String {
     let dim = Style::new().dimmed();
     let cyan = Style::new().fg_color(Some(AnsiColor::Cyan.into()));
     for u in &a.units {
-        let scope = a.scopes.get(u.scope).map(|s| format!("{:?} {}", s.kind, s.path.display()).to_lowercase()).unwrap_or_default();
-        let _ = writeln!(out, "{} {}  {}", paint(color, bold, "unit"), paint(color, cyan, &u.id), paint(color, bold, &u.name));
+        let scope = a
+            .scopes
+            .get(u.scope)
+            .map(|s| format!("{:?} {}", s.kind, s.path.display()).to_lowercase())
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{} {}  {}",
+            paint(color, bold, "unit"),
+            paint(color, cyan, &u.id),
+            paint(color, bold, &u.name)
+        );
         let _ = writeln!(out, "  scope: {scope}");
-        let width = u.members.iter().map(|m| a.objects[m.object].id.to_string().len()).max().unwrap_or(0);
+        let width = u
+            .members
+            .iter()
+            .map(|m| a.objects[m.object].id.to_string().len())
+            .max()
+            .unwrap_or(0);
         for m in &u.members {
             let o = &a.objects[m.object];
             let role = match m.role {
@@ -39,11 +54,19 @@ pub fn units(a: &Analysis, color: bool) -> String {
             let at = format!("{}:{}", a.sources.path(o.span.file).display(), o.span.start.line);
             let _ = writeln!(out, "  {:width$}  {}{}", o.id.to_string(), paint(color, dim, &at), role);
         }
-        let pools = if u.node_pools.is_empty() { "none".to_string() } else { u.node_pools.join(", ") };
+        let pools = if u.node_pools.is_empty() {
+            "none".to_string()
+        } else {
+            u.node_pools.join(", ")
+        };
         let _ = writeln!(out, "  node pools: {pools}");
         let _ = writeln!(out, "  checks: {}", u.checks.join(", "));
         for e in &u.edges {
-            let _ = writeln!(out, "  grouped: {} ↔ {}: {}", a.objects[e.from].id, a.objects[e.to].id, e.reason);
+            let _ = writeln!(
+                out,
+                "  grouped: {} ↔ {}: {}",
+                a.objects[e.from].id, a.objects[e.to].id, e.reason
+            );
         }
         out.push('\n');
     }

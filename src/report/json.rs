@@ -111,7 +111,9 @@ pub fn units(a: &Analysis) -> String {
     let scope = |i: usize| {
         a.scopes
             .get(i)
-            .map_or((String::from("<config>"), ScopeKind::Files), |s| (s.path.display().to_string(), s.kind))
+            .map_or((String::from("<config>"), ScopeKind::Files), |s| {
+                (s.path.display().to_string(), s.kind)
+            })
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -119,7 +121,11 @@ pub fn units(a: &Analysis) -> String {
             name: "kivi-lint",
             version: env!("CARGO_PKG_VERSION"),
         },
-        config: a.config.path.as_ref().map(|p| crate::discover::display_path(p).display().to_string()),
+        config: a
+            .config
+            .path
+            .as_ref()
+            .map(|p| crate::discover::display_path(p).display().to_string()),
         cluster: a
             .config
             .cluster
