@@ -383,7 +383,7 @@ mod tests {
         let labels: Labels = [("topology.kubernetes.io/zone".to_string(), "eu-west-1a".to_string())].into();
         assert_eq!(
             pool_name(&labels, &["ip-10-0-1-2".into(), "ip-10-0-3-4".into()]),
-            "ip-10-0-eu-west-1a"
+            "ip-eu-west-1a"
         );
         let labels: Labels = [
             ("cloud.google.com/gke-nodepool".to_string(), "default-pool".to_string()),
