@@ -32,6 +32,21 @@ fn units_json(args: &[&str], code: i32) -> Value {
     serde_json::from_slice(&out).expect("stdout is JSON")
 }
 
+/// Run `kivi-lint ARGS` with plain output, check the exit code, return (stdout, stderr).
+fn run(args: &[&str], code: i32) -> (String, String) {
+    let out = kivi()
+        .args(args)
+        .args(["--color", "never"])
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn unit_names(v: &Value) -> Vec<String> {
     v["units"]
         .as_array()
@@ -282,30 +297,18 @@ fn stdin_is_read_with_its_name() {
 
 #[test]
 fn kustomize_errors_point_at_base_lines() {
-    let out = kivi()
-        .args(["units", "--color", "never", "fixtures/kustomize-provenance"])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (stdout, stderr) = run(&["units", "fixtures/kustomize-provenance"], 2);
     assert!(
         stderr.contains("fixtures/kustomize-provenance/base/deployment.yaml:19:20"),
         "{stderr}"
     );
     // Namespace and name prefix come from the overlay, as kustomize renders them.
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Deployment/prod/prod-api"));
+    assert!(stdout.contains("Deployment/prod/prod-api"));
 }
 
 #[test]
 fn remote_kustomize_bases_are_refused_before_rendering() {
-    let out = kivi()
-        .args(["units", "--color", "never", "fixtures/remote-base"])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (_, stderr) = run(&["units", "fixtures/remote-base"], 2);
     assert!(
         stderr.contains("fixtures/remote-base/overlay/kustomization.yaml:4:5"),
         "{stderr}"

@@ -84,30 +84,27 @@ impl Workload {
         }
     }
 
+    /// A workload with nothing but a pod template (bare pods, or a spec that could not be read).
+    fn bare(kind: WorkloadKind, template: PodTemplate) -> Workload {
+        Workload {
+            kind,
+            replicas: None,
+            selector: None,
+            strategy: UpdateStrategy::None,
+            min_ready_seconds: 0,
+            pod_management_policy: None,
+            template,
+        }
+    }
+
     /// Read a workload; `node` is the whole object.
     pub fn read(r: &mut Reader, kind: WorkloadKind, node: &Node, object_span: Span) -> Workload {
         if kind == WorkloadKind::Pod {
-            return Workload {
-                kind,
-                replicas: None,
-                selector: None,
-                strategy: UpdateStrategy::None,
-                min_ready_seconds: 0,
-                pod_management_policy: None,
-                template: PodTemplate::read(r, node),
-            };
+            return Workload::bare(kind, PodTemplate::read(r, node));
         }
         let Some(spec) = r.map(node, "spec") else {
             r.error(object_span, format!("{kind:?} has no `spec`"));
-            return Workload {
-                kind,
-                replicas: None,
-                selector: None,
-                strategy: UpdateStrategy::None,
-                min_ready_seconds: 0,
-                pod_management_policy: None,
-                template: PodTemplate::default(),
-            };
+            return Workload::bare(kind, PodTemplate::default());
         };
         let replicas = if kind == WorkloadKind::DaemonSet {
             None
