@@ -423,14 +423,21 @@ fn plan_renders(
             kind: ScopeKind::Kustomize,
             path: display_path(&k.dir),
         });
-        match resource_files(key, &kustomizations) {
-            // Nothing to transform: read the resources directly, with exact lines.
-            Some(files) if files.iter().all(|f| plain_resource_file(f)) => {
-                for f in files {
-                    read_plain(&f, scope, sources, diags, discovery);
+        let direct = resource_files(key, &kustomizations).and_then(|files| read_resources_directly(&files, sources));
+        match direct {
+            // Nothing to transform: the resources as they are, with exact lines.
+            Some(parsed) => {
+                for (file, documents) in parsed {
+                    discovery.files += 1;
+                    discovery.batches.push(Batch {
+                        scope,
+                        file,
+                        documents,
+                        default_namespace: "default".into(),
+                    });
                 }
             }
-            _ => jobs.push((
+            None => jobs.push((
                 scope,
                 Job::Kustomize {
                     root: k.dir.clone(),
@@ -523,11 +530,10 @@ fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>
     Some(out)
 }
 
-/// Whether kustomize would pass a resource file through unchanged: every document is a
-/// named object (kustomize rejects anything else, so those go to the real renderer).
-fn plain_resource_file(path: &Path) -> bool {
-    let Ok(text) = read_text(path) else { return false };
-    let stream = yaml::parse(&text, FileId(0), &yaml::Limits::default());
+/// Parse the resource files of a resources-only kustomization, if kustomize would pass every
+/// one through unchanged: every document a named object (kustomize rejects anything else, so
+/// those go to the real renderer, which reports it).
+fn read_resources_directly(files: &[PathBuf], sources: &mut SourceMap) -> Option<Vec<(FileId, Vec<Document>)>> {
     fn named_object(r: &Node) -> bool {
         let kind = r.get("kind").and_then(Node::as_str);
         match (kind, r.get("items").and_then(Node::as_seq)) {
@@ -540,7 +546,20 @@ fn plain_resource_file(path: &Path) -> bool {
             (None, _) => false,
         }
     }
-    stream.errors.is_empty() && stream.documents.iter().all(|d| named_object(&d.root))
+    let mut parsed = Vec::with_capacity(files.len());
+    for path in files {
+        let text = read_text(path).ok()?;
+        let shown = display_path(path);
+        let file = sources
+            .find(&shown)
+            .unwrap_or_else(|| sources.add(shown, text.as_str()));
+        let stream = yaml::parse(&text, file, &yaml::Limits::default());
+        if !stream.errors.is_empty() || !stream.documents.iter().all(|d| named_object(&d.root)) {
+            return None;
+        }
+        parsed.push((file, stream.documents));
+    }
+    Some(parsed)
 }
 
 fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> bool {
