@@ -14,6 +14,7 @@ pub mod engine;
 pub mod findings;
 pub mod manifest;
 pub mod model;
+pub mod process;
 pub mod report;
 pub mod scaling;
 pub mod source;

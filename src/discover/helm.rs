@@ -38,7 +38,7 @@ pub fn render(helm: &Path, chart: &Path, options: &HelmOptions, values: &[PathBu
     for v in values {
         command.arg("--values").arg(v);
     }
-    let finished = super::process::run(command, RENDER_TIMEOUT)?;
+    let finished = crate::process::run(command, RENDER_TIMEOUT)?;
     if !finished.success {
         let text: String = finished.stderr.trim().lines().take(5).collect::<Vec<_>>().join(" ");
         return Err(format!("helm template failed: {text}"));

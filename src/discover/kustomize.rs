@@ -230,7 +230,7 @@ pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::Temp
         }
     };
     command.arg(wrapper.path());
-    let finished = super::process::run(command, RENDER_TIMEOUT)?;
+    let finished = crate::process::run(command, RENDER_TIMEOUT)?;
     if !finished.success {
         return Err(clean_error(&finished.stderr, wrapper.path(), &target));
     }

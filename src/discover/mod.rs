@@ -6,7 +6,6 @@
 
 pub mod helm;
 pub mod kustomize;
-pub mod process;
 pub mod provenance;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -1,1 +1,0 @@
-//! The SPIN engine: `spin -a`, the C compiler, `pan`, trail replay. Not yet implemented.

@@ -1,0 +1,472 @@
+//! The SPIN engine: `spin -a` → the C compiler → `pan`, each run in a fresh temporary
+//! directory with time and memory limits, and the trail replayed with `spin -t`.
+//!
+//! Every run ends in exactly one verdict: violated (with the replayed trace), verified
+//! (exhaustive at this model), or inconclusive with the reason. Failures of spin, the compiler
+//! or pan are inconclusive, never a pass.
+
+pub mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+use crate::process::{self, RunError};
+pub use report::{Limit, Statistics, Violation};
+
+/// The programs the engine runs.
+#[derive(Clone, Debug)]
+pub struct Tools {
+    pub spin: PathBuf,
+    pub cc: PathBuf,
+}
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("`spin` is not on PATH: install SPIN (Debian and Ubuntu: `apt-get install spin`), or set KIVI_SPIN")]
+    MissingSpin,
+    #[error(
+        "no C compiler on PATH (`cc` or `gcc`): install one (Debian and Ubuntu: `apt-get install gcc`), or set KIVI_CC"
+    )]
+    MissingCompiler,
+    #[error("cannot prepare a work directory: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Tools {
+    /// Find `spin` and a C compiler (`KIVI_SPIN` and `KIVI_CC` override the PATH lookup).
+    pub fn find() -> Result<Tools, EngineError> {
+        let lookup = |var: &str, names: &[&str]| -> Option<PathBuf> {
+            if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+                return Some(PathBuf::from(p));
+            }
+            names.iter().find_map(|n| which::which(n).ok())
+        };
+        Ok(Tools {
+            spin: lookup("KIVI_SPIN", &["spin"]).ok_or(EngineError::MissingSpin)?,
+            cc: lookup("KIVI_CC", &["cc", "gcc"]).ok_or(EngineError::MissingCompiler)?,
+        })
+    }
+}
+
+/// What pan searches for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Assertions and invalid end states (`-DSAFETY`); breadth-first for shortest traces.
+    Safety { shortest: bool },
+    /// Non-progress cycles (`-DNP`, `pan -l`): liveness, depth-first.
+    NonProgress,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub search: Search,
+    /// Time for one pan run.
+    pub time_limit: Duration,
+    /// Time for `spin -a` plus the compiler.
+    pub build_time_limit: Duration,
+    /// pan's memory bound (`-DMEMLIM`), in MiB.
+    pub memory_mb: u32,
+    /// pan's search depth bound (`-m`).
+    pub max_depth: u32,
+    /// State vector bytes (`-DVECTORSZ`); doubled up to twice if pan says it is too small.
+    pub vector_bytes: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            search: Search::Safety { shortest: true },
+            time_limit: Duration::from_secs(60),
+            build_time_limit: Duration::from_secs(120),
+            memory_mb: 1024,
+            max_depth: 100_000,
+            vector_bytes: 4096,
+        }
+    }
+}
+
+/// Why a run has no verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inconclusive {
+    TimeLimit(Duration),
+    MemoryLimit(u32),
+    DepthLimit(u32),
+    /// pan stopped early for a reason it gave.
+    Incomplete(String),
+    /// spin, the compiler or pan failed.
+    EngineError(String),
+}
+
+impl std::fmt::Display for Inconclusive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Inconclusive::TimeLimit(d) => write!(f, "time limit of {} s reached", d.as_secs_f64()),
+            Inconclusive::MemoryLimit(mb) => write!(f, "memory limit of {mb} MiB reached"),
+            Inconclusive::DepthLimit(d) => write!(f, "search depth limit of {d} steps reached"),
+            Inconclusive::Incomplete(why) => write!(f, "search incomplete: {why}"),
+            Inconclusive::EngineError(why) => write!(f, "engine error: {why}"),
+        }
+    }
+}
+
+/// One line the model printed on the counterexample, `KIVI:<n>:<n>:...` (integers only: the
+/// findings stage turns them back into names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub values: Vec<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Violated {
+        violation: Violation,
+        trace: Vec<TraceEvent>,
+    },
+    Verified,
+    Inconclusive(Inconclusive),
+}
+
+/// Time spent per phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    pub spin: Duration,
+    pub compile: Duration,
+    pub pan: Duration,
+    pub replay: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub statistics: Statistics,
+    pub timings: Timings,
+}
+
+const MODEL_FILE: &str = "model.pml";
+const TRACE_PREFIX: &str = "KIVI:";
+
+/// Verify a PROMELA model.
+pub fn verify(model: &str, tools: &Tools, options: &Options) -> Result<Outcome, EngineError> {
+    let dir = tempfile::Builder::new().prefix("kivi-lint-spin-").tempdir()?;
+    std::fs::write(dir.path().join(MODEL_FILE), model)?;
+    let mut timings = Timings::default();
+    let inconclusive = |reason: Inconclusive, timings: Timings| Outcome {
+        verdict: Verdict::Inconclusive(reason),
+        statistics: Statistics::default(),
+        timings,
+    };
+
+    let started = Instant::now();
+    let mut spin = Command::new(&tools.spin);
+    spin.arg("-a").arg(MODEL_FILE).current_dir(dir.path());
+    let generated = run_step(spin, options.build_time_limit, "spin -a");
+    timings.spin = started.elapsed();
+    if let Err(reason) = generated {
+        return Ok(inconclusive(reason, timings));
+    }
+
+    let mut vector = options.vector_bytes;
+    for _attempt in 0..3 {
+        let started = Instant::now();
+        let compiled = compile(tools, dir.path(), options, vector);
+        timings.compile += started.elapsed();
+        if let Err(reason) = compiled {
+            return Ok(inconclusive(reason, timings));
+        }
+        let started = Instant::now();
+        let ran = run_pan(dir.path(), options);
+        timings.pan += started.elapsed();
+        let output = match ran {
+            Ok(out) => out,
+            Err(reason) => return Ok(inconclusive(reason, timings)),
+        };
+        let (result, statistics) = report::parse(&output);
+        let verdict = match result {
+            report::PanResult::Verified => Verdict::Verified,
+            report::PanResult::Limited(Limit::VectorSize) => {
+                vector = vector.saturating_mul(4);
+                continue;
+            }
+            report::PanResult::Limited(Limit::Depth) => {
+                Verdict::Inconclusive(Inconclusive::DepthLimit(options.max_depth))
+            }
+            report::PanResult::Limited(Limit::Memory) => {
+                Verdict::Inconclusive(Inconclusive::MemoryLimit(options.memory_mb))
+            }
+            report::PanResult::Limited(Limit::Incomplete(why)) => Verdict::Inconclusive(Inconclusive::Incomplete(why)),
+            report::PanResult::Violated(violation) => {
+                let started = Instant::now();
+                let trace = replay(tools, dir.path(), options);
+                timings.replay = started.elapsed();
+                match trace {
+                    Ok(trace) => Verdict::Violated { violation, trace },
+                    Err(reason) => Verdict::Inconclusive(reason),
+                }
+            }
+        };
+        return Ok(Outcome {
+            verdict,
+            statistics,
+            timings,
+        });
+    }
+    Ok(inconclusive(
+        Inconclusive::EngineError(format!("the state vector needs more than {vector} bytes")),
+        timings,
+    ))
+}
+
+fn first_lines(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Run a build step; a failure is an engine error with the tool's own words.
+fn run_step(command: Command, limit: Duration, what: &str) -> Result<process::Finished, Inconclusive> {
+    match process::run(command, limit) {
+        Ok(f) if f.success => Ok(f),
+        Ok(f) => Err(Inconclusive::EngineError(format!(
+            "{what} failed ({}): {}",
+            f.code
+                .map_or_else(|| format!("signal {}", f.signal.unwrap_or(0)), |c| format!("exit {c}")),
+            first_lines(&format!("{}\n{}", f.stdout, f.stderr))
+        ))),
+        Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
+        Err(e) => Err(Inconclusive::EngineError(e.to_string())),
+    }
+}
+
+fn compile(tools: &Tools, dir: &Path, options: &Options, vector: u32) -> Result<(), Inconclusive> {
+    let mut cc = Command::new(&tools.cc);
+    cc.current_dir(dir).args(["-O2", "-w", "-o", "pan", "pan.c"]);
+    cc.arg(format!("-DMEMLIM={}", options.memory_mb))
+        .arg(format!("-DVECTORSZ={vector}"));
+    match options.search {
+        Search::Safety { shortest } => {
+            cc.arg("-DSAFETY");
+            if shortest {
+                cc.arg("-DBFS");
+            }
+        }
+        Search::NonProgress => {
+            cc.arg("-DNP");
+        }
+    }
+    run_step(cc, options.build_time_limit, "compiling pan").map(|_| ())
+}
+
+fn hash_bits(memory_mb: u32) -> u32 {
+    // A hash table of about an eighth of the memory bound (8 bytes a slot), 2^16..2^26 slots.
+    let slots = (u64::from(memory_mb) << 20) / 8 / 8;
+    (63 - slots.max(1).leading_zeros()).clamp(16, 26)
+}
+
+fn run_pan(dir: &Path, options: &Options) -> Result<String, Inconclusive> {
+    let mut pan = Command::new(dir.join("pan"));
+    pan.current_dir(dir)
+        .arg(format!("-m{}", options.max_depth))
+        .arg(format!("-w{}", hash_bits(options.memory_mb)))
+        .arg("-n");
+    if options.search == Search::NonProgress {
+        pan.arg("-l");
+    }
+    match process::run(pan, options.time_limit) {
+        Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
+            "pan was stopped by signal {}: {}",
+            f.signal.unwrap_or(0),
+            first_lines(&f.stdout)
+        ))),
+        Ok(f) if !f.success => Err(Inconclusive::EngineError(format!(
+            "pan exited with {}: {}",
+            f.code.unwrap_or(-1),
+            first_lines(&format!("{}\n{}", f.stdout, f.stderr))
+        ))),
+        Ok(f) => Ok(f.stdout),
+        Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
+        Err(e) => Err(Inconclusive::EngineError(e.to_string())),
+    }
+}
+
+/// Replay the trail with `spin -t` and keep the model's `KIVI:` lines.
+fn replay(tools: &Tools, dir: &Path, options: &Options) -> Result<Vec<TraceEvent>, Inconclusive> {
+    if !dir.join(format!("{MODEL_FILE}.trail")).is_file() {
+        return Err(Inconclusive::EngineError(
+            "pan reported an error but wrote no trail".into(),
+        ));
+    }
+    let mut spin = Command::new(&tools.spin);
+    spin.current_dir(dir).args(["-t", "-T", MODEL_FILE]);
+    let finished = run_step(spin, options.time_limit, "spin -t")?;
+    let mut events = Vec::new();
+    for line in finished.stdout.lines() {
+        let Some(rest) = line.trim_start().strip_prefix(TRACE_PREFIX) else {
+            continue;
+        };
+        let values: Result<Vec<i64>, _> = rest.split(':').map(|v| v.trim().parse::<i64>()).collect();
+        match values {
+            Ok(values) => events.push(TraceEvent { values }),
+            Err(_) => {
+                return Err(Inconclusive::EngineError(format!(
+                    "unreadable trace line `{}`",
+                    line.trim()
+                )));
+            }
+        }
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Tools {
+        Tools::find().expect("spin and a C compiler are installed (scripts/setup)")
+    }
+
+    fn fast() -> Options {
+        Options {
+            time_limit: Duration::from_secs(30),
+            memory_mb: 256,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn violation_with_replayed_trace() {
+        let model = "byte x;\nactive proctype P() {\n  do\n  :: x < 5 -> x++; printf(\"KIVI:1:%d\\n\", x)\n  :: x >= 5 -> break\n  od;\n  assert(x != 5)\n}\n";
+        let out = verify(model, &tools(), &fast()).unwrap();
+        let Verdict::Violated { violation, trace } = out.verdict else {
+            panic!("{:?}", out.verdict)
+        };
+        assert_eq!(violation, Violation::Assertion("(x!=5)".into()));
+        assert_eq!(
+            trace.iter().map(|e| e.values.clone()).collect::<Vec<_>>(),
+            (1..=5).map(|i| vec![1, i]).collect::<Vec<_>>()
+        );
+        assert!(out.statistics.states_stored > 0);
+    }
+
+    #[test]
+    fn breadth_first_gives_the_shortest_trace() {
+        // Two ways to 3: the direct one is one step.
+        let model = "byte x;\nactive proctype P() {\n  if\n  :: x = 1; printf(\"KIVI:1\\n\"); x = 2; printf(\"KIVI:2\\n\"); x = 3\n  :: x = 3; printf(\"KIVI:3\\n\")\n  fi;\n  assert(x != 3)\n}\n";
+        let out = verify(model, &tools(), &fast()).unwrap();
+        let Verdict::Violated { trace, .. } = out.verdict else {
+            panic!("{:?}", out.verdict)
+        };
+        assert_eq!(trace, vec![TraceEvent { values: vec![3] }]);
+    }
+
+    #[test]
+    fn exhaustive_pass_and_deadlock() {
+        let ok = "byte x;\nactive proctype P() { do :: x < 200 -> x++ :: x >= 200 -> break od; assert(x == 200) }\n";
+        assert_eq!(verify(ok, &tools(), &fast()).unwrap().verdict, Verdict::Verified);
+        let stuck = "chan c = [0] of { byte };\nactive proctype P() { c?_ }\n";
+        assert!(matches!(
+            verify(stuck, &tools(), &fast()).unwrap().verdict,
+            Verdict::Violated {
+                violation: Violation::InvalidEndState,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn limits_are_inconclusive_never_passes() {
+        let deep = "int x;\nactive proctype P() { do :: x < 5000 -> x++ :: x >= 5000 -> break od }\n";
+        let shallow = Options {
+            search: Search::Safety { shortest: false },
+            max_depth: 100,
+            ..fast()
+        };
+        assert_eq!(
+            verify(deep, &tools(), &shallow).unwrap().verdict,
+            Verdict::Inconclusive(Inconclusive::DepthLimit(100))
+        );
+
+        let wide = "int x; int y;\nactive proctype P() { do :: x < 3000 -> x++ :: break od }\nactive proctype Q() { do :: y < 3000 -> y++ :: break od }\n";
+        let small = Options {
+            search: Search::Safety { shortest: false },
+            memory_mb: 8,
+            ..fast()
+        };
+        assert_eq!(
+            verify(wide, &tools(), &small).unwrap().verdict,
+            Verdict::Inconclusive(Inconclusive::MemoryLimit(8))
+        );
+
+        let slow = Options {
+            search: Search::Safety { shortest: false },
+            time_limit: Duration::from_millis(300),
+            memory_mb: 4096,
+            max_depth: 10_000_000,
+            ..fast()
+        };
+        let huge = "int x; int y; int z;\nactive proctype P() { do :: x++ :: y++ :: z++ od }\n";
+        assert!(matches!(
+            verify(huge, &tools(), &slow).unwrap().verdict,
+            Verdict::Inconclusive(Inconclusive::TimeLimit(_))
+        ));
+    }
+
+    #[test]
+    fn engine_errors_are_inconclusive() {
+        let out = verify("active proctype P() { x = }\n", &tools(), &fast()).unwrap();
+        let Verdict::Inconclusive(Inconclusive::EngineError(why)) = out.verdict else {
+            panic!("{:?}", out.verdict)
+        };
+        assert!(why.starts_with("spin -a failed"), "{why}");
+        // A division by zero kills pan with SIGFPE (Kivi reported that as "no failure").
+        let fpe = "int x; int y;\nactive proctype P() { y = 5 / x }\n";
+        let out = verify(fpe, &tools(), &fast()).unwrap();
+        assert!(
+            matches!(out.verdict, Verdict::Inconclusive(_) | Verdict::Violated { .. }),
+            "{:?}",
+            out.verdict
+        );
+        assert_ne!(out.verdict, Verdict::Verified);
+        let missing = Tools {
+            spin: PathBuf::from("/no/such/spin"),
+            cc: tools().cc,
+        };
+        assert!(matches!(
+            verify("init {}\n", &missing, &fast()).unwrap().verdict,
+            Verdict::Inconclusive(Inconclusive::EngineError(_))
+        ));
+    }
+
+    #[test]
+    fn non_progress_cycles() {
+        let spinning = "byte x;\nactive proctype P() { do :: x = 1 - x od }\n";
+        let options = Options {
+            search: Search::NonProgress,
+            ..fast()
+        };
+        assert!(matches!(
+            verify(spinning, &tools(), &options).unwrap().verdict,
+            Verdict::Violated {
+                violation: Violation::NonProgressCycle,
+                ..
+            }
+        ));
+        let progressing = "byte x;\nactive proctype P() { do :: x = 1 - x; progress: skip od }\n";
+        assert_eq!(
+            verify(progressing, &tools(), &options).unwrap().verdict,
+            Verdict::Verified
+        );
+    }
+
+    #[test]
+    fn hash_table_fits_the_memory_bound() {
+        assert_eq!(hash_bits(8), 17);
+        assert_eq!(hash_bits(1024), 24);
+        assert_eq!(hash_bits(1 << 20), 26);
+    }
+}

@@ -1,0 +1,121 @@
+//! Running a child process (kustomize, helm, spin, the C compiler, pan) with a time limit,
+//! killing its whole process group when the limit is reached.
+
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use wait_timeout::ChildExt;
+
+pub struct Finished {
+    pub success: bool,
+    /// The exit code, if the process exited.
+    pub code: Option<i32>,
+    /// The signal that ended the process, if one did.
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("cannot run `{program}`: {message}")]
+    Spawn { program: String, message: String },
+    #[error("`{program}` did not finish within {} s and was stopped", limit.as_secs_f64())]
+    TimedOut { program: String, limit: Duration },
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<RunError> for String {
+    fn from(e: RunError) -> String {
+        e.to_string()
+    }
+}
+
+/// Run `command` to completion or until `timeout`. Output goes to temporary files, so a child
+/// that writes a lot cannot block on a full pipe while we wait. The child leads its own process
+/// group, so a compiler's or renderer's own children are stopped with it.
+pub fn run(mut command: Command, timeout: Duration) -> Result<Finished, RunError> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let io = |e: std::io::Error| RunError::Io(format!("running `{program}`: {e}"));
+    let mut out = tempfile::tempfile().map_err(io)?;
+    let mut err = tempfile::tempfile().map_err(io)?;
+    command
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().map_err(io)?)
+        .stderr(err.try_clone().map_err(io)?)
+        .process_group(0);
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|e| RunError::Spawn {
+        program: program.clone(),
+        message: e.to_string(),
+    })?;
+    let status = match child.wait_timeout(timeout).map_err(io)? {
+        Some(status) => status,
+        None => {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Err(RunError::TimedOut {
+                program,
+                limit: timeout,
+            });
+        }
+    };
+    Ok(Finished {
+        success: status.success(),
+        code: status.code(),
+        signal: status.signal(),
+        stdout: read_all(&mut out),
+        stderr: read_all(&mut err),
+        elapsed: started.elapsed(),
+    })
+}
+
+fn read_all(file: &mut File) -> String {
+    let mut bytes = Vec::new();
+    let _ = file.rewind();
+    let _ = file.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn kill_group(pid: u32) {
+    // The child leads its own group (process_group(0)), so its pid is the group id.
+    let _ = Command::new("kill")
+        .args(["-s", "KILL", "--"])
+        .arg(format!("-{pid}"))
+        .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_exit_and_time_limit() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let f = run(c, Duration::from_secs(10)).unwrap();
+        assert_eq!(
+            (f.stdout.as_str(), f.stderr.as_str(), f.code, f.success),
+            ("out\n", "err\n", Some(3), false)
+        );
+        let mut c = Command::new("sh");
+        // The grandchild `sleep` must die with the group too.
+        c.args(["-c", "sleep 30 & sleep 30"]);
+        let started = Instant::now();
+        assert!(matches!(
+            run(c, Duration::from_millis(200)),
+            Err(RunError::TimedOut { .. })
+        ));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(matches!(
+            run(Command::new("/no/such/program"), Duration::from_secs(1)),
+            Err(RunError::Spawn { .. })
+        ));
+    }
+}
