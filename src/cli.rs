@@ -77,6 +77,14 @@ struct ScanArgs {
     /// Renders run at once (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<usize>,
+
+    /// Read PROMELA templates from DIR where it has a file of the same name (experiments).
+    #[arg(long, value_name = "DIR")]
+    templates_dir: Option<PathBuf>,
+
+    /// Write each unit's generated PROMELA model to DIR/<unit id>.pml.
+    #[arg(long, value_name = "DIR")]
+    emit_models: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -174,27 +182,84 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     };
     let analysis = analysis::analyze(&request);
     print_diagnostics(&analysis, global, stderr_color)?;
-    let report = match global.format {
-        Format::Json => report::json::units(&analysis),
-        Format::Human if units_only => report::human::units(&analysis, stdout_color),
-        Format::Human => {
-            let mut text = report::human::units(&analysis, stdout_color);
-            text.push_str("verification with SPIN is not implemented yet: units were built, no check ran\n");
-            text
+    if units_only {
+        let report = match global.format {
+            Format::Json => report::json::units(&analysis, None),
+            Format::Human => report::human::units(&analysis, stdout_color),
+        };
+        std::io::stdout().write_all(report.as_bytes())?;
+        return Ok(if analysis.diagnostics.has_errors() {
+            exit::INPUT_ERROR
+        } else {
+            exit::OK
+        });
+    }
+    let tools = match crate::engine::Tools::find() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::INPUT_ERROR);
         }
     };
+    let generator = crate::model::Generator::new(scan.templates_dir.as_deref())?;
+    let options = crate::scaling::Options {
+        emit_models: scan.emit_models.clone(),
+        ..crate::scaling::Options::default()
+    };
+    let results = crate::scaling::verify(&analysis, &generator, &tools, &options);
+    let report = match global.format {
+        Format::Json => report::json::units(&analysis, Some(&results)),
+        Format::Human => report::human::results(&analysis, &results, stdout_color),
+    };
     std::io::stdout().write_all(report.as_bytes())?;
+    for r in &results {
+        tracing::info!(
+            "unit {}: generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?}",
+            analysis.units[r.unit].id,
+            r.generate,
+            r.timings.spin,
+            r.timings.compile,
+            r.timings.pan,
+            r.timings.replay
+        );
+    }
     tracing::info!(
         "discover {:.0?}, manifests {:.0?}, units {:.0?}",
         analysis.timings.discover,
         analysis.timings.manifests,
         analysis.timings.units
     );
-    Ok(if analysis.diagnostics.has_errors() {
+    Ok(exit_code(&analysis, &results))
+}
+
+/// 2 for input or engine errors, else 1 for error-level findings, else 3 when something was
+/// inconclusive, else 0.
+fn exit_code(analysis: &Analysis, results: &[crate::scaling::UnitResult]) -> u8 {
+    use crate::engine::Inconclusive;
+    use crate::findings::Verdict;
+    let verdicts = || results.iter().flat_map(|r| r.results.iter());
+    let engine_error = verdicts().any(|c| matches!(c.verdict, Verdict::Inconclusive(Inconclusive::EngineError(_))));
+    let level = |check: &str| {
+        analysis
+            .config
+            .checks
+            .severity
+            .get(check)
+            .copied()
+            .or_else(|| crate::checks::find(check).map(|c| c.level))
+            .unwrap_or(crate::checks::Level::Error)
+    };
+    if analysis.diagnostics.has_errors() || engine_error {
         exit::INPUT_ERROR
+    } else if verdicts()
+        .any(|c| matches!(c.verdict, Verdict::Violated { .. }) && level(c.check) == crate::checks::Level::Error)
+    {
+        exit::FINDINGS
+    } else if verdicts().any(|c| matches!(c.verdict, Verdict::Inconclusive(_))) {
+        exit::INCONCLUSIVE
     } else {
         exit::OK
-    })
+    }
 }
 
 fn print_diagnostics(a: &Analysis, global: &GlobalArgs, color: bool) -> Result<()> {

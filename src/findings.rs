@@ -1,1 +1,213 @@
-//! Findings: violations with counterexamples mapped to manifest lines. Not yet implemented.
+//! Findings: verdicts per unit and check, with counterexamples told in Kubernetes terms and
+//! pointing at the manifest fields that drive each step.
+
+use serde::Serialize;
+
+use crate::engine::{Inconclusive, TraceEvent};
+use crate::manifest::{Body, Object};
+use crate::model::{Ir, Names};
+use crate::source::Span;
+
+/// One step of a counterexample.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// The controller or event that acted.
+    pub actor: &'static str,
+    pub message: String,
+    /// The manifest field that drives the step, when there is one.
+    #[serde(skip)]
+    pub location: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Violated {
+        steps: Vec<Step>,
+        location: Option<Span>,
+    },
+    Verified,
+    Inconclusive(Inconclusive),
+    /// The check applies but is not modelled yet.
+    NotChecked,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckResult {
+    pub check: &'static str,
+    pub verdict: Verdict,
+}
+
+/// Names of things in the model, for messages.
+struct Namer<'a> {
+    ir: &'a Ir,
+    names: &'a Names,
+    objects: &'a [Object],
+}
+
+impl Namer<'_> {
+    fn node(&self, n: i64) -> String {
+        usize::try_from(n - 1)
+            .ok()
+            .and_then(|i| self.names.nodes.get(i))
+            .cloned()
+            .unwrap_or_else(|| format!("node #{n}"))
+    }
+
+    /// `(workload index 0-based, object index)` of a pod slot.
+    fn owner(&self, slot: i64) -> Option<(usize, usize)> {
+        let slot = usize::try_from(slot).ok()?;
+        let w = self
+            .ir
+            .workloads
+            .iter()
+            .position(|w| (w.first_slot..w.first_slot + w.slots).contains(&slot))?;
+        Some((w, self.names.workloads[w]))
+    }
+
+    /// Pods are named after their workload and their place in it: `web-3`.
+    fn pod(&self, slot: i64) -> String {
+        match self.owner(slot) {
+            Some((w, o)) => format!(
+                "{}-{}",
+                self.objects[o].id.name,
+                slot as usize - self.ir.workloads[w].first_slot + 1
+            ),
+            None => format!("pod #{slot}"),
+        }
+    }
+
+    fn workload(&self, w: i64) -> Option<&Object> {
+        let w = usize::try_from(w - 1).ok()?;
+        self.names.workloads.get(w).map(|&o| &self.objects[o])
+    }
+
+    fn autoscaler_of(&self, workload: &Object) -> Option<&Object> {
+        self.objects.iter().find(|o| {
+            matches!(&o.body, Body::HorizontalPodAutoscaler(h)
+                if h.scale_target_ref.kind == workload.id.kind && h.scale_target_ref.name == workload.id.name && o.id.namespace == workload.id.namespace)
+        })
+    }
+}
+
+/// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
+pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) -> (Vec<Step>, Option<Span>) {
+    let namer = Namer { ir, names, objects };
+    let mut steps = Vec::new();
+    let mut location = None;
+    for event in trace {
+        let v = &event.values;
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        let step = match at(0) {
+            1 => Step {
+                actor: "deployment-controller",
+                message: format!("creates pod {}", namer.pod(at(1))),
+                location: namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])),
+            },
+            2 => Step {
+                actor: "scheduler",
+                message: format!("binds {} to {}", namer.pod(at(1)), namer.node(at(2))),
+                location: None,
+            },
+            3 => {
+                let (static_fail, resource_fail, spread_nodes, spread_mask) = (at(2), at(3), at(4), at(5));
+                let mut reasons = Vec::new();
+                let mut span = None;
+                if let Some((w, o)) = namer.owner(at(1)) {
+                    let template = ir.workloads[w].template - 1;
+                    let spec = &objects[o].workload().expect("a workload").template.spec;
+                    for (k, (index, s)) in names.hard_constraints[template].iter().enumerate() {
+                        if spread_mask & (1 << k) != 0 {
+                            let tsc = &spec.topology_spread_constraints[*index];
+                            reasons.push(format!(
+                                "topologySpreadConstraints[{index}] ({}, maxSkew {})",
+                                tsc.topology_key.value, tsc.max_skew.value
+                            ));
+                            span.get_or_insert(*s);
+                        }
+                    }
+                }
+                let mut parts = Vec::new();
+                if spread_nodes > 0 {
+                    parts.push(format!("{spread_nodes} node(s) would break {}", reasons.join(" or ")));
+                }
+                if resource_fail > 0 {
+                    parts.push(format!("{resource_fail} node(s) lack cpu, memory or pod slots"));
+                }
+                if static_fail > 0 {
+                    parts.push(format!(
+                        "{static_fail} node(s) do not match its node selector, affinity, name or tolerations"
+                    ));
+                }
+                if span.is_some() {
+                    location = span;
+                }
+                Step {
+                    actor: "scheduler",
+                    message: format!("no feasible node for {}: {}", namer.pod(at(1)), parts.join("; ")),
+                    location: span,
+                }
+            }
+            4 => Step {
+                actor: "kubelet",
+                message: format!("starts {} on {}", namer.pod(at(1)), namer.node(at(2))),
+                location: None,
+            },
+            5 => Step {
+                actor: "kubelet",
+                message: format!("removes {} from {}", namer.pod(at(1)), namer.node(at(2))),
+                location: None,
+            },
+            6 => {
+                let workload = namer.workload(at(1));
+                let hpa = workload.and_then(|w| namer.autoscaler_of(w));
+                Step {
+                    actor: "horizontal-pod-autoscaler",
+                    message: format!(
+                        "{} scales {} from {} to {} replicas (cpu usage {}% of the request per running pod)",
+                        hpa.map_or_else(|| "the HPA".to_string(), |h| h.id.to_string()),
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2),
+                        at(3),
+                        at(4)
+                    ),
+                    location: hpa.and_then(|h| match &h.body {
+                        Body::HorizontalPodAutoscaler(a) => Some(a.max_replicas.span),
+                        _ => None,
+                    }),
+                }
+            }
+            7 => Step {
+                actor: "deployment-controller",
+                message: format!("deletes pod {}", namer.pod(at(1))),
+                location: None,
+            },
+            8 => Step {
+                actor: "load-change",
+                message: format!(
+                    "the pods of {} now use {}% of their cpu request",
+                    namer.workload(at(1)).map_or_else(String::new, |w| w.id.to_string()),
+                    at(2)
+                ),
+                location: None,
+            },
+            9 => Step {
+                actor: "check",
+                message: "the cluster has settled with a pod that no node can take".into(),
+                location: None,
+            },
+            other => Step {
+                actor: "model",
+                message: format!("unknown trace event {other}"),
+                location: None,
+            },
+        };
+        steps.push(step);
+    }
+    (steps, location)
+}
+
+fn replicas_span(o: &Object) -> Span {
+    o.workload()
+        .and_then(|w| w.replicas.as_ref().map(|r| r.span))
+        .unwrap_or(o.span)
+}

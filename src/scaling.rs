@@ -1,1 +1,149 @@
-//! Incremental scaling: smallest topologies first, up to a confident size. Not yet implemented.
+//! Running the verification of units. For now one topology per unit: the cluster as the config
+//! describes it today (each pool's `count`); the incremental search over topologies follows.
+
+use std::time::{Duration, Instant};
+
+use crate::analysis::Analysis;
+use crate::engine::{self, Search, Tools};
+use crate::findings::{self, CheckResult, Verdict};
+use crate::model::{self, Generator, Topology};
+
+/// Checks the model has a template for; the others are reported as not checked yet.
+pub const MODELLED_CHECKS: &[&str] = &["pods-schedulable"];
+
+#[derive(Clone, Debug)]
+pub struct UnitResult {
+    pub unit: usize,
+    pub topology: Topology,
+    pub nodes: usize,
+    pub pod_slots: usize,
+    pub results: Vec<CheckResult>,
+    pub timings: engine::Timings,
+    pub generate: Duration,
+    pub elapsed: Duration,
+}
+
+pub struct Options {
+    pub engine: engine::Options,
+    /// Write each generated model to `<dir>/<unit id>.pml`.
+    pub emit_models: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            engine: engine::Options {
+                search: Search::Safety { shortest: true },
+                ..engine::Options::default()
+            },
+            emit_models: None,
+        }
+    }
+}
+
+/// Verify every unit of the analysis.
+pub fn verify(analysis: &Analysis, generator: &Generator, tools: &Tools, options: &Options) -> Vec<UnitResult> {
+    let topology = Topology::current(&analysis.config);
+    analysis
+        .units
+        .iter()
+        .enumerate()
+        .map(|(i, unit)| {
+            let started = Instant::now();
+            let not_checked = |results: &mut Vec<CheckResult>| {
+                for check in &unit.checks {
+                    if !results.iter().any(|r| r.check == *check) {
+                        results.push(CheckResult {
+                            check,
+                            verdict: Verdict::NotChecked,
+                        });
+                    }
+                }
+            };
+            let mut results = Vec::new();
+            let mut timings = engine::Timings::default();
+            let mut generate = Duration::ZERO;
+            let mut nodes = 0;
+            let mut pod_slots = 0;
+            let modelled: Vec<&'static str> = unit
+                .checks
+                .iter()
+                .copied()
+                .filter(|c| MODELLED_CHECKS.contains(c))
+                .collect();
+            if !modelled.is_empty() {
+                let built = model::ir::build(
+                    unit,
+                    &analysis.objects,
+                    &analysis.config,
+                    &topology,
+                    analysis.config.scaling.pods_per_node,
+                );
+                match built {
+                    Err(e) => {
+                        for check in &modelled {
+                            results.push(CheckResult {
+                                check,
+                                verdict: Verdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
+                            });
+                        }
+                    }
+                    Ok((ir, names)) => {
+                        nodes = ir.nodes.len();
+                        pod_slots = ir.pod_slots;
+                        let t = Instant::now();
+                        let rendered = generator.render(&ir);
+                        generate = t.elapsed();
+                        let verdict = match rendered {
+                            Err(e) => Verdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
+                            Ok(promela) => match emit(options, &unit.id, &promela)
+                                .and_then(|()| engine::verify(&promela, tools, &options.engine))
+                            {
+                                Err(e) => Verdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
+                                Ok(outcome) => {
+                                    timings = outcome.timings;
+                                    match outcome.verdict {
+                                        engine::Verdict::Verified => Verdict::Verified,
+                                        engine::Verdict::Inconclusive(why) => Verdict::Inconclusive(why),
+                                        engine::Verdict::Violated { trace, .. } => {
+                                            let (steps, location) =
+                                                findings::decode(&trace, &ir, &names, &analysis.objects);
+                                            Verdict::Violated { steps, location }
+                                        }
+                                    }
+                                }
+                            },
+                        };
+                        // One model holds every modelled check of the unit; a violation is the
+                        // check whose monitor fired (only pods-schedulable so far).
+                        for check in &modelled {
+                            results.push(CheckResult {
+                                check,
+                                verdict: verdict.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            not_checked(&mut results);
+            UnitResult {
+                unit: i,
+                topology: topology.clone(),
+                nodes,
+                pod_slots,
+                results,
+                timings,
+                generate,
+                elapsed: started.elapsed(),
+            }
+        })
+        .collect()
+}
+
+fn emit(options: &Options, unit: &str, promela: &str) -> Result<(), engine::EngineError> {
+    if let Some(dir) = &options.emit_models {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join(format!("{unit}.pml")), promela)?;
+    }
+    Ok(())
+}

@@ -188,13 +188,42 @@ fn output_is_deterministic() {
 }
 
 #[test]
-fn default_command_runs_up_to_units() {
-    kivi()
-        .args(["--color", "never", "fixtures/demo-shop"])
+fn kivi_c3_violates_pods_schedulable_and_its_twin_is_verified() {
+    let (stdout, _) = run(&["fixtures/kivi-c3"], 1);
+    for expected in [
+        "✗ violated pods-schedulable  fixtures/kivi-c3/deploy/php-apache.yaml:26:20",
+        "load-change: the pods of Deployment/default/php-apache now use 200% of their cpu request",
+        "HorizontalPodAutoscaler/default/php-apache scales Deployment/default/php-apache from 5 to 6 replicas",
+        "deployment-controller: creates pod php-apache-6",
+        "scheduler: no feasible node for php-apache-6: 3 node(s) would break topologySpreadConstraints[0] (kubernetes.io/hostname, maxSkew 1) or topologySpreadConstraints[1] (topology.kubernetes.io/zone, maxSkew 1)",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+    }
+    let dir = assert_fs::TempDir::new().unwrap();
+    let (stdout, _) = run(
+        &["fixtures/kivi-c3-safe", "--emit-models", dir.path().to_str().unwrap()],
+        0,
+    );
+    assert!(stdout.contains("✓ verified pods-schedulable"), "{stdout}");
+    // The emitted model holds no name from the manifests: integers only.
+    let model = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(model).unwrap();
+    for name in ["php-apache", "zone-a", "zone-b", "kubernetes.io", "hpa-example"] {
+        assert!(!text.contains(name), "{name} in the model");
+    }
+    let out = kivi()
+        .args(["--format", "json", "fixtures/kivi-c3"])
         .assert()
-        .success()
-        .stdout(predicate::str::contains("2 units, 8 workloads"))
-        .stdout(predicate::str::contains("no check ran"));
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let result = &v["units"][0]["verification"]["results"][0];
+    assert_eq!(result["check"], "pods-schedulable");
+    assert_eq!(result["verdict"], "violated");
+    assert_eq!(result["line"], 26);
+    assert!(result["steps"].as_array().unwrap().len() >= 5);
 }
 
 #[test]

@@ -54,7 +54,9 @@ impl Tools {
 /// What pan searches for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Search {
-    /// Assertions and invalid end states (`-DSAFETY`); breadth-first for shortest traces.
+    /// Assertions and invalid end states (`-DSAFETY`). `shortest` keeps searching for shorter
+    /// counterexamples (`-DREACH`, `pan -i`); breadth-first search cannot be used because the
+    /// models keep their read-only tables out of the state vector (`hidden`).
     Safety { shortest: bool },
     /// Non-progress cycles (`-DNP`, `pan -l`): liveness, depth-first.
     NonProgress,
@@ -251,7 +253,7 @@ fn compile(tools: &Tools, dir: &Path, options: &Options, vector: u32) -> Result<
         Search::Safety { shortest } => {
             cc.arg("-DSAFETY");
             if shortest {
-                cc.arg("-DBFS");
+                cc.arg("-DREACH");
             }
         }
         Search::NonProgress => {
@@ -273,8 +275,14 @@ fn run_pan(dir: &Path, options: &Options) -> Result<String, Inconclusive> {
         .arg(format!("-m{}", options.max_depth))
         .arg(format!("-w{}", hash_bits(options.memory_mb)))
         .arg("-n");
-    if options.search == Search::NonProgress {
-        pan.arg("-l");
+    match options.search {
+        Search::NonProgress => {
+            pan.arg("-l");
+        }
+        Search::Safety { shortest: true } => {
+            pan.arg("-i");
+        }
+        Search::Safety { shortest: false } => {}
     }
     match process::run(pan, options.time_limit) {
         Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
@@ -354,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn breadth_first_gives_the_shortest_trace() {
+    fn shortest_trace_is_kept() {
         // Two ways to 3: the direct one is one step.
         let model = "byte x;\nactive proctype P() {\n  if\n  :: x = 1; printf(\"KIVI:1\\n\"); x = 2; printf(\"KIVI:2\\n\"); x = 3\n  :: x = 3; printf(\"KIVI:3\\n\")\n  fi;\n  assert(x != 3)\n}\n";
         let out = verify(model, &tools(), &fast()).unwrap();

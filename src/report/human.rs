@@ -89,3 +89,121 @@ pub fn summary(a: &Analysis) -> String {
         a.diagnostics.count(Severity::Warning)
     )
 }
+
+/// Verdict of every check of every unit, with counterexamples.
+pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool) -> String {
+    use crate::findings::Verdict;
+    let mut out = String::new();
+    let bold = Style::new().bold();
+    let red = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
+    let dim = Style::new().dimmed();
+    let (mut violated, mut verified, mut inconclusive) = (0, 0, 0);
+    for r in results {
+        let u = &a.units[r.unit];
+        let scope = a
+            .scopes
+            .get(u.scope)
+            .map(|s| s.path.display().to_string())
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{} {}  {}  {}",
+            paint(color, bold, "unit"),
+            u.id,
+            paint(color, bold, &u.name),
+            paint(color, dim, &scope)
+        );
+        if r.nodes > 0 {
+            let pools: Vec<String> = a
+                .config
+                .cluster
+                .pools
+                .iter()
+                .zip(&r.topology.nodes_per_pool)
+                .filter(|(_, n)| **n > 0)
+                .map(|(p, n)| format!("{} {}", p.name, n))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  at {} nodes ({}), {} pod slots",
+                r.nodes,
+                pools.join(", "),
+                r.pod_slots
+            );
+        }
+        for c in &r.results {
+            match &c.verdict {
+                Verdict::Violated { steps, location } => {
+                    violated += 1;
+                    let at = location
+                        .map(|s| format!("  {}", crate::diagnostics::location_string(&a.sources, s)))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "  {} {}{}",
+                        paint(color, red, "✗ violated"),
+                        paint(color, bold, c.check),
+                        at
+                    );
+                    for (i, step) in steps.iter().enumerate() {
+                        let at = step
+                            .location
+                            .map(|s| format!(" — {}:{}", a.sources.path(s.file).display(), s.start.line))
+                            .unwrap_or_default();
+                        let _ = writeln!(
+                            out,
+                            "    [{}] {}: {}{}",
+                            i + 1,
+                            step.actor,
+                            step.message,
+                            paint(color, dim, &at)
+                        );
+                    }
+                }
+                Verdict::Verified => {
+                    verified += 1;
+                    let _ = writeln!(out, "  {} {}", paint(color, green, "✓ verified"), c.check);
+                }
+                Verdict::Inconclusive(why) => {
+                    inconclusive += 1;
+                    let _ = writeln!(out, "  {} {}: {}", paint(color, yellow, "? inconclusive"), c.check, why);
+                }
+                Verdict::NotChecked => {
+                    let _ = writeln!(
+                        out,
+                        "  {} {}: not modelled yet",
+                        paint(color, dim, "- not checked"),
+                        c.check
+                    );
+                }
+            }
+        }
+        let t = &r.timings;
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(
+                color,
+                dim,
+                &format!(
+                    "{:.2} s (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
+                    r.elapsed.as_secs_f64(),
+                    r.generate,
+                    t.spin,
+                    t.compile,
+                    t.pan,
+                    t.replay
+                )
+            )
+        );
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{} units checked: {violated} violated, {verified} verified, {inconclusive} inconclusive",
+        results.len()
+    );
+    out
+}

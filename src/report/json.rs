@@ -84,6 +84,44 @@ struct EdgeOut {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+struct StepOut<'a> {
+    actor: &'static str,
+    message: &'a str,
+    file: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultOut<'a> {
+    check: &'static str,
+    /// `violated`, `verified`, `inconclusive` or `not-checked`.
+    verdict: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    steps: Vec<StepOut<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VerificationOut<'a> {
+    /// Nodes per pool, in the order of `cluster`.
+    topology: &'a [u32],
+    nodes: usize,
+    pod_slots: usize,
+    results: Vec<ResultOut<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct UnitOut<'a> {
     id: &'a str,
     name: &'a str,
@@ -93,6 +131,8 @@ struct UnitOut<'a> {
     node_pools: &'a [String],
     checks: &'a [&'static str],
     edges: Vec<EdgeOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verification: Option<VerificationOut<'a>>,
 }
 
 #[derive(Serialize)]
@@ -106,7 +146,8 @@ struct DiagnosticOut<'a> {
     help: Option<&'a str>,
 }
 
-pub fn units(a: &Analysis) -> String {
+/// The units, and with `results` the verdict of each check.
+pub fn units(a: &Analysis, results: Option<&[crate::scaling::UnitResult]>) -> String {
     let path = |file| a.sources.path(file).display().to_string();
     let scope = |i: usize| {
         a.scopes
@@ -163,7 +204,8 @@ pub fn units(a: &Analysis) -> String {
         units: a
             .units
             .iter()
-            .map(|u| {
+            .enumerate()
+            .map(|(ui, u)| {
                 let (scope_path, scope_kind) = scope(u.scope);
                 UnitOut {
                     id: &u.id,
@@ -197,6 +239,9 @@ pub fn units(a: &Analysis) -> String {
                             reason: e.reason.clone(),
                         })
                         .collect(),
+                    verification: results
+                        .and_then(|rs| rs.iter().find(|r| r.unit == ui))
+                        .map(|r| verification(a, r)),
                 }
             })
             .collect(),
@@ -216,4 +261,56 @@ pub fn units(a: &Analysis) -> String {
     let mut out = serde_json::to_string_pretty(&report).expect("the report serialises");
     out.push('\n');
     out
+}
+
+fn verification<'a>(a: &Analysis, r: &'a crate::scaling::UnitResult) -> VerificationOut<'a> {
+    use crate::findings::Verdict;
+    let place = |span: Option<crate::source::Span>| {
+        span.map_or((None, None, None), |s| {
+            (
+                Some(a.sources.path(s.file).display().to_string()),
+                Some(s.start.line),
+                Some(s.start.column),
+            )
+        })
+    };
+    VerificationOut {
+        topology: &r.topology.nodes_per_pool,
+        nodes: r.nodes,
+        pod_slots: r.pod_slots,
+        results: r
+            .results
+            .iter()
+            .map(|c| {
+                let (verdict, reason, location, steps) = match &c.verdict {
+                    Verdict::Violated { steps, location } => ("violated", None, *location, steps.as_slice()),
+                    Verdict::Verified => ("verified", None, None, &[][..]),
+                    Verdict::Inconclusive(why) => ("inconclusive", Some(why.to_string()), None, &[][..]),
+                    Verdict::NotChecked => ("not-checked", Some("not modelled yet".to_string()), None, &[][..]),
+                };
+                let (file, line, column) = place(location);
+                ResultOut {
+                    check: c.check,
+                    verdict,
+                    reason,
+                    file,
+                    line,
+                    column,
+                    steps: steps
+                        .iter()
+                        .map(|s| {
+                            let (file, line, column) = place(s.location);
+                            StepOut {
+                                actor: s.actor,
+                                message: &s.message,
+                                file,
+                                line,
+                                column,
+                            }
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    }
 }

@@ -1,0 +1,495 @@
+//! The intermediate representation of one unit at one topology: integers only.
+//!
+//! Everything that does not change while the model runs is evaluated here, in Rust, against
+//! the manifests: label selectors, node affinity, taints, spread domains, score tables. The
+//! PROMELA model receives indices, amounts and bitmasks; no name, label or value from a manifest
+//! reaches it as text. `Names` keeps the way back, for counterexamples.
+
+use serde::Serialize;
+
+use crate::config::{Config, EnvironmentEvent, NodePool};
+use crate::manifest::autoscaling::{Metric, MetricTarget};
+use crate::manifest::pod::{InclusionPolicy, PodSpec, WhenUnsatisfiable};
+use crate::manifest::selector::{LabelSelector, Labels};
+use crate::manifest::taint::{TaintEffect, Toleration, tolerates_for_scheduling};
+use crate::manifest::{Body, Object, WorkloadKind};
+use crate::source::Span;
+use crate::units::{Role, Unit};
+
+/// Most nodes one model holds: node sets are bitmasks in a 32-bit int (bit 0 unused).
+pub const MAX_NODES: usize = 30;
+/// Most pod slots one model holds (bytes index them).
+pub const MAX_PODS: usize = 200;
+pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
+pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
+const MIB: i64 = 1024 * 1024;
+
+/// How many nodes of each pool the model has.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Topology {
+    pub nodes_per_pool: Vec<u32>,
+}
+
+impl Topology {
+    /// The cluster as it is today (each pool's `count`).
+    pub fn current(config: &Config) -> Topology {
+        Topology {
+            nodes_per_pool: config.cluster.pools.iter().map(|p| p.count).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrNode {
+    /// Millicores and MiB the modelled pods can use (allocatable − reserved).
+    pub cpu: i64,
+    pub mem: i64,
+    pub pods: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrConstraint {
+    pub max_skew: i64,
+    pub min_domains: i64,
+    /// Domain of each node (1-based, index 0 unused); 0 = the node lacks the key.
+    pub domains: Vec<u32>,
+    pub domain_count: u32,
+    /// Nodes counted under the inclusion policies, as a bitmask (bit n = node n).
+    pub included: u32,
+    /// Which templates' pods the selector counts (index 0 unused).
+    pub counts_template: Vec<bool>,
+    /// Whether the incoming pod itself matches the selector.
+    pub self_match: bool,
+    /// `ln(domains + 2)` × 1000, for the soft score.
+    pub weight_milli: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrTemplate {
+    pub workload: usize,
+    /// Requests in millicores and MiB (rounded up).
+    pub cpu: i64,
+    pub mem: i64,
+    /// Nodes that pass NodeName, nodeSelector, required node affinity and NoSchedule/NoExecute
+    /// taints: the filters that only read static node properties.
+    pub static_nodes: u32,
+    /// Preferred node affinity raw score per node (index 0 unused).
+    pub affinity_raw: Vec<i64>,
+    /// Untolerated PreferNoSchedule taints per node (index 0 unused).
+    pub taint_raw: Vec<i64>,
+    pub hard: Vec<IrConstraint>,
+    pub soft: Vec<IrConstraint>,
+    /// The pod has spread constraints of its own (not the system defaults): nodes lacking a
+    /// soft constraint's key are then ignored by the score.
+    pub require_all: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrAutoscaler {
+    pub min: i64,
+    pub max: i64,
+    /// Target CPU utilisation, percent of the request.
+    pub target: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrWorkload {
+    pub template: usize,
+    /// Replicas the controller aims for at the start (spec.replicas, raised to the HPA minimum).
+    pub replicas: i64,
+    pub autoscaler: Option<IrAutoscaler>,
+    /// Pod slots `first_slot .. first_slot + slots` belong to this workload.
+    pub first_slot: usize,
+    pub slots: usize,
+    /// Usage levels a load change may move the pods to, percent of the request; `level` 1 is
+    /// the steady usage (levels are 1-based in the model).
+    pub load_levels: Vec<i64>,
+    pub steady_level: usize,
+    /// The pods that share the load: a level is the per-pod usage when this many run.
+    pub load_base: i64,
+}
+
+/// Score weights of the default kube-scheduler profile.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scoring {
+    pub most_allocated: bool,
+    pub fit: i64,
+    pub balanced: i64,
+    pub spread: i64,
+    pub taint: i64,
+    pub affinity: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ir {
+    pub nodes: Vec<IrNode>,
+    /// 1-based in the model; index 0 is a placeholder.
+    pub templates: Vec<IrTemplate>,
+    pub workloads: Vec<IrWorkload>,
+    pub pod_slots: usize,
+    pub scoring: Scoring,
+    pub load_change: bool,
+    pub checks: Vec<&'static str>,
+}
+
+/// Where model indices come from, to turn a counterexample back into Kubernetes terms.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    pub nodes: Vec<String>,
+    /// Workload index (1-based in the model) → object index.
+    pub workloads: Vec<usize>,
+    /// Per template (0-based): its hard spread constraints as (index in the manifest's
+    /// `topologySpreadConstraints`, span of `maxSkew`).
+    pub hard_constraints: Vec<Vec<(usize, Span)>>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum IrError {
+    #[error("the unit needs {0} nodes, more than the {MAX_NODES} one model holds")]
+    TooManyNodes(usize),
+    #[error("the unit needs {0} pod slots, more than the {MAX_PODS} one model holds")]
+    TooManyPods(usize),
+    #[error("the topology has no node")]
+    NoNodes,
+}
+
+/// Build the IR of `unit` on `topology`.
+pub fn build(
+    unit: &Unit,
+    objects: &[Object],
+    config: &Config,
+    topology: &Topology,
+    pods_per_node: u32,
+) -> Result<(Ir, Names), IrError> {
+    let mut names = Names::default();
+    // Nodes: pool by pool, `<pool>-1`, `<pool>-2`, ... with their labels.
+    let mut nodes = Vec::new();
+    let mut node_labels: Vec<(String, Labels, &NodePool)> = Vec::new();
+    for (pool, &count) in config.cluster.pools.iter().zip(&topology.nodes_per_pool) {
+        for i in 1..=count {
+            let name = pool.node_name(i);
+            let usable = pool.usable();
+            nodes.push(IrNode {
+                cpu: usable.cpu_millis,
+                mem: usable.memory_bytes / MIB,
+                pods: pool.allocatable.pods.min(i64::from(pods_per_node.max(1))),
+            });
+            node_labels.push((name.clone(), pool.node_labels(&name), pool));
+            names.nodes.push(name);
+        }
+    }
+    if nodes.is_empty() {
+        return Err(IrError::NoNodes);
+    }
+    if nodes.len() > MAX_NODES {
+        return Err(IrError::TooManyNodes(nodes.len()));
+    }
+
+    let workload_objects: Vec<usize> = unit
+        .members
+        .iter()
+        .filter(|m| m.role == Role::Workload)
+        .map(|m| m.object)
+        .collect();
+    let autoscaler_of = |w: usize| -> Option<&crate::manifest::HorizontalPodAutoscaler> {
+        unit.members
+            .iter()
+            .filter(|m| m.role == Role::Autoscaler)
+            .find_map(|m| match &objects[m.object].body {
+                Body::HorizontalPodAutoscaler(h)
+                    if h.scale_target_ref.kind == objects[w].id.kind
+                        && h.scale_target_ref.name == objects[w].id.name =>
+                {
+                    Some(h.as_ref())
+                }
+                _ => None,
+            })
+    };
+
+    let pods_capacity = nodes.len() * pods_per_node.max(1) as usize;
+    let mut workloads = Vec::new();
+    let mut next_slot = 1;
+    for (wi, &w) in workload_objects.iter().enumerate() {
+        let workload = objects[w].workload().expect("a workload member");
+        let hpa = autoscaler_of(w);
+        let desired = i64::from(workload.desired_replicas());
+        let autoscaler = hpa.and_then(|h| {
+            let target = h.metrics.iter().find_map(|m| match m {
+                Metric::Resource {
+                    resource,
+                    target: MetricTarget::Utilization(u),
+                    ..
+                } if resource == "cpu" => Some(i64::from(*u)),
+                _ => None,
+            })?;
+            Some(IrAutoscaler {
+                min: i64::from(h.min_replicas.value.max(1)),
+                max: i64::from(h.max_replicas.value.max(1)),
+                target,
+            })
+        });
+        let max_pods = match (&autoscaler, workload.kind) {
+            (_, WorkloadKind::DaemonSet) => nodes.len() as i64,
+            (Some(a), _) => a.max.max(desired),
+            (None, _) => desired,
+        };
+        // Replicas beyond what the topology can hold add nothing the model could show.
+        let slots = (max_pods.max(0) as usize).min(pods_capacity.max(1));
+        let replicas = match &autoscaler {
+            Some(a) => desired.clamp(a.min, a.max),
+            None => desired,
+        }
+        .min(slots as i64);
+        let request = workload.template.spec.effective_request().cpu_millis;
+        let steady = config
+            .workloads
+            .get(&objects[w].id)
+            .and_then(|a| a.usage)
+            .filter(|_| request > 0)
+            .map_or(100, |u| (u.cpu_millis * 100 + request - 1) / request);
+        let load_levels = load_levels(config, &objects[w].id.to_string(), &autoscaler, steady);
+        workloads.push(IrWorkload {
+            template: wi + 1,
+            replicas,
+            autoscaler,
+            first_slot: next_slot,
+            slots,
+            load_levels,
+            steady_level: 1,
+            load_base: replicas.max(1),
+        });
+        names.workloads.push(w);
+        next_slot += slots;
+    }
+    let pod_slots = next_slot - 1;
+    if pod_slots > MAX_PODS {
+        return Err(IrError::TooManyPods(pod_slots));
+    }
+
+    let mut templates = Vec::new();
+    for &w in &workload_objects {
+        let (template, hard) = build_template(objects, &workload_objects, w, &node_labels);
+        templates.push(template);
+        names.hard_constraints.push(hard);
+    }
+    let scoring = Scoring {
+        most_allocated: matches!(
+            config.scheduler.scoring_strategy.as_ref().map(|s| s.value),
+            Some(crate::manifest::scheduler_config::ScoringStrategy::MostAllocated)
+        ),
+        fit: 1,
+        balanced: 1,
+        spread: 2,
+        taint: 3,
+        affinity: 2,
+    };
+    let load_change = config.has_event(|e| matches!(e, EnvironmentEvent::LoadChange { .. }))
+        && workloads.iter().any(|w| w.load_levels.len() > 1);
+    Ok((
+        Ir {
+            nodes,
+            templates,
+            workloads,
+            pod_slots,
+            scoring,
+            load_change,
+            checks: unit.checks.clone(),
+        },
+        names,
+    ))
+}
+
+/// Usage levels, percent of the request: the steady usage first, then the values a load change
+/// may reach. Around an HPA target the levels straddle the tolerance band, since those are the
+/// points where the autoscaler's decision changes.
+fn load_levels(config: &Config, workload: &str, autoscaler: &Option<IrAutoscaler>, steady: i64) -> Vec<i64> {
+    let max = config.events.iter().find_map(|e| match &e.value {
+        EnvironmentEvent::LoadChange { workloads, max_percent }
+            if workloads.iter().any(|w| w == "*" || w == workload) =>
+        {
+            Some(i64::from(*max_percent))
+        }
+        _ => None,
+    });
+    let Some(max) = max else {
+        return vec![steady];
+    };
+    let mut levels = vec![0, max];
+    if let Some(a) = autoscaler {
+        levels.push(a.target * 8 / 10);
+        levels.push((a.target * 12 + 9) / 10);
+    }
+    levels.retain(|l| *l != steady && *l <= max);
+    levels.sort_unstable();
+    levels.dedup();
+    std::iter::once(steady).chain(levels).collect()
+}
+
+fn bitmask(nodes: impl Iterator<Item = bool>) -> u32 {
+    nodes
+        .enumerate()
+        .fold(0, |m, (i, yes)| if yes { m | (1 << (i + 1)) } else { m })
+}
+
+fn matches_required_affinity(spec: &PodSpec, name: &str, labels: &Labels) -> bool {
+    spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+        && spec
+            .affinity
+            .node
+            .required
+            .as_ref()
+            .is_none_or(|t| t.value.iter().any(|term| term.matches(name, labels)))
+}
+
+fn build_template(
+    objects: &[Object],
+    workloads: &[usize],
+    w: usize,
+    nodes: &[(String, Labels, &NodePool)],
+) -> (IrTemplate, Vec<(usize, Span)>) {
+    let object = &objects[w];
+    let workload = object.workload().expect("a workload");
+    let spec = &workload.template.spec;
+    let request = spec.effective_request();
+    let pass_affinity: Vec<bool> = nodes
+        .iter()
+        .map(|(name, labels, _)| matches_required_affinity(spec, name, labels))
+        .collect();
+    let tolerated: Vec<bool> = nodes
+        .iter()
+        .map(|(_, _, pool)| tolerates_for_scheduling(&spec.tolerations, &pool.taints))
+        .collect();
+    let static_nodes = bitmask(nodes.iter().enumerate().map(|(i, (name, _, _))| {
+        spec.node_name.as_ref().is_none_or(|n| &n.value == name) && pass_affinity[i] && tolerated[i]
+    }));
+    let mut affinity_raw = vec![0];
+    let mut taint_raw = vec![0];
+    for (name, labels, pool) in nodes {
+        affinity_raw.push(
+            spec.affinity
+                .node
+                .preferred
+                .iter()
+                .filter(|p| p.preference.matches(name, labels))
+                .map(|p| i64::from(p.weight))
+                .sum(),
+        );
+        taint_raw.push(untolerated_prefer_no_schedule(&spec.tolerations, pool));
+    }
+    let counts = |selector: Option<&LabelSelector>| -> Vec<bool> {
+        std::iter::once(false)
+            .chain(workloads.iter().map(|&o| {
+                let other = &objects[o];
+                other.namespace() == object.namespace()
+                    && selector.is_some_and(|s| s.matches(&other.workload().expect("a workload").template.labels))
+            }))
+            .collect()
+    };
+    let constraint = |key: &str,
+                      max_skew: i64,
+                      min_domains: i64,
+                      selector: Option<&LabelSelector>,
+                      affinity_policy: InclusionPolicy,
+                      taints_policy: InclusionPolicy| {
+        let mut values: Vec<&str> = Vec::new();
+        let domains: Vec<u32> = std::iter::once(0)
+            .chain(nodes.iter().map(|(_, labels, _)| match labels.get(key) {
+                None => 0,
+                Some(v) => {
+                    let index = values.iter().position(|x| *x == v.as_str()).unwrap_or_else(|| {
+                        values.push(v);
+                        values.len() - 1
+                    });
+                    index as u32 + 1
+                }
+            }))
+            .collect();
+        let included = bitmask((0..nodes.len()).map(|i| {
+            (affinity_policy == InclusionPolicy::Ignore || pass_affinity[i])
+                && (taints_policy == InclusionPolicy::Ignore || tolerated[i])
+        }));
+        let domain_count = values.len() as u32;
+        IrConstraint {
+            max_skew,
+            min_domains,
+            domains,
+            domain_count,
+            included,
+            counts_template: counts(selector),
+            self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
+            weight_milli: ((f64::from(domain_count) + 2.0).ln() * 1000.0).round() as i64,
+        }
+    };
+    let mut hard = Vec::new();
+    let mut soft = Vec::new();
+    let mut hard_spans = Vec::new();
+    for (k, tsc) in spec.topology_spread_constraints.iter().enumerate() {
+        let c = constraint(
+            &tsc.topology_key.value,
+            i64::from(tsc.max_skew.value),
+            tsc.min_domains.as_ref().map_or(1, |m| i64::from(m.value)),
+            tsc.label_selector.as_ref(),
+            tsc.node_affinity_policy,
+            tsc.node_taints_policy,
+        );
+        if tsc.when_unsatisfiable.value == WhenUnsatisfiable::DoNotSchedule {
+            hard.push(c);
+            hard_spans.push((k, tsc.max_skew.span));
+        } else {
+            soft.push(c);
+        }
+    }
+    // A node lacking any hard constraint's key is left out of every hard constraint's counts
+    // (podtopologyspread/common.go nodeLabelsMatchSpreadConstraints).
+    let has_all_keys = bitmask(nodes.iter().map(|(_, labels, _)| {
+        spec.topology_spread_constraints
+            .iter()
+            .filter(|t| t.when_unsatisfiable.value == WhenUnsatisfiable::DoNotSchedule)
+            .all(|t| labels.contains_key(&t.topology_key.value))
+    }));
+    for c in &mut hard {
+        c.included &= has_all_keys;
+    }
+    let require_all = !spec.topology_spread_constraints.is_empty();
+    if spec.topology_spread_constraints.is_empty() && workload.selector.is_some() {
+        // The system default constraints, counting the pods of the workload's own selector.
+        let selector = workload.selector.as_ref();
+        for (key, skew) in [(HOSTNAME_KEY, 3), (ZONE_KEY, 5)] {
+            soft.push(constraint(
+                key,
+                skew,
+                1,
+                selector,
+                InclusionPolicy::Honor,
+                InclusionPolicy::Ignore,
+            ));
+        }
+    }
+    (
+        IrTemplate {
+            workload: workloads.iter().position(|&o| o == w).expect("listed") + 1,
+            cpu: request.cpu_millis,
+            mem: (request.memory_bytes + MIB - 1) / MIB,
+            static_nodes,
+            affinity_raw,
+            taint_raw,
+            hard,
+            soft,
+            require_all,
+        },
+        hard_spans,
+    )
+}
+
+fn untolerated_prefer_no_schedule(tolerations: &[Toleration], pool: &NodePool) -> i64 {
+    pool.taints
+        .iter()
+        .filter(|t| t.effect == TaintEffect::PreferNoSchedule)
+        .filter(|t| {
+            !tolerations
+                .iter()
+                .filter(|tol| tol.effect.is_none_or(|e| e == TaintEffect::PreferNoSchedule))
+                .any(|tol| tol.tolerates(t))
+        })
+        .count() as i64
+}

@@ -1,0 +1,160 @@
+//! Model generation: a unit's IR at one topology (`ir`), then PROMELA from the templates in
+//! `templates/` (embedded in the binary; `--templates-dir` overrides them for experiments).
+
+pub mod ir;
+
+use std::path::{Path, PathBuf};
+
+use minijinja::{Environment, UndefinedBehavior, Value, syntax::SyntaxConfig, value::Serde};
+use serde::Serialize;
+
+pub use ir::{Ir, IrError, Names, Topology};
+
+/// The templates, by name, as shipped.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("main.pml", include_str!("../../templates/main.pml")),
+    (
+        "controllers/scheduler.pml",
+        include_str!("../../templates/controllers/scheduler.pml"),
+    ),
+    (
+        "controllers/deployment.pml",
+        include_str!("../../templates/controllers/deployment.pml"),
+    ),
+    (
+        "controllers/kubelet.pml",
+        include_str!("../../templates/controllers/kubelet.pml"),
+    ),
+    (
+        "controllers/autoscaler.pml",
+        include_str!("../../templates/controllers/autoscaler.pml"),
+    ),
+    (
+        "events/load_change.pml",
+        include_str!("../../templates/events/load_change.pml"),
+    ),
+    (
+        "checks/pods_schedulable.pml",
+        include_str!("../../templates/checks/pods_schedulable.pml"),
+    ),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("template error: {0}")]
+    Template(String),
+}
+
+/// Renders PROMELA models.
+pub struct Generator {
+    env: Environment<'static>,
+}
+
+impl Generator {
+    /// The shipped templates, or those in `dir` where it has a file of the same name.
+    pub fn new(dir: Option<&Path>) -> Result<Generator, ModelError> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_syntax(
+            SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .keep_trailing_newline(true)
+                .build()
+                .map_err(|e| ModelError::Template(e.to_string()))?,
+        );
+
+        let override_dir: Option<PathBuf> = dir.map(Path::to_path_buf);
+        for (name, source) in TEMPLATES {
+            let text = override_dir
+                .as_ref()
+                .and_then(|d| std::fs::read_to_string(d.join(name)).ok())
+                .unwrap_or_else(|| source.to_string());
+            env.add_template_owned(name.to_string(), text)
+                .map_err(|e| ModelError::Template(format!("{name}: {e}")))?;
+        }
+        Ok(Generator { env })
+    }
+
+    /// The PROMELA model of `ir`.
+    pub fn render(&self, ir: &Ir) -> Result<String, ModelError> {
+        let context = Context::new(ir);
+        self.env
+            .get_template("main.pml")
+            .and_then(|t| t.render(Value::from(Serde(&context))))
+            .map_err(|e| ModelError::Template(format!("{e:#}")))
+    }
+}
+
+/// Spread constraints flattened across templates, for the model's tables.
+#[derive(Serialize)]
+struct FlatConstraint<'a> {
+    max_skew: i64,
+    min_domains: i64,
+    domain_count: u32,
+    included: u32,
+    counts_mask: u32,
+    self_match: bool,
+    weight_milli: i64,
+    domains: &'a [u32],
+}
+
+#[derive(Serialize)]
+struct Layout {
+    hard_first: usize,
+    soft_first: usize,
+}
+
+#[derive(Serialize)]
+struct Context<'a> {
+    ir: &'a Ir,
+    constraints: Vec<FlatConstraint<'a>>,
+    /// Per template (1-based; entry 0 unused): where its constraints start.
+    layout: Vec<Layout>,
+    constraint_count: usize,
+    max_domain: u32,
+    autoscaled: bool,
+}
+
+impl<'a> Context<'a> {
+    fn new(ir: &'a Ir) -> Context<'a> {
+        let mut constraints = Vec::new();
+        let mut layout = vec![Layout {
+            hard_first: 0,
+            soft_first: 0,
+        }];
+        for t in &ir.templates {
+            let hard_first = constraints.len() + 1;
+            constraints.extend(t.hard.iter().map(flat));
+            let soft_first = constraints.len() + 1;
+            constraints.extend(t.soft.iter().map(flat));
+            layout.push(Layout { hard_first, soft_first });
+        }
+        let max_domain = constraints.iter().map(|c| c.domain_count).max().unwrap_or(0);
+        Context {
+            ir,
+            constraint_count: constraints.len(),
+            constraints,
+            layout,
+            max_domain,
+            autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
+        }
+    }
+}
+
+fn flat(c: &ir::IrConstraint) -> FlatConstraint<'_> {
+    FlatConstraint {
+        max_skew: c.max_skew,
+        min_domains: c.min_domains,
+        domain_count: c.domain_count,
+        included: c.included,
+        counts_mask: c
+            .counts_template
+            .iter()
+            .enumerate()
+            .fold(0, |m, (t, yes)| if *yes { m | (1 << t) } else { m }),
+        self_match: c.self_match,
+        weight_milli: c.weight_milli,
+        domains: &c.domains,
+    }
+}

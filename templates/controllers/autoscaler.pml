@@ -1,0 +1,74 @@
+/*
+ * HorizontalPodAutoscaler, CPU utilisation (pkg/controller/podautoscaler):
+ *  - replica_calculator.go GetResourceReplicas: utilisation = usage / requests over the
+ *    running pods; outside the 10% tolerance desired = ceil(ready x utilisation / target);
+ *    when scaling up, pods not running yet count with no usage, and a result back inside the
+ *    tolerance keeps the current count;
+ *  - horizontal.go normalizeDesiredReplicas: clamp to [minReplicas, min(maxReplicas,
+ *    max(2 x current, 4))].
+ * The load is a total demand shared by the running pods: level (percent of one pod's request)
+ * x the workload's starting replicas, so per-pod usage falls as pods are added, as it does
+ * behind a load balancer. It acts once the other controllers are idle, on the settled state.
+ */
+hidden int h_ready, h_unready, h_demand, h_target, h_current, h_desired, h_limit, h_q, h_total;
+
+proctype Autoscaler() {
+  byte w;
+end_autoscaler:
+  do
+  :: atomic {
+       hpa_work > 0 && CONTROLLERS_IDLE ->
+       d_step {
+         w = 1;
+         do
+         :: hpa_dirty[w] -> break
+         :: else -> w++
+         od;
+         hpa_dirty[w] = 0; hpa_work--;
+         h_current = spec[w]; h_demand = LEVEL(w, load[w]) * workload_base[w]; h_target = hpa_target[w];
+         h_ready = 0; h_unready = 0;
+         for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
+           if
+           :: pod[h_q].status == RUNNING -> h_ready++
+           :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> h_unready++
+           :: else -> skip
+           fi
+         }
+         if
+         :: h_current > hpa_max[w] -> h_desired = hpa_max[w]
+         :: h_current < hpa_min[w] -> h_desired = hpa_min[w]
+         :: h_current == 0 || h_ready == 0 -> h_desired = h_current
+         :: else ->
+            if
+            :: (h_demand - h_target * h_ready) * 10 <= h_target * h_ready && (h_target * h_ready - h_demand) * 10 <= h_target * h_ready -> h_desired = h_current
+            :: h_demand > h_target * h_ready && h_unready > 0 ->
+               h_total = h_ready + h_unready;
+               if
+               :: h_demand <= h_target * h_total || (h_demand - h_target * h_total) * 10 <= h_target * h_total -> h_desired = h_current
+               :: else -> h_desired = (h_demand + h_target - 1) / h_target
+               fi
+            :: else -> h_desired = (h_demand + h_target - 1) / h_target
+            fi;
+            h_limit = (2 * h_current > 4 -> 2 * h_current : 4);
+            if
+            :: h_limit > hpa_max[w] -> h_limit = hpa_max[w]
+            :: else -> skip
+            fi;
+            if
+            :: h_desired < hpa_min[w] -> h_desired = hpa_min[w]
+            :: h_desired > h_limit -> h_desired = h_limit
+            :: else -> skip
+            fi
+         fi;
+         if
+         :: h_desired != h_current ->
+            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (h_ready > 0 -> h_demand / h_ready : 0));
+            spec[w] = h_desired;
+            mark_dc(w)
+         :: else -> skip
+         fi;
+         w = 0
+       }
+     }
+  od
+}

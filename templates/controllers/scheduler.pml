@@ -1,0 +1,266 @@
+/*
+ * kube-scheduler: one scheduling cycle per step, for the first pending pod.
+ * Models pkg/scheduler/framework/plugins (default profile):
+ *   Filter: NodeName, NodeAffinity (nodeSelector and required terms), TaintToleration
+ *           (NoSchedule, NoExecute) — evaluated before the model, per template and node;
+ *           NodeResourcesFit (noderesources/fit.go: pods, cpu, memory against allocatable);
+ *           PodTopologySpread, per constraint (podtopologyspread/filtering.go).
+ *   Score:  NodeResourcesFit LeastAllocated or MostAllocated (weight 1, non-zero requests),
+ *           NodeResourcesBalancedAllocation (1), PodTopologySpread (2, scoring.go),
+ *           TaintToleration (3), NodeAffinity (2).
+ * Nodes with the highest total score tie; kube-scheduler picks one of them at random, so the
+ * choice is non-deterministic here (Kivi took the lowest index and missed behaviours).
+ * A pod that fits nowhere is marked unschedulable and retried when the cluster changes.
+ */
+hidden int s_req_cpu[NODES + 1];
+hidden int s_req_mem[NODES + 1];
+hidden int s_nz_cpu[NODES + 1];
+hidden int s_nz_mem[NODES + 1];
+hidden int s_pods[NODES + 1];
+hidden int s_score[NODES + 1];
+hidden int s_raw[NODES + 1];
+hidden int s_count[MAX_DOMAIN + 1];
+hidden byte s_present[MAX_DOMAIN + 1];
+hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
+hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes;
+
+#define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
+#define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
+#define DOMAIN(c, n) constraint_domain[(c) * (NODES + 1) + (n)]
+#define HOLDS_RESOURCES(q) (pod[q].status == BOUND || pod[q].status == RUNNING || pod[q].status == TERMINATING)
+#define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
+#define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
+#define SKEW_BROKEN(c, n) (DOMAIN(c, n) == 0 || s_count[DOMAIN(c, n)] + constraint_self[c] - s_min > constraint_skew[c])
+#define COUNTED(q) (pod[q].status == BOUND || pod[q].status == RUNNING)
+
+/* Matching pods per domain of constraint c, over the nodes it counts. */
+inline count_domains(c) {
+  for (s_d : 0 .. MAX_DOMAIN) { s_count[s_d] = 0; s_present[s_d] = 0 }
+  for (s_n : 1 .. NODES) {
+    if
+    :: BIT(constraint_included[c], s_n) && DOMAIN(c, s_n) > 0 -> s_present[DOMAIN(c, s_n)] = 1
+    :: else -> skip
+    fi
+  }
+  for (s_q : 1 .. PODS) {
+    if
+    :: COUNTED(s_q) && BIT(constraint_included[c], pod[s_q].node) && BIT(constraint_counts[c], slot_template[s_q]) ->
+       s_count[DOMAIN(c, pod[s_q].node)]++
+    :: else -> skip
+    fi
+  }
+}
+
+inline score_nodes(p) {
+  /* NodeResourcesFit (weight 1) and NodeResourcesBalancedAllocation (weight 1). */
+  for (s_n : 1 .. NODES) {
+    s_score[s_n] = 0;
+    if
+    :: BIT(s_feasible, s_n) ->
+       s_x = s_nz_cpu[s_n] + NONZERO_CPU(s_t);
+       s_y = s_nz_mem[s_n] + NONZERO_MEM(s_t);
+{% if ir.scoring.most_allocated %}
+       s_a = (s_x > node_cpu[s_n] -> 100 : s_x * 100 / node_cpu[s_n]);
+       s_b = (s_y > node_mem[s_n] -> 100 : s_y * 100 / node_mem[s_n]);
+{% else %}
+       s_a = (s_x > node_cpu[s_n] -> 0 : (node_cpu[s_n] - s_x) * 100 / node_cpu[s_n]);
+       s_b = (s_y > node_mem[s_n] -> 0 : (node_mem[s_n] - s_y) * 100 / node_mem[s_n]);
+{% endif %}
+       s_score[s_n] = {{ ir.scoring.fit }} * ((s_a + s_b) / 2);
+       s_x = s_req_cpu[s_n] + template_cpu[s_t];
+       s_y = s_req_mem[s_n] + template_mem[s_t];
+       s_a = (s_x >= node_cpu[s_n] -> 1000 : s_x * 1000 / node_cpu[s_n]);
+       s_b = (s_y >= node_mem[s_n] -> 1000 : s_y * 1000 / node_mem[s_n]);
+       s_x = (s_a > s_b -> s_a - s_b : s_b - s_a) / 2;
+       s_score[s_n] = s_score[s_n] + {{ ir.scoring.balanced }} * ((1000 - s_x) * 100 / 1000)
+    :: else -> skip
+    fi
+  }
+  /* TaintToleration (weight 3): fewer untolerated PreferNoSchedule taints is better. */
+  s_max = 0;
+  for (s_n : 1 .. NODES) {
+    if
+    :: BIT(s_feasible, s_n) && taint_raw[s_t * (NODES + 1) + s_n] > s_max -> s_max = taint_raw[s_t * (NODES + 1) + s_n]
+    :: else -> skip
+    fi
+  }
+  for (s_n : 1 .. NODES) {
+    if
+    :: BIT(s_feasible, s_n) ->
+       s_score[s_n] = s_score[s_n] + {{ ir.scoring.taint }} * (s_max == 0 -> 100 : 100 - taint_raw[s_t * (NODES + 1) + s_n] * 100 / s_max)
+    :: else -> skip
+    fi
+  }
+  /* NodeAffinity (weight 2): preferred terms' weights, normalised to 100. */
+  s_max = 0;
+  for (s_n : 1 .. NODES) {
+    if
+    :: BIT(s_feasible, s_n) && affinity_raw[s_t * (NODES + 1) + s_n] > s_max -> s_max = affinity_raw[s_t * (NODES + 1) + s_n]
+    :: else -> skip
+    fi
+  }
+  if
+  :: s_max > 0 ->
+     for (s_n : 1 .. NODES) {
+       if
+       :: BIT(s_feasible, s_n) -> s_score[s_n] = s_score[s_n] + {{ ir.scoring.affinity }} * (affinity_raw[s_t * (NODES + 1) + s_n] * 100 / s_max)
+       :: else -> skip
+       fi
+     }
+  :: else -> skip
+  fi;
+  /* PodTopologySpread (weight 2), ScheduleAnyway constraints: fewer matching pods is better.
+     raw = round(sum of count x ln(domains + 2) + (maxSkew - 1)); nodes lacking a key are
+     ignored when the pod has its own constraints (score 0). */
+  if
+  :: template_soft_count[s_t] > 0 ->
+     s_ignored = 0;
+     for (s_n : 1 .. NODES) { s_raw[s_n] = 0 }
+     for (s_k : 0 .. template_soft_count[s_t] - 1) {
+       s_c = template_soft_first[s_t] + s_k;
+       count_domains(s_c);
+       for (s_n : 1 .. NODES) {
+         if
+         :: BIT(s_feasible, s_n) && DOMAIN(s_c, s_n) > 0 ->
+            s_raw[s_n] = s_raw[s_n] + s_count[DOMAIN(s_c, s_n)] * constraint_weight[s_c] + (constraint_skew[s_c] - 1) * 1000
+         :: BIT(s_feasible, s_n) && DOMAIN(s_c, s_n) == 0 && template_require_all[s_t] -> s_ignored = s_ignored | (1 << s_n)
+         :: else -> skip
+         fi
+       }
+     }
+     s_max = -1; s_min = -1;
+     for (s_n : 1 .. NODES) {
+       if
+       :: BIT(s_feasible, s_n) && !BIT(s_ignored, s_n) ->
+          s_raw[s_n] = (s_raw[s_n] + 500) / 1000;
+          if
+          :: s_max < 0 || s_raw[s_n] > s_max -> s_max = s_raw[s_n]
+          :: else -> skip
+          fi;
+          if
+          :: s_min < 0 || s_raw[s_n] < s_min -> s_min = s_raw[s_n]
+          :: else -> skip
+          fi
+       :: else -> skip
+       fi
+     }
+     for (s_n : 1 .. NODES) {
+       if
+       :: BIT(s_feasible, s_n) && !BIT(s_ignored, s_n) ->
+          s_score[s_n] = s_score[s_n] + {{ ir.scoring.spread }} * (s_max == 0 -> 100 : 100 * (s_max + s_min - s_raw[s_n]) / s_max)
+       :: else -> skip
+       fi
+     }
+  :: else -> skip
+  fi
+}
+
+proctype Scheduler() {
+  byte p;
+  int top;
+end_scheduler:
+  do
+  :: atomic {
+       to_schedule > 0 ->
+       d_step {
+         p = 1;
+         do
+         :: pod[p].status == PENDING && !pod[p].unschedulable -> break
+         :: else -> p++
+         od;
+         s_t = slot_template[p];
+         /* What each node holds (terminating pods keep their resources until removed). */
+         for (s_n : 1 .. NODES) { s_req_cpu[s_n] = 0; s_req_mem[s_n] = 0; s_nz_cpu[s_n] = 0; s_nz_mem[s_n] = 0; s_pods[s_n] = 0 }
+         for (s_q : 1 .. PODS) {
+           if
+           :: HOLDS_RESOURCES(s_q) ->
+              s_req_cpu[pod[s_q].node] = s_req_cpu[pod[s_q].node] + template_cpu[slot_template[s_q]];
+              s_req_mem[pod[s_q].node] = s_req_mem[pod[s_q].node] + template_mem[slot_template[s_q]];
+              s_nz_cpu[pod[s_q].node] = s_nz_cpu[pod[s_q].node] + NONZERO_CPU(slot_template[s_q]);
+              s_nz_mem[pod[s_q].node] = s_nz_mem[pod[s_q].node] + NONZERO_MEM(slot_template[s_q]);
+              s_pods[pod[s_q].node]++
+           :: else -> skip
+           fi
+         }
+         /* Filters. */
+         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0;
+         for (s_n : 1 .. NODES) {
+           if
+           :: !BIT(template_static_nodes[s_t], s_n) -> s_static_fail++
+           :: else ->
+              if
+              :: s_pods[s_n] + 1 > node_pod_cap[s_n] || CPU_SHORT(s_t, s_n) || MEM_SHORT(s_t, s_n) -> s_resource_fail++
+              :: else -> s_feasible = s_feasible | (1 << s_n)
+              fi
+           fi
+         }
+         /* PodTopologySpread filter, constraint by constraint. */
+         if
+         :: template_hard_count[s_t] > 0 ->
+            for (s_k : 0 .. template_hard_count[s_t] - 1) {
+              s_c = template_hard_first[s_t] + s_k;
+              count_domains(s_c);
+              s_min = -1; s_domains = 0;
+              for (s_d : 1 .. MAX_DOMAIN) {
+                if
+                :: s_present[s_d] ->
+                   s_domains++;
+                   if
+                   :: s_min < 0 || s_count[s_d] < s_min -> s_min = s_count[s_d]
+                   :: else -> skip
+                   fi
+                :: else -> skip
+                fi
+              }
+              if
+              :: s_domains < constraint_min_domains[s_c] -> s_min = 0
+              :: else -> skip
+              fi;
+              for (s_n : 1 .. NODES) {
+                if
+                :: BIT(s_feasible, s_n) && SKEW_BROKEN(s_c, s_n) ->
+                   s_feasible = s_feasible & ~(1 << s_n);
+                   s_spread_fail = s_spread_fail | (1 << s_k);
+                   s_spread_nodes++
+                :: else -> skip
+                fi
+              }
+            }
+         :: else -> skip
+         fi;
+         if
+         :: s_feasible != 0 ->
+            score_nodes(p);
+            s_max = -1;
+            for (s_n : 1 .. NODES) {
+              if
+              :: BIT(s_feasible, s_n) && s_score[s_n] > s_max -> s_max = s_score[s_n]
+              :: else -> skip
+              fi
+            }
+            top = 0;
+            for (s_n : 1 .. NODES) {
+              if
+              :: BIT(s_feasible, s_n) && s_score[s_n] == s_max -> top = top | (1 << s_n)
+              :: else -> skip
+              fi
+            }
+         :: else -> top = 0
+         fi
+       }
+       if
+       :: top == 0 ->
+          d_step {
+            pod[p].unschedulable = 1; to_schedule--; unschedulable++;
+            printf("KIVI:3:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail)
+          }
+{% for n in range(1, ir.nodes|length + 1) %}
+       :: BIT(top, {{ n }}) ->
+          d_step { pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:2:%d:{{ n }}\n", p) }
+{% endfor %}
+       fi;
+       p = 0;
+       top = 0
+     }
+  od
+}

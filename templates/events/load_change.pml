@@ -1,0 +1,18 @@
+/*
+ * Environment event `load-change`: the usage of a workload's pods moves to another level
+ * (percent of the request, from the config's `max`, and around the HPA's target). It happens
+ * when the cluster has settled, as often as it likes.
+ */
+proctype LoadChange() {
+end_load_change:
+  do
+  :: atomic {
+       QUIESCENT ->
+       if
+{% for w in ir.workloads %}{% set wi = loop.index %}{% if w.load_levels|length > 1 %}{% for l in w.load_levels %}
+       :: load[{{ wi }}] != {{ loop.index }} -> load[{{ wi }}] = {{ loop.index }}; printf("KIVI:8:{{ wi }}:{{ l }}\n"); mark_hpa({{ wi }})
+{% endfor %}{% endif %}{% endfor %}
+       fi
+     }
+  od
+}

@@ -1,0 +1,132 @@
+/*
+ * kivi-lint model of one verification unit, generated from templates/ — do not edit.
+ * Everything here is an integer: nodes, workloads, templates and pods are indices, and what
+ * depends only on the manifests (labels, selectors, taints, affinity) was evaluated before.
+ *
+ * Semantics ("big-step", as in Kivi): one controller step is one indivisible transition; the
+ * controllers and the environment interleave between steps. There is no clock in the state:
+ * periodic behaviour is modelled by what may happen next, so the state graph is finite.
+ */
+#define NODES {{ ir.nodes|length }}
+#define PODS {{ ir.pod_slots }}
+#define WORKLOADS {{ ir.workloads|length }}
+#define TEMPLATES {{ ir.templates|length }}
+#define CONSTRAINTS {{ constraint_count }}
+#define MAX_DOMAIN {{ max_domain }}
+
+/* Pod phases. */
+#define FREE 0          /* an unused slot */
+#define PENDING 1       /* created, not bound to a node */
+#define BOUND 2         /* bound, not started by the kubelet yet */
+#define RUNNING 3
+#define TERMINATING 4   /* deleted; still holds its node's resources until the kubelet is done */
+
+typedef Pod {
+  byte status;
+  byte node;
+  bit unschedulable;    /* the scheduler found no node; retried when the cluster changes */
+}
+Pod pod[PODS + 1];
+
+short spec[WORKLOADS + 1];      /* desired replicas (spec.replicas, written by the HPA) */
+byte load[WORKLOADS + 1];       /* usage level of the workload's pods (index into its levels) */
+bit dc_dirty[WORKLOADS + 1];    /* the deployment controller has work for this workload */
+bit hpa_dirty[WORKLOADS + 1];   /* the autoscaler should look at this workload again */
+
+/* Counters that gate the controllers (kept exact by every transition). */
+byte to_schedule;               /* PENDING pods not marked unschedulable */
+byte unschedulable;             /* PENDING pods marked unschedulable */
+byte kubelet_work;              /* BOUND or TERMINATING pods */
+byte dc_work;                   /* workloads with dc_dirty */
+byte hpa_work;                  /* workloads with hpa_dirty */
+
+#define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0)
+#define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
+
+/* Read-only tables, filled once by init (hidden: not part of the state vector). */
+hidden int node_cpu[NODES + 1];
+hidden int node_mem[NODES + 1];
+hidden int node_pod_cap[NODES + 1];
+hidden byte slot_template[PODS + 1];
+hidden byte template_workload[TEMPLATES + 1];
+hidden int template_cpu[TEMPLATES + 1];
+hidden int template_mem[TEMPLATES + 1];
+hidden int template_static_nodes[TEMPLATES + 1];
+hidden byte template_hard_first[TEMPLATES + 1];
+hidden byte template_hard_count[TEMPLATES + 1];
+hidden byte template_soft_first[TEMPLATES + 1];
+hidden byte template_soft_count[TEMPLATES + 1];
+hidden byte template_require_all[TEMPLATES + 1];  /* the pod has its own spread constraints */
+hidden short affinity_raw[(TEMPLATES + 1) * (NODES + 1)];
+hidden short taint_raw[(TEMPLATES + 1) * (NODES + 1)];
+hidden byte constraint_skew[CONSTRAINTS + 1];
+hidden byte constraint_min_domains[CONSTRAINTS + 1];
+hidden byte constraint_domain_count[CONSTRAINTS + 1];
+hidden int constraint_included[CONSTRAINTS + 1];
+hidden int constraint_counts[CONSTRAINTS + 1];   /* bitmask over templates */
+hidden byte constraint_self[CONSTRAINTS + 1];
+hidden int constraint_weight[CONSTRAINTS + 1];   /* ln(domains + 2) x 1000 */
+hidden byte constraint_domain[(CONSTRAINTS + 1) * (NODES + 1)];
+hidden byte workload_first_slot[WORKLOADS + 1];
+hidden byte workload_slots[WORKLOADS + 1];
+hidden byte workload_template[WORKLOADS + 1];
+hidden short workload_level_count[WORKLOADS + 1];
+hidden short workload_base[WORKLOADS + 1];   /* replicas that share the load at its levels */
+hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
+hidden byte workload_autoscaled[WORKLOADS + 1];
+hidden short hpa_min[WORKLOADS + 1];
+hidden short hpa_max[WORKLOADS + 1];
+hidden short hpa_target[WORKLOADS + 1];
+
+#define BIT(mask, i) (((mask) >> (i)) & 1)
+#define LEVEL(w, l) workload_level[(w) * 8 + (l)]
+
+inline mark_dc(w) {
+  if
+  :: !dc_dirty[w] -> dc_dirty[w] = 1; dc_work++
+  :: else -> skip
+  fi
+}
+
+inline mark_hpa(w) {
+  if
+  :: workload_autoscaled[w] && !hpa_dirty[w] -> hpa_dirty[w] = 1; hpa_work++
+  :: else -> skip
+  fi
+}
+
+{% include "controllers/scheduler.pml" %}
+{% include "controllers/deployment.pml" %}
+{% include "controllers/kubelet.pml" %}
+{% if autoscaled %}{% include "controllers/autoscaler.pml" %}{% endif %}
+{% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
+{% include "checks/pods_schedulable.pml" %}
+
+init {
+  d_step {
+{% for n in ir.nodes %}    node_cpu[{{ loop.index }}] = {{ n.cpu }}; node_mem[{{ loop.index }}] = {{ n.mem }}; node_pod_cap[{{ loop.index }}] = {{ n.pods }};
+{% endfor %}
+{% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }};
+    template_hard_first[{{ ti }}] = {{ layout[ti].hard_first }}; template_hard_count[{{ ti }}] = {{ t.hard|length }}; template_soft_first[{{ ti }}] = {{ layout[ti].soft_first }}; template_soft_count[{{ ti }}] = {{ t.soft|length }}; template_require_all[{{ ti }}] = {{ t.require_all|int }};
+{% for n in range(1, ir.nodes|length + 1) %}{% if t.affinity_raw[n] %}    affinity_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.affinity_raw[n] }};
+{% endif %}{% if t.taint_raw[n] %}    taint_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.taint_raw[n] }};
+{% endif %}{% endfor %}{% endfor %}
+{% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
+{% for n in range(1, ir.nodes|length + 1) %}    constraint_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
+{% endfor %}{% endfor %}
+{% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }};
+{% for l in w.load_levels %}    LEVEL({{ wi }}, {{ loop.index }}) = {{ l }};
+{% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
+{% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }};
+{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++;
+{% endfor %}
+  }
+  atomic {
+    run Scheduler();
+    run DeploymentController();
+    run Kubelet();
+{% if autoscaled %}    run Autoscaler();
+{% endif %}{% if ir.load_change %}    run LoadChange();
+{% endif %}    run CheckPodsSchedulable()
+  }
+}
