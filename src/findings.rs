@@ -89,6 +89,16 @@ impl Namer<'_> {
     }
 }
 
+/// The check whose monitor fired, from the last event of a trail.
+pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
+    match trace.last()?.values.first()? {
+        9 => Some("pods-schedulable"),
+        13 => Some("min-replicas-available"),
+        14 => Some("no-eviction-loop"),
+        _ => None,
+    }
+}
+
 /// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
 pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) -> (Vec<Step>, Option<Span>) {
     let namer = Namer { ir, names, objects };
@@ -109,7 +119,8 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 location: None,
             },
             3 => {
-                let (static_fail, resource_fail, spread_nodes, spread_mask) = (at(2), at(3), at(4), at(5));
+                let (static_fail, resource_fail, spread_nodes, spread_mask, not_ready, node_name) =
+                    (at(2), at(3), at(4), at(5), at(6), at(7));
                 let mut reasons = Vec::new();
                 let mut span = None;
                 if let Some((w, o)) = namer.owner(at(1)) {
@@ -127,6 +138,14 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     }
                 }
                 let mut parts = Vec::new();
+                if node_name == 255 {
+                    parts.push("its nodeName names no node of the cluster".to_string());
+                } else if node_name > 0 {
+                    parts.push(format!("its nodeName {} is not ready", namer.node(node_name)));
+                }
+                if not_ready > 0 && node_name == 0 {
+                    parts.push(format!("{not_ready} node(s) are not ready"));
+                }
                 if spread_nodes > 0 {
                     parts.push(format!("{spread_nodes} node(s) would break {}", reasons.join(" or ")));
                 }
@@ -193,6 +212,64 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             9 => Step {
                 actor: "check",
                 message: "the cluster has settled with a pod that no node can take".into(),
+                location: None,
+            },
+            10 => Step {
+                actor: "node-maintenance",
+                message: format!("{} goes down for maintenance", namer.node(at(1))),
+                location: None,
+            },
+            11 => Step {
+                actor: "node-maintenance",
+                message: format!("{} is back", namer.node(at(1))),
+                location: None,
+            },
+            12 => {
+                let location = namer
+                    .owner(at(1))
+                    .and_then(|(_, o)| objects[o].workload().map(|w| w.template.spec.span));
+                Step {
+                    actor: "taint-eviction-controller",
+                    message: format!(
+                        "evicts {} from {}: it does not tolerate the node's NoExecute taint",
+                        namer.pod(at(1)),
+                        namer.node(at(2))
+                    ),
+                    location,
+                }
+            }
+            13 => {
+                let workload = namer.workload(at(1));
+                let span = workload.map(replicas_span);
+                location = span;
+                Step {
+                    actor: "check",
+                    message: format!(
+                        "{} has {} available replicas, fewer than {}",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2),
+                        at(3)
+                    ),
+                    location: span,
+                }
+            }
+            14 => {
+                let workload = namer.workload(at(1));
+                let span = workload.map(|w| w.span);
+                location = location.or(span);
+                Step {
+                    actor: "check",
+                    message: format!(
+                        "pods of {} were evicted and replaced {} times in a row",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2)
+                    ),
+                    location: span,
+                }
+            }
+            15 => Step {
+                actor: "node-maintenance",
+                message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
             other => Step {

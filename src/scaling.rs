@@ -9,7 +9,7 @@ use crate::findings::{self, CheckResult, Verdict};
 use crate::model::{self, Generator, Topology};
 
 /// Checks the model has a template for; the others are reported as not checked yet.
-pub const MODELLED_CHECKS: &[&str] = &["pods-schedulable"];
+pub const MODELLED_CHECKS: &[&str] = &["pods-schedulable", "min-replicas-available", "no-eviction-loop"];
 
 #[derive(Clone, Debug)]
 pub struct UnitResult {
@@ -91,36 +91,45 @@ pub fn verify(analysis: &Analysis, generator: &Generator, tools: &Tools, options
                     Ok((ir, names)) => {
                         nodes = ir.nodes.len();
                         pod_slots = ir.pod_slots;
-                        let t = Instant::now();
-                        let rendered = generator.render(&ir);
-                        generate = t.elapsed();
-                        let verdict = match rendered {
-                            Err(e) => Verdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
-                            Ok(promela) => match emit(options, &unit.id, &promela)
-                                .and_then(|()| engine::verify(&promela, tools, &options.engine))
-                            {
-                                Err(e) => Verdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
+                        // One model monitors every check still open; a violation decides its
+                        // check, and the others are run again without it.
+                        let mut open = modelled.clone();
+                        while !open.is_empty() {
+                            let t = Instant::now();
+                            let rendered = generator.render(&ir, &open);
+                            generate += t.elapsed();
+                            let outcome = match rendered {
+                                Err(e) => Err(e.to_string()),
+                                Ok(promela) => emit(options, &unit.id, &promela)
+                                    .and_then(|()| engine::verify(&promela, tools, &options.engine))
+                                    .map_err(|e| e.to_string()),
+                            };
+                            let decided: Vec<(&'static str, Verdict)> = match outcome {
+                                Err(e) => open.iter().map(|c| (*c, Verdict::Inconclusive(engine::Inconclusive::EngineError(e.clone())))).collect(),
                                 Ok(outcome) => {
-                                    timings = outcome.timings;
+                                    add(&mut timings, &outcome.timings);
                                     match outcome.verdict {
-                                        engine::Verdict::Verified => Verdict::Verified,
-                                        engine::Verdict::Inconclusive(why) => Verdict::Inconclusive(why),
-                                        engine::Verdict::Violated { trace, .. } => {
-                                            let (steps, location) =
-                                                findings::decode(&trace, &ir, &names, &analysis.objects);
-                                            Verdict::Violated { steps, location }
+                                        engine::Verdict::Verified => open.iter().map(|c| (*c, Verdict::Verified)).collect(),
+                                        engine::Verdict::Inconclusive(why) => open.iter().map(|c| (*c, Verdict::Inconclusive(why.clone()))).collect(),
+                                        engine::Verdict::Violated { trace, violation } => {
+                                            let (steps, location) = findings::decode(&trace, &ir, &names, &analysis.objects);
+                                            match findings::violated_check(&trace) {
+                                                Some(check) if open.contains(&check) => vec![(check, Verdict::Violated { steps, location })],
+                                                _ => open
+                                                    .iter()
+                                                    .map(|c| {
+                                                        (*c, Verdict::Inconclusive(engine::Inconclusive::EngineError(format!("the model stopped without a check failing ({violation:?})"))))
+                                                    })
+                                                    .collect(),
+                                            }
                                         }
                                     }
                                 }
-                            },
-                        };
-                        // One model holds every modelled check of the unit; a violation is the
-                        // check whose monitor fired (only pods-schedulable so far).
-                        for check in &modelled {
-                            results.push(CheckResult {
-                                check,
-                                verdict: verdict.clone(),
-                            });
+                            };
+                            for (check, verdict) in decided {
+                                open.retain(|c| *c != check);
+                                results.push(CheckResult { check, verdict });
+                            }
                         }
                     }
                 }
@@ -146,4 +155,11 @@ fn emit(options: &Options, unit: &str, promela: &str) -> Result<(), engine::Engi
         std::fs::write(dir.join(format!("{unit}.pml")), promela)?;
     }
     Ok(())
+}
+
+fn add(total: &mut engine::Timings, more: &engine::Timings) {
+    total.spin += more.spin;
+    total.compile += more.compile;
+    total.pan += more.pan;
+    total.replay += more.replay;
 }

@@ -587,7 +587,12 @@ impl<'a> Graph<'a> {
 }
 
 /// Whether some node of the pool (at any size up to `max`) admits the pod spec.
+/// A pod with `nodeName` bypasses the scheduler: only the name matters (taints then act
+/// through eviction, not admission).
 pub fn pool_admits(pool: &NodePool, spec: &PodSpec) -> bool {
+    if let Some(name) = &spec.node_name {
+        return (1..=pool.max.max(pool.count).max(1)).any(|i| pool.node_name(i) == name.value);
+    }
     if !tolerates_for_scheduling(&spec.tolerations, &pool.taints) {
         return false;
     }

@@ -13,6 +13,7 @@
 #define TEMPLATES {{ ir.templates|length }}
 #define CONSTRAINTS {{ constraint_count }}
 #define MAX_DOMAIN {{ max_domain }}
+#define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
 
 /* Pod phases. */
 #define FREE 0          /* an unused slot */
@@ -28,7 +29,15 @@ typedef Pod {
 }
 Pod pod[PODS + 1];
 
+bit node_ready[NODES + 1];
+bit maintained[NODES + 1];      /* node-maintenance: this node had its turn */
+byte in_maintenance;            /* the node down for maintenance, 0 for none */
+
 short spec[WORKLOADS + 1];      /* desired replicas (spec.replicas, written by the HPA) */
+byte running[WORKLOADS + 1];    /* RUNNING pods (available replicas) */
+bit min_reached[WORKLOADS + 1];     /* min-replicas-available: the bound was reached once */
+bit evicted[WORKLOADS + 1];     /* no-eviction-loop: a controller evicted a pod of it */
+byte loops[WORKLOADS + 1];      /* no-eviction-loop: evict/recreate alternations so far */
 byte load[WORKLOADS + 1];       /* usage level of the workload's pods (index into its levels) */
 bit dc_dirty[WORKLOADS + 1];    /* the deployment controller has work for this workload */
 bit hpa_dirty[WORKLOADS + 1];   /* the autoscaler should look at this workload again */
@@ -39,8 +48,11 @@ byte unschedulable;             /* PENDING pods marked unschedulable */
 byte kubelet_work;              /* BOUND or TERMINATING pods */
 byte dc_work;                   /* workloads with dc_dirty */
 byte hpa_work;                  /* workloads with hpa_dirty */
+byte taint_work;                /* RUNNING pods on nodes with a NoExecute taint they do not tolerate */
 
-#define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0)
+#define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0)
+/* No environment change is under way that will undo itself (a node coming back). */
+#define ENVIRONMENT_SETTLED (in_maintenance == 0)
 #define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
 
 /* Read-only tables, filled once by init (hidden: not part of the state vector). */
@@ -49,6 +61,9 @@ hidden int node_mem[NODES + 1];
 hidden int node_pod_cap[NODES + 1];
 hidden byte slot_template[PODS + 1];
 hidden byte template_workload[TEMPLATES + 1];
+hidden byte template_node_name[TEMPLATES + 1];    /* spec.nodeName: node index, 255 = no such node */
+hidden int template_no_execute[TEMPLATES + 1];    /* nodes whose NoExecute taints it does not tolerate */
+hidden byte min_available[WORKLOADS + 1];
 hidden int template_cpu[TEMPLATES + 1];
 hidden int template_mem[TEMPLATES + 1];
 hidden int template_static_nodes[TEMPLATES + 1];
@@ -80,6 +95,29 @@ hidden short hpa_target[WORKLOADS + 1];
 
 #define BIT(mask, i) (((mask) >> (i)) & 1)
 #define LEVEL(w, l) workload_level[(w) * 8 + (l)]
+#define WORKLOAD_OF(q) template_workload[slot_template[q]]
+
+/* A pod stops running (deleted, evicted or lost with its node). */
+inline stop_running(q) {
+  running[WORKLOAD_OF(q)]--;
+  if
+  :: BIT(template_no_execute[slot_template[q]], pod[q].node) -> taint_work--
+  :: else -> skip
+  fi
+}
+
+/* The cluster changed: pods the scheduler gave up on are tried again
+   (kube-scheduler moves them back to the active queue on cluster events). */
+hidden int r_q;
+inline retry_unschedulable() {
+  for (r_q : 1 .. PODS) {
+    if
+    :: pod[r_q].status == PENDING && pod[r_q].unschedulable -> pod[r_q].unschedulable = 0; unschedulable--; to_schedule++
+    :: else -> skip
+    fi
+  }  /* a d_step must not end in a loop: the loop's exit would leave it */
+  skip
+}
 
 inline mark_dc(w) {
   if
@@ -99,14 +137,18 @@ inline mark_hpa(w) {
 {% include "controllers/deployment.pml" %}
 {% include "controllers/kubelet.pml" %}
 {% if autoscaled %}{% include "controllers/autoscaler.pml" %}{% endif %}
+{% if taints %}{% include "controllers/taint_eviction.pml" %}{% endif %}
 {% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
-{% include "checks/pods_schedulable.pml" %}
+{% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
+{% if "pods-schedulable" in checks %}{% include "checks/pods_schedulable.pml" %}{% endif %}
+{% if "min-replicas-available" in checks %}{% include "checks/min_replicas_available.pml" %}{% endif %}
+{% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
 
 init {
   d_step {
-{% for n in ir.nodes %}    node_cpu[{{ loop.index }}] = {{ n.cpu }}; node_mem[{{ loop.index }}] = {{ n.mem }}; node_pod_cap[{{ loop.index }}] = {{ n.pods }};
+{% for n in ir.nodes %}    node_cpu[{{ loop.index }}] = {{ n.cpu }}; node_mem[{{ loop.index }}] = {{ n.mem }}; node_pod_cap[{{ loop.index }}] = {{ n.pods }}; node_ready[{{ loop.index }}] = 1;
 {% endfor %}
-{% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }};
+{% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }}; template_node_name[{{ ti }}] = {{ t.node_name }}; template_no_execute[{{ ti }}] = {{ t.no_execute }};
     template_hard_first[{{ ti }}] = {{ layout[ti].hard_first }}; template_hard_count[{{ ti }}] = {{ t.hard|length }}; template_soft_first[{{ ti }}] = {{ layout[ti].soft_first }}; template_soft_count[{{ ti }}] = {{ t.soft|length }}; template_require_all[{{ ti }}] = {{ t.require_all|int }};
 {% for n in range(1, ir.nodes|length + 1) %}{% if t.affinity_raw[n] %}    affinity_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.affinity_raw[n] }};
 {% endif %}{% if t.taint_raw[n] %}    taint_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.taint_raw[n] }};
@@ -118,7 +160,7 @@ init {
 {% for l in w.load_levels %}    LEVEL({{ wi }}, {{ loop.index }}) = {{ l }};
 {% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
 {% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }};
-{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++;
+{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }};
 {% endfor %}
   }
   atomic {
@@ -126,7 +168,12 @@ init {
     run DeploymentController();
     run Kubelet();
 {% if autoscaled %}    run Autoscaler();
+{% endif %}{% if taints %}    run TaintEviction();
 {% endif %}{% if ir.load_change %}    run LoadChange();
-{% endif %}    run CheckPodsSchedulable()
+{% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
+{% endif %}{% if "pods-schedulable" in checks %}    run CheckPodsSchedulable();
+{% endif %}{% if "min-replicas-available" in checks %}    run CheckMinReplicasAvailable();
+{% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();
+{% endif %}    skip
   }
 }

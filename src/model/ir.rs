@@ -77,6 +77,12 @@ pub struct IrTemplate {
     pub affinity_raw: Vec<i64>,
     /// Untolerated PreferNoSchedule taints per node (index 0 unused).
     pub taint_raw: Vec<i64>,
+    /// Nodes with a NoExecute taint the pod does not tolerate: the taint eviction controller
+    /// evicts it from them.
+    pub no_execute: u32,
+    /// `spec.nodeName`: 1-based node index; 0 when not set; 255 when it names no node of the
+    /// topology (the pod then waits forever).
+    pub node_name: u32,
     pub hard: Vec<IrConstraint>,
     pub soft: Vec<IrConstraint>,
     /// The pod has spread constraints of its own (not the system defaults): nodes lacking a
@@ -129,7 +135,14 @@ pub struct Ir {
     pub pod_slots: usize,
     pub scoring: Scoring,
     pub load_change: bool,
+    /// Kivi's maintenance: nodes go down one at a time and come back.
+    pub node_maintenance: bool,
+    /// The checks this model monitors.
     pub checks: Vec<&'static str>,
+    /// `min-replicas-available`: the bound per workload (index 0 unused), 0 for none.
+    pub min_available: Vec<i64>,
+    /// `no-eviction-loop`: evict/recreate repetitions that count as a loop.
+    pub eviction_loops: i64,
 }
 
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
@@ -285,6 +298,15 @@ pub fn build(
     };
     let load_change = config.has_event(|e| matches!(e, EnvironmentEvent::LoadChange { .. }))
         && workloads.iter().any(|w| w.load_levels.len() > 1);
+    let param = |check: &str, name: &str| config.checks.params.get(check).and_then(|p| p.get(name)).copied();
+    // After first reaching it, available replicas stay at least the HPA minimum or
+    // spec.replicas, or the `min` param.
+    let min_available = std::iter::once(0)
+        .chain(workloads.iter().map(|w| match param("min-replicas-available", "min") {
+            Some(min) => min.min(w.slots as i64),
+            None => w.autoscaler.as_ref().map_or(w.replicas, |a| a.min).min(w.slots as i64),
+        }))
+        .collect();
     Ok((
         Ir {
             nodes,
@@ -293,7 +315,10 @@ pub fn build(
             pod_slots,
             scoring,
             load_change,
+            node_maintenance: config.has_event(|e| matches!(e, EnvironmentEvent::NodeMaintenance)),
             checks: unit.checks.clone(),
+            min_available,
+            eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
         },
         names,
     ))
@@ -364,6 +389,18 @@ fn build_template(
     }));
     let mut affinity_raw = vec![0];
     let mut taint_raw = vec![0];
+    let no_execute = bitmask(nodes.iter().map(|(_, _, pool)| {
+        pool.taints
+            .iter()
+            .any(|t| t.effect == TaintEffect::NoExecute && !spec.tolerations.iter().any(|tol| tol.tolerates(t)))
+    }));
+    let node_name = match &spec.node_name {
+        None => 0,
+        Some(n) => nodes
+            .iter()
+            .position(|(name, _, _)| *name == n.value)
+            .map_or(255, |i| i as u32 + 1),
+    };
     for (name, labels, pool) in nodes {
         affinity_raw.push(
             spec.affinity
@@ -473,6 +510,8 @@ fn build_template(
             static_nodes,
             affinity_raw,
             taint_raw,
+            no_execute,
+            node_name,
             hard,
             soft,
             require_all,

@@ -10,34 +10,26 @@ use serde::Serialize;
 
 pub use ir::{Ir, IrError, Names, Topology};
 
-/// The templates, by name, as shipped.
-const TEMPLATES: &[(&str, &str)] = &[
-    ("main.pml", include_str!("../../templates/main.pml")),
-    (
-        "controllers/scheduler.pml",
-        include_str!("../../templates/controllers/scheduler.pml"),
-    ),
-    (
-        "controllers/deployment.pml",
-        include_str!("../../templates/controllers/deployment.pml"),
-    ),
-    (
-        "controllers/kubelet.pml",
-        include_str!("../../templates/controllers/kubelet.pml"),
-    ),
-    (
-        "controllers/autoscaler.pml",
-        include_str!("../../templates/controllers/autoscaler.pml"),
-    ),
-    (
-        "events/load_change.pml",
-        include_str!("../../templates/events/load_change.pml"),
-    ),
-    (
-        "checks/pods_schedulable.pml",
-        include_str!("../../templates/checks/pods_schedulable.pml"),
-    ),
-];
+/// The templates, by name, as shipped (embedded from `templates/`).
+macro_rules! templates {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../templates/", $name)))),*]
+    };
+}
+
+const TEMPLATES: &[(&str, &str)] = templates!(
+    "main.pml",
+    "controllers/scheduler.pml",
+    "controllers/deployment.pml",
+    "controllers/kubelet.pml",
+    "controllers/autoscaler.pml",
+    "controllers/taint_eviction.pml",
+    "events/load_change.pml",
+    "events/node_maintenance.pml",
+    "checks/pods_schedulable.pml",
+    "checks/min_replicas_available.pml",
+    "checks/no_eviction_loop.pml",
+);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -76,13 +68,13 @@ impl Generator {
         Ok(Generator { env })
     }
 
-    /// The PROMELA model of `ir`.
-    pub fn render(&self, ir: &Ir) -> Result<String, ModelError> {
-        let context = Context::new(ir);
+    /// The PROMELA model of `ir`, monitoring `checks`.
+    pub fn render(&self, ir: &Ir, checks: &[&str]) -> Result<String, ModelError> {
+        let context = Context::new(ir, checks);
         self.env
             .get_template("main.pml")
             .and_then(|t| t.render(Value::from(Serde(&context))))
-            .map_err(|e| ModelError::Template(format!("{e:#}")))
+            .map_err(|e| ModelError::Template(e.to_string()))
     }
 }
 
@@ -114,10 +106,13 @@ struct Context<'a> {
     constraint_count: usize,
     max_domain: u32,
     autoscaled: bool,
+    /// Some pod runs on a node with a NoExecute taint it does not tolerate.
+    taints: bool,
+    checks: Vec<String>,
 }
 
 impl<'a> Context<'a> {
-    fn new(ir: &'a Ir) -> Context<'a> {
+    fn new(ir: &'a Ir, checks: &[&str]) -> Context<'a> {
         let mut constraints = Vec::new();
         let mut layout = vec![Layout {
             hard_first: 0,
@@ -138,6 +133,8 @@ impl<'a> Context<'a> {
             layout,
             max_domain,
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
+            taints: ir.templates.iter().any(|t| t.no_execute != 0),
+            checks: checks.iter().map(|c| c.to_string()).collect(),
         }
     }
 }

@@ -7,7 +7,7 @@ proctype CheckPodsSchedulable() {
 end_check_pods_schedulable:
   do
   :: atomic {
-       QUIESCENT && unschedulable > 0 ->
+       QUIESCENT && ENVIRONMENT_SETTLED && unschedulable > 0 ->
        printf("KIVI:9\n");
        assert(false)
      }

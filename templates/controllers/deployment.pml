@@ -73,7 +73,7 @@ end_deployment:
                   :: else -> to_schedule--
                   fi;
                   pod[d_victim].status = FREE; pod[d_victim].unschedulable = 0
-               :: pod[d_victim].status == RUNNING -> pod[d_victim].status = TERMINATING; kubelet_work++
+               :: pod[d_victim].status == RUNNING -> stop_running(d_victim); pod[d_victim].status = TERMINATING; kubelet_work++
                :: else -> pod[d_victim].status = TERMINATING
                fi;
                d_active--

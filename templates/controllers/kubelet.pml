@@ -3,7 +3,6 @@
  * simplified: admission passes, a pod is Running in one step, termination completes in one
  * step). A removed pod frees resources, so unschedulable pods are tried again.
  */
-hidden int k_q;
 
 proctype Kubelet() {
   byte q;
@@ -21,17 +20,25 @@ end_kubelet:
          if
          :: pod[q].status == BOUND ->
             pod[q].status = RUNNING;
-            printf("KIVI:4:%d:%d\n", q, pod[q].node)
+            printf("KIVI:4:%d:%d\n", q, pod[q].node);
+            running[WORKLOAD_OF(q)]++;
+            if
+            :: running[WORKLOAD_OF(q)] >= min_available[WORKLOAD_OF(q)] -> min_reached[WORKLOAD_OF(q)] = 1
+            :: else -> skip
+            fi;
+            if
+            :: BIT(template_no_execute[slot_template[q]], pod[q].node) -> taint_work++
+            :: else -> skip
+            fi;
+            /* no-eviction-loop: a replacement started after an eviction */
+            if
+            :: evicted[WORKLOAD_OF(q)] && loops[WORKLOAD_OF(q)] < EVICTION_LOOPS -> evicted[WORKLOAD_OF(q)] = 0; loops[WORKLOAD_OF(q)]++
+            :: else -> skip
+            fi
          :: else ->
             printf("KIVI:5:%d:%d\n", q, pod[q].node);
             pod[q].status = FREE; pod[q].node = 0;
-            for (k_q : 1 .. PODS) {
-              if
-              :: pod[k_q].status == PENDING && pod[k_q].unschedulable ->
-                 pod[k_q].unschedulable = 0; unschedulable--; to_schedule++
-              :: else -> skip
-              fi
-            }
+            retry_unschedulable()
          fi;
          mark_hpa(template_workload[slot_template[q]]);
          q = 0

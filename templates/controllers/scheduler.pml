@@ -22,7 +22,7 @@ hidden int s_raw[NODES + 1];
 hidden int s_count[MAX_DOMAIN + 1];
 hidden byte s_present[MAX_DOMAIN + 1];
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
-hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes;
+hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
 
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
@@ -183,9 +183,10 @@ end_scheduler:
            fi
          }
          /* Filters. */
-         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0;
+         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0;
          for (s_n : 1 .. NODES) {
            if
+           :: !node_ready[s_n] -> s_not_ready++
            :: !BIT(template_static_nodes[s_t], s_n) -> s_static_fail++
            :: else ->
               if
@@ -229,7 +230,10 @@ end_scheduler:
          :: else -> skip
          fi;
          if
-         :: s_feasible != 0 ->
+         :: template_node_name[s_t] > 0 ->
+            /* spec.nodeName: no scheduling; the pod goes to that node when it is there and ready. */
+            top = (template_node_name[s_t] <= NODES && node_ready[template_node_name[s_t]] -> 1 << template_node_name[s_t] : 0)
+         :: template_node_name[s_t] == 0 && s_feasible != 0 ->
             score_nodes(p);
             s_max = -1;
             for (s_n : 1 .. NODES) {
@@ -252,7 +256,7 @@ end_scheduler:
        :: top == 0 ->
           d_step {
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
-            printf("KIVI:3:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail)
+            printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t])
           }
 {% for n in range(1, ir.nodes|length + 1) %}
        :: BIT(top, {{ n }}) ->

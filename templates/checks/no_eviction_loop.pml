@@ -1,0 +1,20 @@
+/*
+ * Check `no-eviction-loop`: no workload goes through `loops` alternations of a controller
+ * evicting one of its pods (taint eviction, descheduler) and a replacement starting. The
+ * kubelet counts the alternations; the check fires at the limit. Environment events
+ * (maintenance, failures) are bounded and do not count.
+ */
+proctype CheckNoEvictionLoop() {
+end_check_no_eviction_loop:
+  do
+  :: atomic {
+       ({% for w in ir.workloads %}{% if not loop.first %} || {% endif %}loops[{{ loop.index }}] >= EVICTION_LOOPS{% endfor %}) ->
+       if
+{% for w in ir.workloads %}
+       :: loops[{{ loop.index }}] >= EVICTION_LOOPS -> printf("KIVI:14:{{ loop.index }}:%d\n", loops[{{ loop.index }}])
+{% endfor %}
+       fi;
+       assert(false)
+     }
+  od
+}

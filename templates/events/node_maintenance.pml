@@ -1,0 +1,48 @@
+/*
+ * Environment event `node-maintenance` (Kivi's maintenance): when the cluster has settled, a
+ * node that had no turn yet goes down; its pods are lost and their controllers replace them
+ * elsewhere. When the cluster has settled again, the node comes back. One node at a time,
+ * each node once; no Eviction API and so no PodDisruptionBudget (that is `node-drain`).
+ */
+hidden int m_q;
+
+inline take_down(n) {
+  node_ready[n] = 0; in_maintenance = n;
+  printf("KIVI:10:%d\n", n);
+  for (m_q : 1 .. PODS) {
+    if
+    :: pod[m_q].node == n && pod[m_q].status != FREE && pod[m_q].status != PENDING ->
+       printf("KIVI:15:%d:%d\n", m_q, n);
+       if
+       :: pod[m_q].status == RUNNING -> stop_running(m_q)
+       :: else -> kubelet_work--
+       fi;
+       mark_dc(WORKLOAD_OF(m_q));
+       pod[m_q].status = FREE; pod[m_q].node = 0
+    :: else -> skip
+    fi
+  }
+}
+
+proctype NodeMaintenance() {
+end_node_maintenance:
+  do
+  :: atomic {
+       /* every branch's guard is in the guard here, so the choice never blocks */
+       QUIESCENT && in_maintenance == 0 && ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}!maintained[{{ n }}]{% endfor %}) ->
+       if
+{% for n in range(1, ir.nodes|length + 1) %}
+       :: !maintained[{{ n }}] -> take_down({{ n }})
+{% endfor %}
+       fi
+     }
+  :: atomic {
+       QUIESCENT && in_maintenance > 0 ->
+       d_step {
+         printf("KIVI:11:%d\n", in_maintenance);
+         node_ready[in_maintenance] = 1; maintained[in_maintenance] = 1; in_maintenance = 0;
+         retry_unschedulable()
+       }
+     }
+  od
+}
