@@ -95,6 +95,7 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
         9 => Some("pods-schedulable"),
         13 => Some("min-replicas-available"),
         14 => Some("no-eviction-loop"),
+        18 => Some("no-node-overload"),
         _ => None,
     }
 }
@@ -267,8 +268,43 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
+            17 => Step {
+                actor: "node-overload",
+                message: format!(
+                    "{} is overloaded (its pods use {}m of {}m cpu) and crashes",
+                    namer.node(at(1)),
+                    at(2),
+                    at(3)
+                ),
+                location: None,
+            },
+            18 => {
+                // The requests that filled the node: those of the pods it lost in the last crash.
+                let span = trace
+                    .iter()
+                    .rev()
+                    .find(|e| e.values.first() == Some(&15) && e.values.get(2) == Some(&at(1)))
+                    .and_then(|e| namer.owner(e.values[1]))
+                    .and_then(|(_, o)| cpu_request_span(&objects[o]));
+                location = span;
+                Step {
+                    actor: "check",
+                    message: format!("{} was overloaded again after it restarted", namer.node(at(1))),
+                    location: span,
+                }
+            }
+            19 => Step {
+                actor: "node-overload",
+                message: format!("{} has restarted", namer.node(at(1))),
+                location: None,
+            },
+            16 => Step {
+                actor: "descheduler",
+                message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),
+                location: None,
+            },
             15 => Step {
-                actor: "node-maintenance",
+                actor: "node",
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
@@ -281,6 +317,13 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
         steps.push(step);
     }
     (steps, location)
+}
+
+fn cpu_request_span(o: &Object) -> Option<Span> {
+    let spec = &o.workload()?.template.spec;
+    spec.containers
+        .iter()
+        .find_map(|c| c.requests.cpu_millis.as_ref().map(|r| r.span))
 }
 
 fn replicas_span(o: &Object) -> Span {

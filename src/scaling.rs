@@ -9,7 +9,12 @@ use crate::findings::{self, CheckResult, Verdict};
 use crate::model::{self, Generator, Topology};
 
 /// Checks the model has a template for; the others are reported as not checked yet.
-pub const MODELLED_CHECKS: &[&str] = &["pods-schedulable", "min-replicas-available", "no-eviction-loop"];
+pub const MODELLED_CHECKS: &[&str] = &[
+    "pods-schedulable",
+    "min-replicas-available",
+    "no-eviction-loop",
+    "no-node-overload",
+];
 
 #[derive(Clone, Debug)]
 pub struct UnitResult {

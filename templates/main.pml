@@ -32,6 +32,8 @@ Pod pod[PODS + 1];
 bit node_ready[NODES + 1];
 bit maintained[NODES + 1];      /* node-maintenance: this node had its turn */
 byte in_maintenance;            /* the node down for maintenance, 0 for none */
+byte restarting;                /* node-overload: the crashed node restarting, 0 for none */
+byte overloads[NODES + 1];      /* node-overload: crashes per node (counted up to 2) */
 
 short spec[WORKLOADS + 1];      /* desired replicas (spec.replicas, written by the HPA) */
 byte running[WORKLOADS + 1];    /* RUNNING pods (available replicas) */
@@ -52,7 +54,7 @@ byte taint_work;                /* RUNNING pods on nodes with a NoExecute taint 
 
 #define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0)
 /* No environment change is under way that will undo itself (a node coming back). */
-#define ENVIRONMENT_SETTLED (in_maintenance == 0)
+#define ENVIRONMENT_SETTLED (in_maintenance == 0 && restarting == 0)
 #define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
 
 /* Read-only tables, filled once by init (hidden: not part of the state vector). */
@@ -138,11 +140,15 @@ inline mark_hpa(w) {
 {% include "controllers/kubelet.pml" %}
 {% if autoscaled %}{% include "controllers/autoscaler.pml" %}{% endif %}
 {% if taints %}{% include "controllers/taint_eviction.pml" %}{% endif %}
+{% if ir.descheduler %}{% include "controllers/descheduler.pml" %}{% endif %}
 {% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
+{% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
 {% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
+{% if ir.overload_threshold %}{% include "events/node_overload.pml" %}{% endif %}
 {% if "pods-schedulable" in checks %}{% include "checks/pods_schedulable.pml" %}{% endif %}
 {% if "min-replicas-available" in checks %}{% include "checks/min_replicas_available.pml" %}{% endif %}
 {% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
+{% if "no-node-overload" in checks %}{% include "checks/no_node_overload.pml" %}{% endif %}
 
 init {
   d_step {
@@ -169,11 +175,14 @@ init {
     run Kubelet();
 {% if autoscaled %}    run Autoscaler();
 {% endif %}{% if taints %}    run TaintEviction();
+{% endif %}{% if ir.descheduler %}    run Descheduler();
 {% endif %}{% if ir.load_change %}    run LoadChange();
 {% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
+{% endif %}{% if ir.overload_threshold %}    run NodeOverload();
 {% endif %}{% if "pods-schedulable" in checks %}    run CheckPodsSchedulable();
 {% endif %}{% if "min-replicas-available" in checks %}    run CheckMinReplicasAvailable();
 {% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();
+{% endif %}{% if "no-node-overload" in checks %}    run CheckNoNodeOverload();
 {% endif %}    skip
   }
 }

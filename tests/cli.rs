@@ -583,6 +583,26 @@ type Expected = &'static [(&'static str, &'static str)];
 fn kivi_cases_give_the_right_verdicts() {
     let cases: &[(&str, i32, Expected)] = &[
         ("kivi-c3", 1, &[("pods-schedulable", "violated")]),
+        (
+            "kivi-c4",
+            1,
+            &[("no-node-overload", "violated"), ("pods-schedulable", "verified")],
+        ),
+        (
+            "kivi-c4-safe",
+            0,
+            &[("no-node-overload", "verified"), ("min-replicas-available", "verified")],
+        ),
+        (
+            "kivi-c5",
+            1,
+            &[("no-eviction-loop", "violated"), ("pods-schedulable", "verified")],
+        ),
+        (
+            "kivi-c5-safe",
+            0,
+            &[("no-eviction-loop", "verified"), ("min-replicas-available", "verified")],
+        ),
         ("kivi-c3-safe", 0, &[("pods-schedulable", "verified")]),
         (
             "kivi-c6",
@@ -610,6 +630,16 @@ fn kivi_cases_give_the_right_verdicts() {
                 ("min-replicas-available", "violated"),
                 ("pods-schedulable", "verified"),
             ],
+        ),
+        (
+            "kivi-c8",
+            1,
+            &[("no-eviction-loop", "violated"), ("pods-schedulable", "verified")],
+        ),
+        (
+            "kivi-c8-safe",
+            0,
+            &[("no-eviction-loop", "verified"), ("min-replicas-available", "verified")],
         ),
         (
             "kivi-c7-safe",

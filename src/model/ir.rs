@@ -115,6 +115,20 @@ pub struct IrWorkload {
     pub load_base: i64,
 }
 
+/// The descheduler policy's plugins that the model runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrDescheduler {
+    pub remove_duplicates: bool,
+    /// Templates whose pods RemoveDuplicates may evict (bitmask; bit t = template t).
+    pub duplicates_evictable: u32,
+    pub spread: bool,
+    /// RemovePodsViolatingTopologySpreadConstraint also balances ScheduleAnyway constraints.
+    pub spread_soft: bool,
+    pub spread_evictable: u32,
+    /// DefaultEvictor `nodeFit`: evict only pods that fit another node.
+    pub node_fit: bool,
+}
+
 /// Score weights of the default kube-scheduler profile.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scoring {
@@ -137,6 +151,10 @@ pub struct Ir {
     pub load_change: bool,
     /// Kivi's maintenance: nodes go down one at a time and come back.
     pub node_maintenance: bool,
+    pub descheduler: Option<IrDescheduler>,
+    /// `node-overload`: a node whose pods use more than this percent of its cpu crashes and
+    /// restarts; 0 when the event is not configured.
+    pub overload_threshold: i64,
     /// The checks this model monitors.
     pub checks: Vec<&'static str>,
     /// `min-replicas-available`: the bound per workload (index 0 unused), 0 for none.
@@ -316,6 +334,15 @@ pub fn build(
             scoring,
             load_change,
             node_maintenance: config.has_event(|e| matches!(e, EnvironmentEvent::NodeMaintenance)),
+            descheduler: descheduler(unit, objects, &workload_objects),
+            overload_threshold: config
+                .events
+                .iter()
+                .find_map(|e| match e.value {
+                    EnvironmentEvent::NodeOverload { threshold_percent } => Some(i64::from(threshold_percent)),
+                    _ => None,
+                })
+                .unwrap_or(0),
             checks: unit.checks.clone(),
             min_available,
             eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
@@ -531,4 +558,67 @@ fn untolerated_prefer_no_schedule(tolerations: &[Toleration], pool: &NodePool) -
                 .any(|tol| tol.tolerates(t))
         })
         .count() as i64
+}
+
+/// The unit's descheduler policy, as the model runs it: which plugins, and whose pods each may
+/// evict (the DefaultEvictor never evicts bare pods, DaemonSet pods or system-critical pods).
+fn descheduler(unit: &Unit, objects: &[Object], workloads: &[usize]) -> Option<IrDescheduler> {
+    use crate::manifest::descheduler::PluginArgs;
+    let policy = unit
+        .members
+        .iter()
+        .filter(|m| m.role == Role::DeschedulerPolicy)
+        .find_map(|m| match &objects[m.object].body {
+            Body::DeschedulerPolicy(p) => Some(p.as_ref()),
+            _ => None,
+        })?;
+    let mut ir = IrDescheduler {
+        remove_duplicates: false,
+        duplicates_evictable: 0,
+        spread: false,
+        spread_soft: false,
+        spread_evictable: 0,
+        node_fit: false,
+    };
+    for (profile, plugin) in policy.plugins() {
+        let evictable = workloads.iter().enumerate().fold(0u32, |mask, (i, &w)| {
+            let o = &objects[w];
+            let workload = o.workload().expect("a workload");
+            let critical = workload
+                .template
+                .spec
+                .priority_class_name
+                .as_ref()
+                .is_some_and(|p| p.value.starts_with("system-"));
+            let admitted = !matches!(workload.kind, WorkloadKind::DaemonSet | WorkloadKind::Pod)
+                && (!critical || profile.evictor.evict_system_critical_pods)
+                && plugin.namespaces.admits(o.namespace())
+                && plugin
+                    .label_selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(&workload.template.labels))
+                && profile
+                    .evictor
+                    .label_selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(&workload.template.labels));
+            if admitted { mask | (1 << (i + 1)) } else { mask }
+        });
+        ir.node_fit |= profile.evictor.node_fit;
+        match (plugin.name.value.as_str(), &plugin.args) {
+            ("RemoveDuplicates", _) => {
+                ir.remove_duplicates = true;
+                ir.duplicates_evictable |= evictable;
+            }
+            ("RemovePodsViolatingTopologySpreadConstraint", args) => {
+                ir.spread = true;
+                ir.spread_evictable |= evictable;
+                if let PluginArgs::TopologySpread { constraints, .. } = args {
+                    ir.spread_soft |= constraints.contains(&WhenUnsatisfiable::ScheduleAnyway);
+                }
+            }
+            _ => {}
+        }
+    }
+    (ir.remove_duplicates || ir.spread).then_some(ir)
 }

@@ -24,11 +24,15 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "controllers/kubelet.pml",
     "controllers/autoscaler.pml",
     "controllers/taint_eviction.pml",
+    "controllers/descheduler.pml",
     "events/load_change.pml",
+    "events/node_down.pml",
     "events/node_maintenance.pml",
+    "events/node_overload.pml",
     "checks/pods_schedulable.pml",
     "checks/min_replicas_available.pml",
     "checks/no_eviction_loop.pml",
+    "checks/no_node_overload.pml",
 );
 
 #[derive(Debug, thiserror::Error)]

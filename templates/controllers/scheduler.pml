@@ -51,6 +51,22 @@ inline count_domains(c) {
   }
 }
 
+/* What each node holds (terminating pods keep their resources until removed). */
+inline node_usage() {
+  for (s_n : 1 .. NODES) { s_req_cpu[s_n] = 0; s_req_mem[s_n] = 0; s_nz_cpu[s_n] = 0; s_nz_mem[s_n] = 0; s_pods[s_n] = 0 }
+  for (s_q : 1 .. PODS) {
+    if
+    :: HOLDS_RESOURCES(s_q) ->
+       s_req_cpu[pod[s_q].node] = s_req_cpu[pod[s_q].node] + template_cpu[slot_template[s_q]];
+       s_req_mem[pod[s_q].node] = s_req_mem[pod[s_q].node] + template_mem[slot_template[s_q]];
+       s_nz_cpu[pod[s_q].node] = s_nz_cpu[pod[s_q].node] + NONZERO_CPU(slot_template[s_q]);
+       s_nz_mem[pod[s_q].node] = s_nz_mem[pod[s_q].node] + NONZERO_MEM(slot_template[s_q]);
+       s_pods[pod[s_q].node]++
+    :: else -> skip
+    fi
+  }
+}
+
 inline score_nodes(p) {
   /* NodeResourcesFit (weight 1) and NodeResourcesBalancedAllocation (weight 1). */
   for (s_n : 1 .. NODES) {
@@ -169,19 +185,7 @@ end_scheduler:
          :: else -> p++
          od;
          s_t = slot_template[p];
-         /* What each node holds (terminating pods keep their resources until removed). */
-         for (s_n : 1 .. NODES) { s_req_cpu[s_n] = 0; s_req_mem[s_n] = 0; s_nz_cpu[s_n] = 0; s_nz_mem[s_n] = 0; s_pods[s_n] = 0 }
-         for (s_q : 1 .. PODS) {
-           if
-           :: HOLDS_RESOURCES(s_q) ->
-              s_req_cpu[pod[s_q].node] = s_req_cpu[pod[s_q].node] + template_cpu[slot_template[s_q]];
-              s_req_mem[pod[s_q].node] = s_req_mem[pod[s_q].node] + template_mem[slot_template[s_q]];
-              s_nz_cpu[pod[s_q].node] = s_nz_cpu[pod[s_q].node] + NONZERO_CPU(slot_template[s_q]);
-              s_nz_mem[pod[s_q].node] = s_nz_mem[pod[s_q].node] + NONZERO_MEM(slot_template[s_q]);
-              s_pods[pod[s_q].node]++
-           :: else -> skip
-           fi
-         }
+         node_usage();
          /* Filters. */
          s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0;
          for (s_n : 1 .. NODES) {

@@ -4,26 +4,6 @@
  * elsewhere. When the cluster has settled again, the node comes back. One node at a time,
  * each node once; no Eviction API and so no PodDisruptionBudget (that is `node-drain`).
  */
-hidden int m_q;
-
-inline take_down(n) {
-  node_ready[n] = 0; in_maintenance = n;
-  printf("KIVI:10:%d\n", n);
-  for (m_q : 1 .. PODS) {
-    if
-    :: pod[m_q].node == n && pod[m_q].status != FREE && pod[m_q].status != PENDING ->
-       printf("KIVI:15:%d:%d\n", m_q, n);
-       if
-       :: pod[m_q].status == RUNNING -> stop_running(m_q)
-       :: else -> kubelet_work--
-       fi;
-       mark_dc(WORKLOAD_OF(m_q));
-       pod[m_q].status = FREE; pod[m_q].node = 0
-    :: else -> skip
-    fi
-  }
-}
-
 proctype NodeMaintenance() {
 end_node_maintenance:
   do
@@ -32,7 +12,7 @@ end_node_maintenance:
        QUIESCENT && in_maintenance == 0 && ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}!maintained[{{ n }}]{% endfor %}) ->
        if
 {% for n in range(1, ir.nodes|length + 1) %}
-       :: !maintained[{{ n }}] -> take_down({{ n }})
+       :: !maintained[{{ n }}] -> in_maintenance = {{ n }}; printf("KIVI:10:{{ n }}\n"); take_down({{ n }})
 {% endfor %}
        fi
      }

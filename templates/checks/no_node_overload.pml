@@ -1,0 +1,18 @@
+/*
+ * Check `no-node-overload`: no node is driven into overload again after it has restarted
+ * (Kivi's kernel-panic intent counted three panics; the second already shows the cycle).
+ */
+proctype CheckNoNodeOverload() {
+end_check_no_node_overload:
+  do
+  :: atomic {
+       ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}overloads[{{ n }}] >= 2{% endfor %}) ->
+       if
+{% for n in range(1, ir.nodes|length + 1) %}
+       :: overloads[{{ n }}] >= 2 -> printf("KIVI:18:{{ n }}\n")
+{% endfor %}
+       fi;
+       assert(false)
+     }
+  od
+}
