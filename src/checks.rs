@@ -108,8 +108,9 @@ pub const CHECKS: &[Check] = &[
         id: "no-eviction-loop",
         aliases: &["no_oscillation_eviction"],
         summary: "no repeated evict and recreate cycle",
-        definition: "No pod is evicted (by the descheduler, taint eviction or node lifecycle), \
-                     recreated and placed so that it is evicted again, `loops` times in a row.",
+        definition: "No workload's pods are evicted by a controller (the descheduler, taint \
+                     eviction) and replaced, `loops` times in a row. Environment events \
+                     (maintenance, failures) are bounded and do not count.",
         level: Level::Error,
         applies: Applies::WithEvictions,
         params: &[Param {

@@ -48,6 +48,12 @@ enum Command {
         #[command(flatten)]
         global: GlobalArgs,
     },
+    /// List the checks: ids, aliases, default levels and definitions.
+    Rules {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
     /// Show configuration.
     Config {
         /// Print the embedded default configuration.
@@ -139,6 +145,10 @@ pub fn run() -> Result<u8> {
             Ok(exit::OK)
         }
         Some(Command::Units { scan, global }) => scan_command(&scan, &global, true),
+        Some(Command::Rules { format }) => {
+            std::io::stdout().write_all(report::rules(format).as_bytes())?;
+            Ok(exit::OK)
+        }
         None => scan_command(&cli.scan, &cli.global, false),
     }
 }

@@ -84,6 +84,25 @@ fn version_and_help() {
 }
 
 #[test]
+fn rules_list_every_check() {
+    kivi()
+        .arg("rules")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pods-schedulable (error)"))
+        .stdout(predicate::str::contains("aliases: pod_always_schedulable"));
+    let out = kivi()
+        .args(["rules", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), kivi_lint::checks::CHECKS.len());
+}
+
+#[test]
 fn config_default_prints_the_embedded_default() {
     kivi()
         .args(["config", "--default"])

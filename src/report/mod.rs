@@ -12,3 +12,43 @@ pub enum Format {
     /// The documented JSON schema (see README, "JSON output").
     Json,
 }
+
+/// The check registry, for `kivi-lint rules`.
+pub fn rules(format: Format) -> String {
+    use crate::checks::CHECKS;
+    match format {
+        Format::Json => {
+            let list: Vec<serde_json::Value> = CHECKS
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "id": c.id,
+                        "aliases": c.aliases,
+                        "level": c.level.as_str(),
+                        "summary": c.summary,
+                        "definition": c.definition,
+                        "params": c.params.iter().map(|p| serde_json::json!({"name": p.name, "description": p.description, "default": p.default})).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let mut out = serde_json::to_string_pretty(&list).expect("serialisable");
+            out.push('\n');
+            out
+        }
+        Format::Human => {
+            let mut out = String::new();
+            for c in CHECKS {
+                out.push_str(&format!("{} ({})\n  {}\n", c.id, c.level.as_str(), c.definition));
+                if !c.aliases.is_empty() {
+                    out.push_str(&format!("  aliases: {}\n", c.aliases.join(", ")));
+                }
+                for p in c.params {
+                    let default = p.default.map(|d| format!(" (default {d})")).unwrap_or_default();
+                    out.push_str(&format!("  param {}: {}{}\n", p.name, p.description, default));
+                }
+                out.push('\n');
+            }
+            out
+        }
+    }
+}
