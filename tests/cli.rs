@@ -594,105 +594,57 @@ fn units_edges_explain_grouping() {
         && e["reason"] == "its podAffinity selects their pods"));
 }
 
-/// (check, verdict) pairs a fixture must give.
-type Expected = &'static [(&'static str, &'static str)];
-
-/// Kivi's cases modelled so far, each with its safe twin: the verdict of every check.
-#[test]
-fn kivi_cases_give_the_right_verdicts() {
-    let cases: &[(&str, i32, Expected)] = &[
-        ("kivi-c3", 1, &[("pods-schedulable", "violated")]),
-        (
-            "kivi-c4",
-            1,
-            &[("no-node-overload", "violated"), ("pods-schedulable", "verified")],
-        ),
-        (
-            "kivi-c4-safe",
-            0,
-            &[("no-node-overload", "verified"), ("min-replicas-available", "verified")],
-        ),
-        (
-            "kivi-c5",
-            1,
-            &[("no-eviction-loop", "violated"), ("pods-schedulable", "verified")],
-        ),
-        (
-            "kivi-c5-safe",
-            0,
-            &[("no-eviction-loop", "verified"), ("min-replicas-available", "verified")],
-        ),
-        ("kivi-c3-safe", 0, &[("pods-schedulable", "verified")]),
-        (
-            "kivi-c6",
-            1,
-            &[
-                ("min-replicas-available", "violated"),
-                ("pods-schedulable", "verified"),
-                ("no-eviction-loop", "verified"),
-            ],
-        ),
-        (
-            "kivi-c6-safe",
-            0,
-            &[
-                ("min-replicas-available", "verified"),
-                ("pods-schedulable", "verified"),
-                ("no-eviction-loop", "verified"),
-            ],
-        ),
-        (
-            "kivi-c7",
-            1,
-            &[
-                ("no-eviction-loop", "violated"),
-                ("min-replicas-available", "violated"),
-                ("pods-schedulable", "verified"),
-            ],
-        ),
-        (
-            "kivi-c8",
-            1,
-            &[("no-eviction-loop", "violated"), ("pods-schedulable", "verified")],
-        ),
-        (
-            "kivi-c8-safe",
-            0,
-            &[("no-eviction-loop", "verified"), ("min-replicas-available", "verified")],
-        ),
-        (
-            "kivi-c7-safe",
-            0,
-            &[
-                ("no-eviction-loop", "verified"),
-                ("min-replicas-available", "verified"),
-                ("pods-schedulable", "verified"),
-            ],
-        ),
-    ];
-    for (fixture, code, expected) in cases {
-        let out = kivi()
-            .args(["--format", "json", &format!("fixtures/{fixture}")])
-            .assert()
-            .code(*code)
-            .get_output()
-            .stdout
-            .clone();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        let results = v["units"][0]["verification"]["results"].as_array().unwrap();
-        for (check, verdict) in *expected {
-            let r = results
-                .iter()
-                .find(|r| r["check"] == *check)
-                .unwrap_or_else(|| panic!("{fixture}: no {check}"));
-            assert_eq!(r["verdict"], *verdict, "{fixture}: {check}: {r}");
-            if *verdict == "violated" {
-                assert!(
-                    r["steps"].as_array().is_some_and(|s| !s.is_empty()),
-                    "{fixture}: {check} has a trace"
-                );
-                assert!(r["line"].as_u64().is_some(), "{fixture}: {check} points at a line");
-            }
+/// Run a fixture through the check command and compare every listed check's verdict.
+fn assert_verdicts(fixture: &str, code: i32, expected: &[(&str, &str)]) {
+    let out = kivi()
+        .args(["--format", "json", &format!("fixtures/{fixture}")])
+        .assert()
+        .code(code)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let results = v["units"][0]["verification"]["results"].as_array().unwrap();
+    for (check, verdict) in expected {
+        let r = results
+            .iter()
+            .find(|r| r["check"] == *check)
+            .unwrap_or_else(|| panic!("{fixture}: no {check}"));
+        assert_eq!(r["verdict"], *verdict, "{fixture}: {check}: {r}");
+        if *verdict == "violated" {
+            assert!(
+                r["steps"].as_array().is_some_and(|s| !s.is_empty()),
+                "{fixture}: {check} has a trace"
+            );
+            assert!(r["line"].as_u64().is_some(), "{fixture}: {check} points at a line");
         }
     }
+}
+
+/// Kivi's cases modelled so far, each with its safe twin (one test each, so they run in
+/// parallel): the exit code and the verdict of every listed check.
+macro_rules! kivi_case {
+    ($($test:ident: $fixture:literal, $code:literal, [$(($check:literal, $verdict:literal)),* $(,)?];)*) => {
+        $(
+            #[test]
+            fn $test() {
+                assert_verdicts($fixture, $code, &[$(($check, $verdict)),*]);
+            }
+        )*
+    };
+}
+
+kivi_case! {
+    kivi_c3: "kivi-c3", 1, [("pods-schedulable", "violated")];
+    kivi_c3_safe: "kivi-c3-safe", 0, [("pods-schedulable", "verified")];
+    kivi_c4: "kivi-c4", 1, [("no-node-overload", "violated"), ("pods-schedulable", "verified")];
+    kivi_c4_safe: "kivi-c4-safe", 0, [("no-node-overload", "verified"), ("min-replicas-available", "verified")];
+    kivi_c5: "kivi-c5", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
+    kivi_c5_safe: "kivi-c5-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
+    kivi_c6: "kivi-c6", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified"), ("no-eviction-loop", "verified")];
+    kivi_c6_safe: "kivi-c6-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified"), ("no-eviction-loop", "verified")];
+    kivi_c7: "kivi-c7", 1, [("no-eviction-loop", "violated"), ("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
+    kivi_c7_safe: "kivi-c7-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    kivi_c8: "kivi-c8", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
+    kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
 }
