@@ -298,6 +298,19 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} has restarted", namer.node(at(1))),
                 location: None,
             },
+            20 => {
+                let workload = namer.workload(at(1));
+                Step {
+                    actor: "gitops-sync",
+                    message: format!(
+                        "re-applies {}: spec.replicas {} drifted from the manifest's {}",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2),
+                        at(3)
+                    ),
+                    location: workload.map(replicas_span),
+                }
+            }
             16 => Step {
                 actor: "descheduler",
                 message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),

@@ -145,6 +145,7 @@ inline mark_hpa(w) {
 {% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
 {% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
 {% if ir.overload_threshold %}{% include "events/node_overload.pml" %}{% endif %}
+{% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
 {% if "pods-schedulable" in checks %}{% include "checks/pods_schedulable.pml" %}{% endif %}
 {% if "min-replicas-available" in checks %}{% include "checks/min_replicas_available.pml" %}{% endif %}
 {% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
@@ -179,6 +180,7 @@ init {
 {% endif %}{% if ir.load_change %}    run LoadChange();
 {% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
 {% endif %}{% if ir.overload_threshold %}    run NodeOverload();
+{% endif %}{% if ir.gitops_sync %}    run GitopsSync();
 {% endif %}{% if "pods-schedulable" in checks %}    run CheckPodsSchedulable();
 {% endif %}{% if "min-replicas-available" in checks %}    run CheckMinReplicasAvailable();
 {% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();

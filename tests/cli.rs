@@ -635,6 +635,8 @@ macro_rules! kivi_case {
 }
 
 kivi_case! {
+    kivi_c2: "kivi-c2", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
+    kivi_c2_safe: "kivi-c2-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     kivi_c3: "kivi-c3", 1, [("pods-schedulable", "violated")];
     kivi_c3_safe: "kivi-c3-safe", 0, [("pods-schedulable", "verified")];
     kivi_c4: "kivi-c4", 1, [("no-node-overload", "violated"), ("pods-schedulable", "verified")];

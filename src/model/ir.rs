@@ -113,6 +113,9 @@ pub struct IrWorkload {
     pub steady_level: usize,
     /// The pods that share the load: a level is the per-pod usage when this many run.
     pub load_base: i64,
+    /// `spec.replicas` as the manifest writes it (a GitOps sync or an apply sets it back);
+    /// -1 when the manifest leaves it out.
+    pub manifest_replicas: i64,
 }
 
 /// The descheduler policy's plugins that the model runs.
@@ -152,6 +155,8 @@ pub struct Ir {
     /// Kivi's maintenance: nodes go down one at a time and come back.
     pub node_maintenance: bool,
     pub descheduler: Option<IrDescheduler>,
+    /// `gitops-sync`: an agent re-applies the manifests whenever the live state drifts.
+    pub gitops_sync: bool,
     /// `node-overload`: a node whose pods use more than this percent of its cpu crashes and
     /// restarts; 0 when the event is not configured.
     pub overload_threshold: i64,
@@ -288,6 +293,10 @@ pub fn build(
             load_levels,
             steady_level: 1,
             load_base: replicas.max(1),
+            manifest_replicas: workload
+                .replicas
+                .as_ref()
+                .map_or(-1, |r| i64::from(r.value).min(slots as i64)),
         });
         names.workloads.push(w);
         next_slot += slots;
@@ -335,6 +344,9 @@ pub fn build(
             load_change,
             node_maintenance: config.has_event(|e| matches!(e, EnvironmentEvent::NodeMaintenance)),
             descheduler: descheduler(unit, objects, &workload_objects),
+            // Only manifests that write spec.replicas can drift from what the cluster runs.
+            gitops_sync: config.has_event(|e| matches!(e, EnvironmentEvent::GitopsSync))
+                && workloads.iter().any(|w| w.manifest_replicas >= 0),
             overload_threshold: config
                 .events
                 .iter()

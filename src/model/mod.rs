@@ -29,6 +29,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "events/node_down.pml",
     "events/node_maintenance.pml",
     "events/node_overload.pml",
+    "events/gitops_sync.pml",
     "checks/pods_schedulable.pml",
     "checks/min_replicas_available.pml",
     "checks/no_eviction_loop.pml",

@@ -1,0 +1,23 @@
+/*
+ * Environment event `gitops-sync` (Argo CD selfHeal, Flux): when the live state drifts from
+ * Git, the agent applies the manifests again. A manifest that writes `spec.replicas` sets it
+ * back, whatever an autoscaler decided (kubectl apply / server-side apply semantics). It
+ * acts at settled moments, as often as drift appears.
+ */
+proctype GitopsSync() {
+end_gitops_sync:
+  do
+  :: atomic {
+       QUIESCENT && ENVIRONMENT_SETTLED && ({% for w in ir.workloads %}{% if w.manifest_replicas >= 0 %}spec[{{ loop.index }}] != {{ w.manifest_replicas }} || {% endif %}{% endfor %}false) ->
+       if
+{% for w in ir.workloads %}{% if w.manifest_replicas >= 0 %}
+       :: spec[{{ loop.index }}] != {{ w.manifest_replicas }} ->
+          printf("KIVI:20:{{ loop.index }}:%d:{{ w.manifest_replicas }}\n", spec[{{ loop.index }}]);
+          spec[{{ loop.index }}] = {{ w.manifest_replicas }};
+          mark_dc({{ loop.index }});
+          mark_hpa({{ loop.index }})
+{% endif %}{% endfor %}
+       fi
+     }
+  od
+}
