@@ -325,6 +325,9 @@ pub fn build(
     };
     let load_change = config.has_event(|e| matches!(e, EnvironmentEvent::LoadChange { .. }))
         && workloads.iter().any(|w| w.load_levels.len() > 1);
+    // Only manifests that write spec.replicas can drift from what the cluster runs.
+    let gitops_sync = config.has_event(|e| matches!(e, EnvironmentEvent::GitopsSync))
+        && workloads.iter().any(|w| w.manifest_replicas >= 0);
     let param = |check: &str, name: &str| config.checks.params.get(check).and_then(|p| p.get(name)).copied();
     // After first reaching it, available replicas stay at least the HPA minimum or
     // spec.replicas, or the `min` param.
@@ -344,9 +347,7 @@ pub fn build(
             load_change,
             node_maintenance: config.has_event(|e| matches!(e, EnvironmentEvent::NodeMaintenance)),
             descheduler: descheduler(unit, objects, &workload_objects),
-            // Only manifests that write spec.replicas can drift from what the cluster runs.
-            gitops_sync: config.has_event(|e| matches!(e, EnvironmentEvent::GitopsSync))
-                && workloads.iter().any(|w| w.manifest_replicas >= 0),
+            gitops_sync,
             overload_threshold: config
                 .events
                 .iter()
