@@ -96,6 +96,7 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
         13 => Some("min-replicas-available"),
         14 => Some("no-eviction-loop"),
         18 => Some("no-node-overload"),
+        22 => Some("no-replica-oscillation"),
         _ => None,
     }
 }
@@ -309,6 +310,30 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         at(3)
                     ),
                     location: workload.map(replicas_span),
+                }
+            }
+            21 => Step {
+                actor: "time",
+                message: format!("{} is past its startup phase and uses its steady cpu", namer.pod(at(1))),
+                location: None,
+            },
+            22 => {
+                let workload = namer.workload(at(1));
+                let hpa = workload.and_then(|w| namer.autoscaler_of(w));
+                let span = hpa.and_then(|h| match &h.body {
+                    Body::HorizontalPodAutoscaler(a) => Some(a.max_replicas.span),
+                    _ => None,
+                });
+                location = span;
+                Step {
+                    actor: "check",
+                    message: format!(
+                        "{} rose to its maximum of {} replicas and fell back to {} without a change of load",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2),
+                        at(3)
+                    ),
+                    location: span,
                 }
             }
             16 => Step {

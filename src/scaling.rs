@@ -13,6 +13,7 @@ pub const MODELLED_CHECKS: &[&str] = &[
     "pods-schedulable",
     "min-replicas-available",
     "no-eviction-loop",
+    "no-replica-oscillation",
     "no-node-overload",
 ];
 

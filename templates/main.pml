@@ -26,6 +26,7 @@ typedef Pod {
   byte status;
   byte node;
   bit unschedulable;    /* the scheduler found no node; retried when the cluster changes */
+  bit warm;             /* past its startup phase (workloads with a startup usage) */
 }
 Pod pod[PODS + 1];
 
@@ -40,6 +41,8 @@ byte running[WORKLOADS + 1];    /* RUNNING pods (available replicas) */
 bit min_reached[WORKLOADS + 1];     /* min-replicas-available: the bound was reached once */
 bit evicted[WORKLOADS + 1];     /* no-eviction-loop: a controller evicted a pod of it */
 byte loops[WORKLOADS + 1];      /* no-eviction-loop: evict/recreate alternations so far */
+bit at_max[WORKLOADS + 1];      /* no-replica-oscillation: the HPA reached maxReplicas, no load change since */
+short down_seen[WORKLOADS + 1]; /* HPA: a lower recommendation waiting out its window, 0 for none */
 byte load[WORKLOADS + 1];       /* usage level of the workload's pods (index into its levels) */
 bit dc_dirty[WORKLOADS + 1];    /* the deployment controller has work for this workload */
 bit hpa_dirty[WORKLOADS + 1];   /* the autoscaler should look at this workload again */
@@ -89,6 +92,9 @@ hidden byte workload_slots[WORKLOADS + 1];
 hidden byte workload_template[WORKLOADS + 1];
 hidden short workload_level_count[WORKLOADS + 1];
 hidden short workload_base[WORKLOADS + 1];   /* replicas that share the load at its levels */
+hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, percent of the request; 0: none */
+hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
+hidden byte hpa_stabilize_down[WORKLOADS + 1];
 hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
 hidden byte workload_autoscaled[WORKLOADS + 1];
 hidden short hpa_min[WORKLOADS + 1];
@@ -146,10 +152,12 @@ inline mark_hpa(w) {
 {% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
 {% if ir.overload_threshold %}{% include "events/node_overload.pml" %}{% endif %}
 {% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
+{% if startup %}{% include "events/startup.pml" %}{% endif %}
 {% if "pods-schedulable" in checks %}{% include "checks/pods_schedulable.pml" %}{% endif %}
 {% if "min-replicas-available" in checks %}{% include "checks/min_replicas_available.pml" %}{% endif %}
 {% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
 {% if "no-node-overload" in checks %}{% include "checks/no_node_overload.pml" %}{% endif %}
+{% if "no-replica-oscillation" in checks %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
 
 init {
   d_step {
@@ -163,10 +171,10 @@ init {
 {% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
 {% for n in range(1, ir.nodes|length + 1) %}    constraint_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
 {% endfor %}{% endfor %}
-{% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }};
+{% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }}; workload_startup[{{ wi }}] = {{ w.startup_level }}; workload_startup_unready[{{ wi }}] = {{ w.startup_unready|int }};
 {% for l in w.load_levels %}    LEVEL({{ wi }}, {{ loop.index }}) = {{ l }};
 {% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
-{% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }};
+{% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }};
 {% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }};
 {% endfor %}
   }
@@ -181,10 +189,12 @@ init {
 {% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
 {% endif %}{% if ir.overload_threshold %}    run NodeOverload();
 {% endif %}{% if ir.gitops_sync %}    run GitopsSync();
+{% endif %}{% if startup %}    run StartupEnds();
 {% endif %}{% if "pods-schedulable" in checks %}    run CheckPodsSchedulable();
 {% endif %}{% if "min-replicas-available" in checks %}    run CheckMinReplicasAvailable();
 {% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();
 {% endif %}{% if "no-node-overload" in checks %}    run CheckNoNodeOverload();
+{% endif %}{% if "no-replica-oscillation" in checks %}    run CheckNoReplicaOscillation();
 {% endif %}    skip
   }
 }

@@ -75,6 +75,8 @@ pub struct Container {
     pub limits: ResourceAmounts,
     /// Init containers with `restartPolicy: Always` (sidecars) run alongside the app containers.
     pub sidecar: bool,
+    /// `readinessProbe.initialDelaySeconds`: the pod is not ready before this.
+    pub readiness_delay_seconds: Option<i64>,
     #[serde(skip)]
     pub span: Span,
 }
@@ -95,11 +97,15 @@ impl Container {
             memory_bytes: requests.memory_bytes.or_else(|| limits.memory_bytes.clone()),
         };
         let sidecar = r.string(node, "restartPolicy").is_some_and(|p| p.value == "Always");
+        let readiness_delay_seconds = r
+            .map(node, "readinessProbe")
+            .map(|p| r.int(p, "initialDelaySeconds").map_or(0, |d| d.value));
         Container {
             name,
             requests,
             limits,
             sidecar,
+            readiness_delay_seconds,
             span: node.span,
         }
     }

@@ -96,6 +96,9 @@ pub struct IrAutoscaler {
     pub max: i64,
     /// Target CPU utilisation, percent of the request.
     pub target: i64,
+    /// A scale-down needs the lower recommendation to hold over a window (300 s unless
+    /// `behavior.scaleDown.stabilizationWindowSeconds` is 0).
+    pub stabilize_down: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -116,6 +119,12 @@ pub struct IrWorkload {
     /// `spec.replicas` as the manifest writes it (a GitOps sync or an apply sets it back);
     /// -1 when the manifest leaves it out.
     pub manifest_replicas: i64,
+    /// Usage of a pod right after it starts (`workloads.<id>.startup`), percent of the
+    /// request; 0 when there is no startup phase.
+    pub startup_level: i64,
+    /// The pods are not ready during their startup phase (a readiness probe's initial delay
+    /// covers it), so the HPA leaves their startup usage out.
+    pub startup_unready: bool,
 }
 
 /// The descheduler policy's plugins that the model runs.
@@ -262,6 +271,11 @@ pub fn build(
                 min: i64::from(h.min_replicas.value.max(1)),
                 max: i64::from(h.max_replicas.value.max(1)),
                 target,
+                stabilize_down: h
+                    .scale_down
+                    .as_ref()
+                    .and_then(|r| r.stabilization_window_seconds)
+                    .is_none_or(|w| w > 0),
             })
         });
         let max_pods = match (&autoscaler, workload.kind) {
@@ -284,6 +298,20 @@ pub fn build(
             .filter(|_| request > 0)
             .map_or(100, |u| (u.cpu_millis * 100 + request - 1) / request);
         let load_levels = load_levels(config, &objects[w].id.to_string(), &autoscaler, steady);
+        let startup = config.workloads.get(&objects[w].id).and_then(|a| a.startup.as_ref());
+        let startup_level = startup
+            .and_then(|s| s.cpu_millis)
+            .filter(|_| request > 0)
+            .map_or(0, |cpu| ((cpu * 100 + request - 1) / request).max(1));
+        // The HPA skips pods that are not ready yet (replica_calculator.go groupPods).
+        let readiness_delay = workload
+            .template
+            .spec
+            .containers
+            .iter()
+            .filter_map(|c| c.readiness_delay_seconds)
+            .max();
+        let startup_unready = startup.is_some_and(|s| readiness_delay.is_some_and(|d| d >= i64::from(s.seconds)));
         workloads.push(IrWorkload {
             template: wi + 1,
             replicas,
@@ -297,6 +325,8 @@ pub fn build(
                 .replicas
                 .as_ref()
                 .map_or(-1, |r| i64::from(r.value).min(slots as i64)),
+            startup_level,
+            startup_unready,
         });
         names.workloads.push(w);
         next_slot += slots;

@@ -30,10 +30,12 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "events/node_maintenance.pml",
     "events/node_overload.pml",
     "events/gitops_sync.pml",
+    "events/startup.pml",
     "checks/pods_schedulable.pml",
     "checks/min_replicas_available.pml",
     "checks/no_eviction_loop.pml",
     "checks/no_node_overload.pml",
+    "checks/no_replica_oscillation.pml",
 );
 
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +115,8 @@ struct Context<'a> {
     autoscaled: bool,
     /// Some pod runs on a node with a NoExecute taint it does not tolerate.
     taints: bool,
+    /// Some workload has a startup usage.
+    startup: bool,
     checks: Vec<String>,
 }
 
@@ -139,6 +143,7 @@ impl<'a> Context<'a> {
             max_domain,
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
             taints: ir.templates.iter().any(|t| t.no_execute != 0),
+            startup: ir.workloads.iter().any(|w| w.startup_level > 0),
             checks: checks.iter().map(|c| c.to_string()).collect(),
         }
     }

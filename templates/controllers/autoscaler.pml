@@ -6,11 +6,15 @@
  *    tolerance keeps the current count;
  *  - horizontal.go normalizeDesiredReplicas: clamp to [minReplicas, min(maxReplicas,
  *    max(2 x current, 4))].
- * The load is a total demand shared by the running pods: level (percent of one pod's request)
- * x the workload's starting replicas, so per-pod usage falls as pods are added, as it does
- * behind a load balancer. It acts once the other controllers are idle, on the settled state.
+ *  - scale-down stabilisation (horizontal.go stabilizeRecommendation, 300 s by default):
+ *    without a clock, a lower recommendation is applied only when the autoscaler sees it a
+ *    second time, with anything else free to happen in between.
+ * The load is a total demand shared by the warm running pods: level (percent of one pod's
+ * request) x the workload's starting replicas, so per-pod usage falls as pods are added, as it
+ * does behind a load balancer; a pod in its startup phase uses its startup usage instead.
+ * It acts once the other controllers are idle, on the settled state.
  */
-hidden int h_ready, h_unready, h_demand, h_target, h_current, h_desired, h_limit, h_q, h_total;
+hidden int h_ready, h_unready, h_demand, h_target, h_current, h_desired, h_limit, h_q, h_total, h_warm, h_cold;
 
 proctype Autoscaler() {
   byte w;
@@ -25,15 +29,23 @@ end_autoscaler:
          :: else -> w++
          od;
          hpa_dirty[w] = 0; hpa_work--;
-         h_current = spec[w]; h_demand = LEVEL(w, load[w]) * workload_base[w]; h_target = hpa_target[w];
-         h_ready = 0; h_unready = 0;
+         h_current = spec[w]; h_target = hpa_target[w];
+         h_ready = 0; h_unready = 0; h_warm = 0; h_cold = 0;
          for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
            if
-           :: pod[h_q].status == RUNNING -> h_ready++
+           :: pod[h_q].status == RUNNING && !pod[h_q].warm && workload_startup_unready[w] -> h_unready++
+           :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) ->
+              h_ready++;
+              if
+              :: pod[h_q].warm -> h_warm++
+              :: else -> h_cold++
+              fi
            :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> h_unready++
            :: else -> skip
            fi
          }
+         /* total usage, in percent of one pod's request */
+         h_demand = (h_warm > 0 -> LEVEL(w, load[w]) * workload_base[w] : 0) + h_cold * workload_startup[w];
          if
          :: h_current > hpa_max[w] -> h_desired = hpa_max[w]
          :: h_current < hpa_min[w] -> h_desired = hpa_min[w]
@@ -61,11 +73,19 @@ end_autoscaler:
             fi
          fi;
          if
-         :: h_desired != h_current ->
+         :: h_desired < h_current && hpa_stabilize_down[w] && down_seen[w] != h_desired ->
+            /* wait out the window: decide again later */
+            down_seen[w] = h_desired;
+            mark_hpa(w)
+         :: h_desired != h_current && !(h_desired < h_current && hpa_stabilize_down[w] && down_seen[w] != h_desired) ->
             printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (h_ready > 0 -> h_demand / h_ready : 0));
-            spec[w] = h_desired;
+            spec[w] = h_desired; down_seen[w] = 0;
+            if
+            :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1
+            :: else -> skip
+            fi;
             mark_dc(w)
-         :: else -> skip
+         :: else -> down_seen[w] = 0
          fi;
          w = 0
        }

@@ -20,6 +20,7 @@ end_kubelet:
          if
          :: pod[q].status == BOUND ->
             pod[q].status = RUNNING;
+            pod[q].warm = (workload_startup[WORKLOAD_OF(q)] == 0);
             printf("KIVI:4:%d:%d\n", q, pod[q].node);
             running[WORKLOAD_OF(q)]++;
             if
@@ -37,7 +38,7 @@ end_kubelet:
             fi
          :: else ->
             printf("KIVI:5:%d:%d\n", q, pod[q].node);
-            pod[q].status = FREE; pod[q].node = 0;
+            pod[q].status = FREE; pod[q].node = 0; pod[q].warm = 0;
             retry_unschedulable()
          fi;
          mark_hpa(template_workload[slot_template[q]]);
