@@ -123,6 +123,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             3 => {
                 let (static_fail, resource_fail, spread_nodes, spread_mask, not_ready, node_name) =
                     (at(2), at(3), at(4), at(5), at(6), at(7));
+                let (affinity_nodes, affinity_mask) = (at(8), at(9));
                 let mut reasons = Vec::new();
                 let mut span = None;
                 if let Some((w, o)) = namer.owner(at(1)) {
@@ -147,6 +148,22 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
                 if not_ready > 0 && node_name == 0 {
                     parts.push(format!("{not_ready} node(s) are not ready"));
+                }
+                if affinity_nodes > 0
+                    && let Some((w, _)) = namer.owner(at(1))
+                {
+                    let template = ir.workloads[w].template - 1;
+                    let terms: Vec<&(String, Span)> = names.affinity_terms[template]
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| affinity_mask & (1 << k) != 0)
+                        .map(|(_, t)| t)
+                        .collect();
+                    if let Some((_, s)) = terms.first() {
+                        span.get_or_insert(*s);
+                    }
+                    let what: Vec<&str> = terms.iter().map(|(d, _)| d.as_str()).collect();
+                    parts.push(format!("{affinity_nodes} node(s) would break {}", what.join(" or ")));
                 }
                 if spread_nodes > 0 {
                     parts.push(format!("{spread_nodes} node(s) would break {}", reasons.join(" or ")));

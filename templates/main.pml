@@ -12,6 +12,7 @@
 #define WORKLOADS {{ ir.workloads|length }}
 #define TEMPLATES {{ ir.templates|length }}
 #define CONSTRAINTS {{ constraint_count }}
+#define AFFINITY_TERMS {{ term_count }}
 #define MAX_DOMAIN {{ max_domain }}
 #define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
 
@@ -87,6 +88,12 @@ hidden int constraint_counts[CONSTRAINTS + 1];   /* bitmask over templates */
 hidden byte constraint_self[CONSTRAINTS + 1];
 hidden int constraint_weight[CONSTRAINTS + 1];   /* ln(domains + 2) x 1000 */
 hidden byte constraint_domain[(CONSTRAINTS + 1) * (NODES + 1)];
+hidden byte template_term_first[TEMPLATES + 1];
+hidden byte template_term_count[TEMPLATES + 1];
+hidden byte term_anti[AFFINITY_TERMS + 1];
+hidden byte term_self[AFFINITY_TERMS + 1];
+hidden int term_counts[AFFINITY_TERMS + 1];       /* bitmask over templates */
+hidden byte term_domain[(AFFINITY_TERMS + 1) * (NODES + 1)];
 hidden byte workload_first_slot[WORKLOADS + 1];
 hidden byte workload_slots[WORKLOADS + 1];
 hidden byte workload_template[WORKLOADS + 1];
@@ -164,10 +171,13 @@ init {
 {% for n in ir.nodes %}    node_cpu[{{ loop.index }}] = {{ n.cpu }}; node_mem[{{ loop.index }}] = {{ n.mem }}; node_pod_cap[{{ loop.index }}] = {{ n.pods }}; node_ready[{{ loop.index }}] = 1;
 {% endfor %}
 {% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }}; template_node_name[{{ ti }}] = {{ t.node_name }}; template_no_execute[{{ ti }}] = {{ t.no_execute }};
-    template_hard_first[{{ ti }}] = {{ layout[ti].hard_first }}; template_hard_count[{{ ti }}] = {{ t.hard|length }}; template_soft_first[{{ ti }}] = {{ layout[ti].soft_first }}; template_soft_count[{{ ti }}] = {{ t.soft|length }}; template_require_all[{{ ti }}] = {{ t.require_all|int }};
+    template_hard_first[{{ ti }}] = {{ layout[ti].hard_first }}; template_hard_count[{{ ti }}] = {{ t.hard|length }}; template_soft_first[{{ ti }}] = {{ layout[ti].soft_first }}; template_soft_count[{{ ti }}] = {{ t.soft|length }}; template_require_all[{{ ti }}] = {{ t.require_all|int }}; template_term_first[{{ ti }}] = {{ layout[ti].term_first }}; template_term_count[{{ ti }}] = {{ t.affinity_terms|length }};
 {% for n in range(1, ir.nodes|length + 1) %}{% if t.affinity_raw[n] %}    affinity_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.affinity_raw[n] }};
 {% endif %}{% if t.taint_raw[n] %}    taint_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.taint_raw[n] }};
 {% endif %}{% endfor %}{% endfor %}
+{% for c in terms %}{% set ci = loop.index %}    term_anti[{{ ci }}] = {{ c.anti|int }}; term_self[{{ ci }}] = {{ c.self_match|int }}; term_counts[{{ ci }}] = {{ c.counts }};
+{% for n in range(1, ir.nodes|length + 1) %}    term_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
+{% endfor %}{% endfor %}
 {% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
 {% for n in range(1, ir.nodes|length + 1) %}    constraint_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
 {% endfor %}{% endfor %}

@@ -653,3 +653,32 @@ kivi_case! {
     kivi_c8: "kivi-c8", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
 }
+
+#[test]
+fn required_anti_affinity_leaves_the_fourth_replica_pending() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".git").create_dir_all().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: worker, count: 3, min: 3, max: 3, allocatable: {cpu: '4', memory: 16Gi}}\nevents: []\n")
+        .unwrap();
+    dir.child("redis.yaml")
+        .write_str(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: redis}\nspec:\n  replicas: 4\n  selector: {matchLabels: {app: redis}}\n  template:\n    metadata: {labels: {app: redis}}\n    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            - topologyKey: kubernetes.io/hostname\n              labelSelector: {matchLabels: {app: redis}}\n      containers: [{name: redis, image: redis, resources: {requests: {cpu: 100m}}}]\n",
+        )
+        .unwrap();
+    let out = kivi()
+        .args(["--color", "never"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8(out).unwrap();
+    assert!(stdout.contains("✗ violated pods-schedulable"), "{stdout}");
+    assert!(stdout.contains("redis.yaml:13:28"), "{stdout}");
+    assert!(
+        stdout.contains("no feasible node for redis-4: 3 node(s) would break podAntiAffinity required term 0 (kubernetes.io/hostname) of StatefulSet/default/redis"),
+        "{stdout}"
+    );
+}

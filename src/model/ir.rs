@@ -64,6 +64,21 @@ pub struct IrConstraint {
     pub weight_milli: i64,
 }
 
+/// A required inter-pod (anti-)affinity term as the scheduler's InterPodAffinity filter uses it
+/// for one incoming template.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrAffinityTerm {
+    /// Anti-affinity (the incoming pod's own, or an existing pod's against it); else affinity.
+    pub anti: bool,
+    /// Domain of each node under the term's topologyKey (index 0 unused); 0 = lacks the key.
+    pub domains: Vec<u32>,
+    pub domain_count: u32,
+    /// Templates whose pods the term is about (bit t).
+    pub counts: u32,
+    /// Affinity only: the incoming pod matches its own term (then the first pod may go anywhere).
+    pub self_match: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IrTemplate {
     pub workload: usize,
@@ -85,6 +100,8 @@ pub struct IrTemplate {
     pub node_name: u32,
     pub hard: Vec<IrConstraint>,
     pub soft: Vec<IrConstraint>,
+    /// Required inter-pod affinity and anti-affinity terms that filter nodes for this pod.
+    pub affinity_terms: Vec<IrAffinityTerm>,
     /// The pod has spread constraints of its own (not the system defaults): nodes lacking a
     /// soft constraint's key are then ignored by the score.
     pub require_all: bool,
@@ -186,6 +203,9 @@ pub struct Names {
     /// Per template (0-based): its hard spread constraints as (index in the manifest's
     /// `topologySpreadConstraints`, span of `maxSkew`).
     pub hard_constraints: Vec<Vec<(usize, Span)>>,
+    /// Per template (0-based): its affinity terms described, with the span of their
+    /// `topologyKey`.
+    pub affinity_terms: Vec<Vec<(String, Span)>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -338,9 +358,12 @@ pub fn build(
 
     let mut templates = Vec::new();
     for &w in &workload_objects {
-        let (template, hard) = build_template(objects, &workload_objects, w, &node_labels);
+        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels);
+        let (terms, described) = affinity_terms(objects, &workload_objects, w, &node_labels);
+        template.affinity_terms = terms;
         templates.push(template);
         names.hard_constraints.push(hard);
+        names.affinity_terms.push(described);
     }
     let scoring = Scoring {
         most_allocated: matches!(
@@ -584,10 +607,118 @@ fn build_template(
             node_name,
             hard,
             soft,
+            affinity_terms: Vec::new(),
             require_all,
         },
         hard_spans,
     )
+}
+
+/// Domains of the nodes under a topology key: 1-based ids of the distinct values, 0 for a node
+/// without the key.
+fn domains_of(key: &str, nodes: &[(String, Labels, &NodePool)]) -> (Vec<u32>, u32) {
+    let mut values: Vec<&str> = Vec::new();
+    let domains = std::iter::once(0)
+        .chain(nodes.iter().map(|(_, labels, _)| match labels.get(key) {
+            None => 0,
+            Some(v) => {
+                let index = values.iter().position(|x| *x == v.as_str()).unwrap_or_else(|| {
+                    values.push(v);
+                    values.len() - 1
+                });
+                index as u32 + 1
+            }
+        }))
+        .collect();
+    (domains, values.len() as u32)
+}
+
+/// The required InterPodAffinity terms that filter nodes for workload `w`'s pods
+/// (interpodaffinity/filtering.go): its own affinity and anti-affinity, and the anti-affinity
+/// of the unit's other pods that select it.
+fn affinity_terms(
+    objects: &[Object],
+    workloads: &[usize],
+    w: usize,
+    nodes: &[(String, Labels, &NodePool)],
+) -> (Vec<IrAffinityTerm>, Vec<(String, Span)>) {
+    use crate::manifest::pod::PodAffinityTerm;
+    let object = &objects[w];
+    let spec_of = |o: usize| &objects[o].workload().expect("a workload").template;
+    // Whether `term`, written in workload `owner`, covers the pods of workload `other`.
+    let covers = |owner: usize, term: &PodAffinityTerm, other: usize| -> bool {
+        let ns = objects[other].namespace();
+        let namespace_ok = if term.namespace_selector.as_ref().is_some_and(|s| s.is_empty()) {
+            true
+        } else if term.namespaces.is_empty() {
+            objects[owner].namespace() == ns
+        } else {
+            term.namespaces.iter().any(|n| n == ns)
+        };
+        namespace_ok
+            && term
+                .label_selector
+                .as_ref()
+                .is_some_and(|s| s.matches(&spec_of(other).labels))
+    };
+    let mask = |owner: usize, term: &PodAffinityTerm| -> u32 {
+        workloads.iter().enumerate().fold(
+            0,
+            |m, (i, &o)| if covers(owner, term, o) { m | (1 << (i + 1)) } else { m },
+        )
+    };
+    let mut terms = Vec::new();
+    let mut described = Vec::new();
+    let own = spec_of(w);
+    for (anti, list, what) in [
+        (true, &own.spec.affinity.pod_anti.required, "podAntiAffinity"),
+        (false, &own.spec.affinity.pod.required, "podAffinity"),
+    ] {
+        for (k, term) in list.iter().enumerate() {
+            let (domains, domain_count) = domains_of(&term.topology_key.value, nodes);
+            terms.push(IrAffinityTerm {
+                anti,
+                domains,
+                domain_count,
+                counts: mask(w, term),
+                self_match: covers(w, term, w),
+            });
+            described.push((
+                format!(
+                    "{what} required term {k} ({}) of {}",
+                    term.topology_key.value, object.id
+                ),
+                term.topology_key.span,
+            ));
+        }
+    }
+    // Existing pods' anti-affinity against this pod: pods of `other` block the domains (under
+    // other's key) they run in.
+    for (i, &other) in workloads.iter().enumerate() {
+        if other == w {
+            continue;
+        }
+        for (k, term) in spec_of(other).spec.affinity.pod_anti.required.iter().enumerate() {
+            if covers(other, term, w) {
+                let (domains, domain_count) = domains_of(&term.topology_key.value, nodes);
+                terms.push(IrAffinityTerm {
+                    anti: true,
+                    domains,
+                    domain_count,
+                    counts: 1 << (i + 1),
+                    self_match: false,
+                });
+                described.push((
+                    format!(
+                        "podAntiAffinity required term {k} ({}) of {}",
+                        term.topology_key.value, objects[other].id
+                    ),
+                    term.topology_key.span,
+                ));
+            }
+        }
+    }
+    (terms, described)
 }
 
 fn untolerated_prefer_no_schedule(tolerations: &[Toleration], pool: &NodePool) -> i64 {

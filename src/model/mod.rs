@@ -102,6 +102,7 @@ struct FlatConstraint<'a> {
 struct Layout {
     hard_first: usize,
     soft_first: usize,
+    term_first: usize,
 }
 
 #[derive(Serialize)]
@@ -111,6 +112,9 @@ struct Context<'a> {
     /// Per template (1-based; entry 0 unused): where its constraints start.
     layout: Vec<Layout>,
     constraint_count: usize,
+    /// Required inter-pod affinity terms flattened across templates.
+    terms: Vec<&'a ir::IrAffinityTerm>,
+    term_count: usize,
     max_domain: u32,
     autoscaled: bool,
     /// Some pod runs on a node with a NoExecute taint it does not tolerate.
@@ -123,22 +127,37 @@ struct Context<'a> {
 impl<'a> Context<'a> {
     fn new(ir: &'a Ir, checks: &[&str]) -> Context<'a> {
         let mut constraints = Vec::new();
+        let mut terms = Vec::new();
         let mut layout = vec![Layout {
             hard_first: 0,
             soft_first: 0,
+            term_first: 0,
         }];
         for t in &ir.templates {
             let hard_first = constraints.len() + 1;
             constraints.extend(t.hard.iter().map(flat));
             let soft_first = constraints.len() + 1;
             constraints.extend(t.soft.iter().map(flat));
-            layout.push(Layout { hard_first, soft_first });
+            let term_first = terms.len() + 1;
+            terms.extend(t.affinity_terms.iter());
+            layout.push(Layout {
+                hard_first,
+                soft_first,
+                term_first,
+            });
         }
-        let max_domain = constraints.iter().map(|c| c.domain_count).max().unwrap_or(0);
+        let max_domain = constraints
+            .iter()
+            .map(|c| c.domain_count)
+            .chain(terms.iter().map(|t| t.domain_count))
+            .max()
+            .unwrap_or(0);
         Context {
             ir,
             constraint_count: constraints.len(),
             constraints,
+            term_count: terms.len(),
+            terms,
             layout,
             max_domain,
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),

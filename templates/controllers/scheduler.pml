@@ -4,6 +4,8 @@
  *   Filter: NodeName, NodeAffinity (nodeSelector and required terms), TaintToleration
  *           (NoSchedule, NoExecute) — evaluated before the model, per template and node;
  *           NodeResourcesFit (noderesources/fit.go: pods, cpu, memory against allocatable);
+ *           InterPodAffinity, required terms (interpodaffinity/filtering.go): the pod's own
+ *           affinity and anti-affinity, and existing pods' anti-affinity against it;
  *           PodTopologySpread, per constraint (podtopologyspread/filtering.go).
  *   Score:  NodeResourcesFit LeastAllocated or MostAllocated (weight 1, non-zero requests),
  *           NodeResourcesBalancedAllocation (1), PodTopologySpread (2, scoring.go),
@@ -23,6 +25,7 @@ hidden int s_count[MAX_DOMAIN + 1];
 hidden byte s_present[MAX_DOMAIN + 1];
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
 hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
+hidden int s_affinity_fail, s_affinity_nodes;
 
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
@@ -31,6 +34,9 @@ hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail,
 #define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
 #define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
 #define SKEW_BROKEN(c, n) (DOMAIN(c, n) == 0 || s_count[DOMAIN(c, n)] + constraint_self[c] - s_min > constraint_skew[c])
+#define TERM_DOMAIN(c, n) term_domain[(c) * (NODES + 1) + (n)]
+/* s_count: matching pods per domain of term c; s_x: matching pods anywhere */
+#define AFFINITY_BROKEN(c, n) (term_anti[c] -> (TERM_DOMAIN(c, n) > 0 && s_count[TERM_DOMAIN(c, n)] > 0) : (TERM_DOMAIN(c, n) == 0 || (s_count[TERM_DOMAIN(c, n)] == 0 && !(s_x == 0 && term_self[c]))))
 #define COUNTED(q) (pod[q].status == BOUND || pod[q].status == RUNNING)
 
 /* Matching pods per domain of constraint c, over the nodes it counts. */
@@ -199,6 +205,33 @@ end_scheduler:
               fi
            fi
          }
+         /* InterPodAffinity filter, required terms; terminating pods still count. */
+         s_affinity_fail = 0; s_affinity_nodes = 0;
+         if
+         :: template_term_count[s_t] > 0 ->
+            for (s_k : 0 .. template_term_count[s_t] - 1) {
+              s_c = template_term_first[s_t] + s_k;
+              for (s_d : 0 .. MAX_DOMAIN) { s_count[s_d] = 0 }
+              s_x = 0;
+              for (s_q : 1 .. PODS) {
+                if
+                :: HOLDS_RESOURCES(s_q) && BIT(term_counts[s_c], slot_template[s_q]) ->
+                   s_x++; s_count[TERM_DOMAIN(s_c, pod[s_q].node)]++
+                :: else -> skip
+                fi
+              }
+              for (s_n : 1 .. NODES) {
+                if
+                :: BIT(s_feasible, s_n) && AFFINITY_BROKEN(s_c, s_n) ->
+                   s_feasible = s_feasible & ~(1 << s_n);
+                   s_affinity_fail = s_affinity_fail | (1 << s_k);
+                   s_affinity_nodes++
+                :: else -> skip
+                fi
+              }
+            }
+         :: else -> skip
+         fi;
          /* PodTopologySpread filter, constraint by constraint. */
          if
          :: template_hard_count[s_t] > 0 ->
@@ -260,7 +293,7 @@ end_scheduler:
        :: top == 0 ->
           d_step {
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
-            printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t])
+            printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail)
           }
 {% for n in range(1, ir.nodes|length + 1) %}
        :: BIT(top, {{ n }}) ->
