@@ -97,6 +97,7 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
         14 => Some("no-eviction-loop"),
         18 => Some("no-node-overload"),
         22 => Some("no-replica-oscillation"),
+        23 => Some("pods-balanced"),
         _ => None,
     }
 }
@@ -349,6 +350,24 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         workload.map_or_else(String::new, |w| w.id.to_string()),
                         at(2),
                         at(3)
+                    ),
+                    location: span,
+                }
+            }
+            23 => {
+                let workload = namer.workload(at(1));
+                let span = workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.spec.span));
+                location = span;
+                Step {
+                    actor: "check",
+                    message: format!(
+                        "the cluster has settled with {} unbalanced: {} pods on {}, {} on {}, more than {} apart",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(3),
+                        namer.node(at(2)),
+                        at(5),
+                        namer.node(at(4)),
+                        at(6)
                     ),
                     location: span,
                 }

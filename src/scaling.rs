@@ -15,6 +15,7 @@ pub const MODELLED_CHECKS: &[&str] = &[
     "no-eviction-loop",
     "no-replica-oscillation",
     "no-node-overload",
+    "pods-balanced",
 ];
 
 #[derive(Clone, Debug)]

@@ -165,6 +165,7 @@ inline mark_hpa(w) {
 {% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
 {% if "no-node-overload" in checks %}{% include "checks/no_node_overload.pml" %}{% endif %}
 {% if "no-replica-oscillation" in checks %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
+{% if "pods-balanced" in checks %}{% include "checks/pods_balanced.pml" %}{% endif %}
 
 init {
   d_step {
@@ -205,6 +206,7 @@ init {
 {% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();
 {% endif %}{% if "no-node-overload" in checks %}    run CheckNoNodeOverload();
 {% endif %}{% if "no-replica-oscillation" in checks %}    run CheckNoReplicaOscillation();
+{% endif %}{% if "pods-balanced" in checks %}    run CheckPodsBalanced();
 {% endif %}    skip
   }
 }

@@ -192,6 +192,9 @@ pub struct Ir {
     pub min_available: Vec<i64>,
     /// `no-eviction-loop`: evict/recreate repetitions that count as a loop.
     pub eviction_loops: i64,
+    /// `pods-balanced`: the largest allowed difference of a workload's pod counts between two
+    /// ready nodes it may use.
+    pub balance_skew: i64,
 }
 
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
@@ -412,6 +415,7 @@ pub fn build(
             checks: unit.checks.clone(),
             min_available,
             eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
+            balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
         },
         names,
     ))

@@ -36,6 +36,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "checks/no_eviction_loop.pml",
     "checks/no_node_overload.pml",
     "checks/no_replica_oscillation.pml",
+    "checks/pods_balanced.pml",
 );
 
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,58 @@
+/*
+ * Check `pods-balanced`: once the cluster has settled, the running pods of each workload differ
+ * by at most {{ ir.balance_skew }} between any two ready nodes the workload may use (its static
+ * filters: node name, selector, required affinity, taints).
+ */
+hidden int b_w, b_n, b_q, b_min, b_max, b_min_node, b_max_node, b_bad;
+hidden int b_on[NODES + 1];
+
+proctype CheckPodsBalanced() {
+end_check_pods_balanced:
+  do
+  :: atomic {
+       QUIESCENT && ENVIRONMENT_SETTLED ->
+       d_step {
+         b_bad = 0;
+         for (b_w : 1 .. WORKLOADS) {
+           if
+           :: b_bad == 0 && spec[b_w] > 1 ->
+              for (b_n : 1 .. NODES) { b_on[b_n] = 0 }
+              for (b_q : workload_first_slot[b_w] .. workload_first_slot[b_w] + workload_slots[b_w] - 1) {
+                if
+                :: pod[b_q].status == RUNNING -> b_on[pod[b_q].node]++
+                :: else -> skip
+                fi
+              }
+              b_min = -1; b_max = -1;
+              for (b_n : 1 .. NODES) {
+                if
+                :: node_ready[b_n] && BIT(template_static_nodes[workload_template[b_w]], b_n) ->
+                   if
+                   :: b_min < 0 || b_on[b_n] < b_min -> b_min = b_on[b_n]; b_min_node = b_n
+                   :: else -> skip
+                   fi;
+                   if
+                   :: b_on[b_n] > b_max -> b_max = b_on[b_n]; b_max_node = b_n
+                   :: else -> skip
+                   fi
+                :: else -> skip
+                fi
+              }
+              if
+              :: b_min >= 0 && b_max - b_min > {{ ir.balance_skew }} -> b_bad = b_w
+              :: else -> skip
+              fi
+           :: else -> skip
+           fi
+         }
+         skip
+       }
+       if
+       :: b_bad > 0 ->
+          printf("KIVI:23:%d:%d:%d:%d:%d:{{ ir.balance_skew }}\n", b_bad, b_max_node, b_max, b_min_node, b_min);
+          assert(false)
+       :: else -> skip
+       fi
+     }
+  od
+}
