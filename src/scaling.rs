@@ -18,6 +18,19 @@ pub const MODELLED_CHECKS: &[&str] = &[
     "pods-balanced",
 ];
 
+/// Environment events of the config the model does not explore yet: verdicts hold without them.
+pub fn unmodelled_events(config: &crate::config::Config) -> Vec<&'static str> {
+    use crate::config::EnvironmentEvent::*;
+    let mut out: Vec<&'static str> = config
+        .events
+        .iter()
+        .filter(|e| matches!(e.value, NodeFailure { .. } | NodeDrain | Apply { .. }))
+        .map(|e| e.value.type_name())
+        .collect();
+    out.dedup();
+    out
+}
+
 #[derive(Clone, Debug)]
 pub struct UnitResult {
     pub unit: usize,

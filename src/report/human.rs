@@ -100,6 +100,7 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
     let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
     let dim = Style::new().dimmed();
     let (mut violated, mut verified, mut inconclusive) = (0, 0, 0);
+    let unmodelled = crate::scaling::unmodelled_events(&a.config);
     for r in results {
         let u = &a.units[r.unit];
         let scope = a
@@ -179,6 +180,20 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
                     );
                 }
             }
+        }
+        if !unmodelled.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    color,
+                    yellow,
+                    &format!(
+                        "note: events not modelled yet, so not explored: {}",
+                        unmodelled.join(", ")
+                    )
+                )
+            );
         }
         let t = &r.timings;
         let _ = writeln!(

@@ -117,6 +117,8 @@ struct VerificationOut<'a> {
     topology: &'a [u32],
     nodes: usize,
     pod_slots: usize,
+    /// Configured events the model does not explore yet.
+    unmodelled_events: Vec<&'static str>,
     results: Vec<ResultOut<'a>>,
 }
 
@@ -278,6 +280,7 @@ fn verification<'a>(a: &Analysis, r: &'a crate::scaling::UnitResult) -> Verifica
         topology: &r.topology.nodes_per_pool,
         nodes: r.nodes,
         pod_slots: r.pod_slots,
+        unmodelled_events: crate::scaling::unmodelled_events(&a.config),
         results: r
             .results
             .iter()
