@@ -47,6 +47,8 @@ pub enum Applies {
     WithOverloadEvents,
     /// Units with a workload of more than one replica, or a topology spread constraint.
     WithSpread,
+    /// Units with a Deployment (a rollout to a new pod template can be started).
+    WithRollout,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -142,6 +144,18 @@ pub const CHECKS: &[Check] = &[
             description: "largest allowed difference of pod counts between two nodes",
             default: Some(1),
         }],
+    },
+    Check {
+        id: "rollout-completes",
+        aliases: &[],
+        summary: "a rollout to a new pod template finishes",
+        definition: "When a new revision of a Deployment's pod template is applied, the rollout \
+                     finishes under the unit's constraints (maxSurge and maxUnavailable, \
+                     affinity, spread, resources): every replica runs the new template and no \
+                     old pod is left. While it runs, availability may dip by maxUnavailable.",
+        level: Level::Error,
+        applies: Applies::WithRollout,
+        params: &[],
     },
 ];
 

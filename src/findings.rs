@@ -98,6 +98,7 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
         18 => Some("no-node-overload"),
         22 => Some("no-replica-oscillation"),
         23 => Some("pods-balanced"),
+        26 => Some("rollout-completes"),
         _ => None,
     }
 }
@@ -372,6 +373,43 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
+            25 => {
+                let workload = namer.workload(at(1));
+                Step {
+                    actor: "apply",
+                    message: format!(
+                        "a new revision of {}'s pod template is applied: a rollout starts",
+                        workload.map_or_else(String::new, |w| w.id.to_string())
+                    ),
+                    location: workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.span)),
+                }
+            }
+            26 => {
+                let workload = namer.workload(at(1));
+                let span = workload.map(|w| match w.workload().map(|wl| &wl.strategy) {
+                    Some(crate::manifest::workload::UpdateStrategy::RollingUpdate { max_surge, .. }) => max_surge.span,
+                    _ => w.span,
+                });
+                location = span;
+                Step {
+                    actor: "check",
+                    message: format!(
+                        "the rollout of {} is stuck: the old ReplicaSet keeps {} replicas, the new one {}",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2),
+                        at(3)
+                    ),
+                    location: span,
+                }
+            }
+            27 => Step {
+                actor: "deployment-controller",
+                message: format!(
+                    "the rollout of {} is complete",
+                    namer.workload(at(1)).map_or_else(String::new, |w| w.id.to_string())
+                ),
+                location: None,
+            },
             16 => Step {
                 actor: "descheduler",
                 message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),

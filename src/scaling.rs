@@ -16,6 +16,7 @@ pub const MODELLED_CHECKS: &[&str] = &[
     "no-replica-oscillation",
     "no-node-overload",
     "pods-balanced",
+    "rollout-completes",
 ];
 
 /// Environment events of the config the model does not explore yet: verdicts hold without them.

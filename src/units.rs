@@ -579,6 +579,11 @@ impl<'a> Graph<'a> {
                     config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. }))
                 }
                 Applies::WithSpread => spread,
+                Applies::WithRollout => workloads.iter().any(|w| {
+                    self.objects[*w]
+                        .workload()
+                        .is_some_and(|wl| wl.kind == WorkloadKind::Deployment)
+                }),
             })
             .filter(|c| config.checks.is_enabled(c.id))
             .map(|c| c.id)

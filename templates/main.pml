@@ -28,6 +28,7 @@ typedef Pod {
   byte node;
   bit unschedulable;    /* the scheduler found no node; retried when the cluster changes */
   bit warm;             /* past its startup phase (workloads with a startup usage) */
+  bit rev;              /* 1: created from the new revision of its template */
 }
 Pod pod[PODS + 1];
 
@@ -44,6 +45,9 @@ bit evicted[WORKLOADS + 1];     /* no-eviction-loop: a controller evicted a pod 
 byte loops[WORKLOADS + 1];      /* no-eviction-loop: evict/recreate alternations so far */
 bit at_max[WORKLOADS + 1];      /* no-replica-oscillation: the HPA reached maxReplicas, no load change since */
 short down_seen[WORKLOADS + 1]; /* HPA: a lower recommendation waiting out its window, 0 for none */
+short rs_spec[(WORKLOADS + 1) * 2];  /* spec.replicas of each workload's old (0) and new (1) ReplicaSet */
+bit rolled[WORKLOADS + 1];      /* a new revision was applied */
+bit rollout_done[WORKLOADS + 1];
 byte load[WORKLOADS + 1];       /* usage level of the workload's pods (index into its levels) */
 bit dc_dirty[WORKLOADS + 1];    /* the deployment controller has work for this workload */
 bit hpa_dirty[WORKLOADS + 1];   /* the autoscaler should look at this workload again */
@@ -102,6 +106,9 @@ hidden short workload_base[WORKLOADS + 1];   /* replicas that share the load at 
 hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, percent of the request; 0: none */
 hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
 hidden byte hpa_stabilize_down[WORKLOADS + 1];
+hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate */
+hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
+hidden short rollout_unavailable[WORKLOADS + 1];
 hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
 hidden byte workload_autoscaled[WORKLOADS + 1];
 hidden short hpa_min[WORKLOADS + 1];
@@ -160,12 +167,14 @@ inline mark_hpa(w) {
 {% if ir.overload_threshold %}{% include "events/node_overload.pml" %}{% endif %}
 {% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
 {% if startup %}{% include "events/startup.pml" %}{% endif %}
+{% if rollouts %}{% include "events/rollout.pml" %}{% endif %}
 {% if "pods-schedulable" in checks %}{% include "checks/pods_schedulable.pml" %}{% endif %}
 {% if "min-replicas-available" in checks %}{% include "checks/min_replicas_available.pml" %}{% endif %}
 {% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
 {% if "no-node-overload" in checks %}{% include "checks/no_node_overload.pml" %}{% endif %}
 {% if "no-replica-oscillation" in checks %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
 {% if "pods-balanced" in checks %}{% include "checks/pods_balanced.pml" %}{% endif %}
+{% if "rollout-completes" in checks %}{% include "checks/rollout_completes.pml" %}{% endif %}
 
 init {
   d_step {
@@ -186,6 +195,7 @@ init {
 {% for l in w.load_levels %}    LEVEL({{ wi }}, {{ loop.index }}) = {{ l }};
 {% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
 {% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }};
+{% endif %}{% if w.rollout %}    rollout_kind[{{ wi }}] = {{ 2 if w.rollout.recreate else 1 }}; rollout_surge[{{ wi }}] = {{ w.rollout.max_surge }}; rollout_unavailable[{{ wi }}] = {{ w.rollout.max_unavailable }};
 {% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }};
 {% endfor %}
   }
@@ -201,12 +211,14 @@ init {
 {% endif %}{% if ir.overload_threshold %}    run NodeOverload();
 {% endif %}{% if ir.gitops_sync %}    run GitopsSync();
 {% endif %}{% if startup %}    run StartupEnds();
+{% endif %}{% if rollouts %}    run Rollout();
 {% endif %}{% if "pods-schedulable" in checks %}    run CheckPodsSchedulable();
 {% endif %}{% if "min-replicas-available" in checks %}    run CheckMinReplicasAvailable();
 {% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();
 {% endif %}{% if "no-node-overload" in checks %}    run CheckNoNodeOverload();
 {% endif %}{% if "no-replica-oscillation" in checks %}    run CheckNoReplicaOscillation();
 {% endif %}{% if "pods-balanced" in checks %}    run CheckPodsBalanced();
+{% endif %}{% if "rollout-completes" in checks %}    run CheckRolloutCompletes();
 {% endif %}    skip
   }
 }

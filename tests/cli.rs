@@ -621,9 +621,9 @@ fn assert_verdicts(fixture: &str, code: i32, expected: &[(&str, &str)]) {
     }
 }
 
-/// Kivi's eight cases, each with its safe twin (one test each, so they run in parallel): the
-/// exit code and the verdict of every listed check. c1's finding is of a warning-level check,
-/// which does not fail the run.
+/// Kivi's eight cases and the labeled corpus's rollout case, each with its safe twin (one test
+/// each, so they run in parallel): the exit code and the verdict of every listed check. c1's
+/// finding is of a warning-level check, which does not fail the run.
 macro_rules! kivi_case {
     ($($test:ident: $fixture:literal, $code:literal, [$(($check:literal, $verdict:literal)),* $(,)?];)*) => {
         $(
@@ -651,6 +651,8 @@ kivi_case! {
     kivi_c7: "kivi-c7", 1, [("no-eviction-loop", "violated"), ("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
     kivi_c7_safe: "kivi-c7-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     kivi_c8: "kivi-c8", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
+    antiaffinity_rollout: "antiaffinity-rollout", 1, [("rollout-completes", "violated"), ("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
+    antiaffinity_rollout_safe: "antiaffinity-rollout-safe", 0, [("rollout-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
 }
 

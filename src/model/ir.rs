@@ -142,6 +142,19 @@ pub struct IrWorkload {
     /// The pods are not ready during their startup phase (a readiness probe's initial delay
     /// covers it), so the HPA leaves their startup usage out.
     pub startup_unready: bool,
+    /// How the workload replaces its pods when a new template is applied; `None` when it
+    /// cannot be rolled out (not a Deployment).
+    pub rollout: Option<IrRollout>,
+}
+
+/// A Deployment's update strategy, resolved as `deployment_util.go ResolveFenceposts` does.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrRollout {
+    pub recreate: bool,
+    /// maxSurge and maxUnavailable as percentages (negative) or counts, resolved in the model
+    /// against the current spec.replicas: surge rounds up, unavailable rounds down.
+    pub max_surge: i64,
+    pub max_unavailable: i64,
 }
 
 /// The descheduler policy's plugins that the model runs.
@@ -307,7 +320,15 @@ pub fn build(
             (None, _) => desired,
         };
         // Replicas beyond what the topology can hold add nothing the model could show.
-        let slots = (max_pods.max(0) as usize).min(pods_capacity.max(1));
+        let rollout = rollout_of(workload);
+        // A rollout keeps old and new pods side by side: up to maxSurge more, and terminating
+        // pods hold their slots until the kubelet is done.
+        let rollout_room = if rollout.is_some() {
+            max_pods.max(0) as usize + surge_at(workload, max_pods)
+        } else {
+            0
+        };
+        let slots = (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity);
         let replicas = match &autoscaler {
             Some(a) => desired.clamp(a.min, a.max),
             None => desired,
@@ -350,6 +371,7 @@ pub fn build(
                 .map_or(-1, |r| i64::from(r.value).min(slots as i64)),
             startup_level,
             startup_unready,
+            rollout,
         });
         names.workloads.push(w);
         next_slot += slots;
@@ -799,4 +821,45 @@ fn descheduler(unit: &Unit, objects: &[Object], workloads: &[usize]) -> Option<I
         }
     }
     (ir.remove_duplicates || ir.spread).then_some(ir)
+}
+
+fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
+    use crate::manifest::quantity::IntOrPercent;
+    use crate::manifest::workload::UpdateStrategy;
+    if workload.kind != WorkloadKind::Deployment {
+        return None;
+    }
+    let encode = |v: IntOrPercent| match v {
+        IntOrPercent::Int(i) => i64::from(i),
+        IntOrPercent::Percent(p) => -i64::from(p),
+    };
+    Some(match &workload.strategy {
+        UpdateStrategy::Recreate { .. } => IrRollout {
+            recreate: true,
+            max_surge: 0,
+            max_unavailable: 0,
+        },
+        UpdateStrategy::RollingUpdate {
+            max_surge,
+            max_unavailable,
+            ..
+        } => IrRollout {
+            recreate: false,
+            max_surge: encode(max_surge.value),
+            max_unavailable: encode(max_unavailable.value),
+        },
+        _ => return None,
+    })
+}
+
+/// maxSurge resolved against `replicas` (rounded up).
+fn surge_at(workload: &crate::manifest::Workload, replicas: i64) -> usize {
+    use crate::manifest::workload::UpdateStrategy;
+    match &workload.strategy {
+        UpdateStrategy::RollingUpdate { max_surge, .. } => max_surge
+            .value
+            .scaled(replicas.clamp(0, i64::from(i32::MAX)) as i32, true)
+            .max(0) as usize,
+        _ => 0,
+    }
 }

@@ -31,12 +31,14 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "events/node_overload.pml",
     "events/gitops_sync.pml",
     "events/startup.pml",
+    "events/rollout.pml",
     "checks/pods_schedulable.pml",
     "checks/min_replicas_available.pml",
     "checks/no_eviction_loop.pml",
     "checks/no_node_overload.pml",
     "checks/no_replica_oscillation.pml",
     "checks/pods_balanced.pml",
+    "checks/rollout_completes.pml",
 );
 
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +124,8 @@ struct Context<'a> {
     taints: bool,
     /// Some workload has a startup usage.
     startup: bool,
+    /// A new revision is applied to each Deployment (the unit checks rollout-completes).
+    rollouts: bool,
     checks: Vec<String>,
 }
 
@@ -164,6 +168,7 @@ impl<'a> Context<'a> {
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
             taints: ir.templates.iter().any(|t| t.no_execute != 0),
             startup: ir.workloads.iter().any(|w| w.startup_level > 0),
+            rollouts: ir.checks.contains(&"rollout-completes") && ir.workloads.iter().any(|w| w.rollout.is_some()),
             checks: checks.iter().map(|c| c.to_string()).collect(),
         }
     }

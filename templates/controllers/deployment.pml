@@ -1,16 +1,173 @@
 /*
- * Deployment and ReplicaSet controllers, scaling: create pods up to spec.replicas, delete the
- * surplus. Models pkg/controller/replicaset/replica_set.go (manageReplicas) and the deletion
- * ranking of pkg/controller/controller_utils.go (ActivePods): unassigned before assigned, not
- * running before running, more of the workload's pods on the same node first, newer first.
- * Terminating pods are not active.
+ * Deployment and ReplicaSet controllers.
+ *  - Deployment (pkg/controller/deployment): before a rollout its ReplicaSet follows
+ *    spec.replicas. During one, Recreate scales the old ReplicaSet to 0 and the new one up once
+ *    no old pod is left; RollingUpdate follows rolling.go: reconcileNewReplicaSet (up to
+ *    replicas + maxSurge in all), reconcileOldReplicaSets (cleanupUnhealthyReplicas, then
+ *    scale old ReplicaSets down while more than replicas - maxUnavailable are available),
+ *    with maxSurge rounded up and maxUnavailable down (deployment_util.go ResolveFenceposts).
+ *  - ReplicaSet (pkg/controller/replicaset/replica_set.go manageReplicas): create pods up to
+ *    its spec.replicas, delete the surplus ranked as controller_utils.go ActivePods does:
+ *    unassigned first, then not running, then crowded nodes, then newer.
+ * Terminating pods are not active and not available.
  */
-hidden int d_q, d_active, d_best, d_key, d_victim;
+hidden int d_q, d_r, d_active, d_best, d_key, d_victim, d_surge, d_unavailable, d_total, d_new_available, d_old_available, d_old_pods, d_scale;
 hidden int d_on_node[NODES + 1];
 
 /* Higher goes first: unassigned, then not running, then crowded nodes, then newer slots. */
 #define DELETION_RANK(q) ((pod[q].node == 0 -> 1000000 : 0) + (pod[q].status != RUNNING -> 100000 : 0) + (pod[q].node > 0 -> d_on_node[pod[q].node] * 1000 : 0) + q)
 #define ACTIVE(q) (pod[q].status == PENDING || pod[q].status == BOUND || pod[q].status == RUNNING)
+#define RS(w, r) rs_spec[(w) * 2 + (r)]
+#define SLOTS_OF(w) workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1
+/* IntOrString fields: a count, or a percentage stored negated. */
+#define RESOLVE_UP(v, n) ((v) < 0 -> ((-(v)) * (n) + 99) / 100 : (v))
+#define RESOLVE_DOWN(v, n) ((v) < 0 -> (-(v)) * (n) / 100 : (v))
+
+/* maxUnavailable of workload w at its spec (MaxUnavailable: at least 1 when surge is 0 too). */
+inline resolve_fenceposts(w) {
+  d_surge = RESOLVE_UP(rollout_surge[w], spec[w]);
+  d_unavailable = RESOLVE_DOWN(rollout_unavailable[w], spec[w]);
+  if
+  :: d_surge == 0 && d_unavailable == 0 -> d_unavailable = 1
+  :: else -> skip
+  fi;
+  if
+  :: d_unavailable > spec[w] -> d_unavailable = spec[w]
+  :: else -> skip
+  fi
+}
+
+/* The Deployment sets its ReplicaSets' spec.replicas. */
+inline reconcile_deployment(w) {
+  d_new_available = 0; d_old_available = 0; d_old_pods = 0;
+  for (d_q : SLOTS_OF(w)) {
+    if
+    :: pod[d_q].status == RUNNING && pod[d_q].rev -> d_new_available++
+    :: pod[d_q].status == RUNNING && !pod[d_q].rev -> d_old_available++
+    :: else -> skip
+    fi;
+    if
+    :: pod[d_q].status != FREE && !pod[d_q].rev -> d_old_pods++
+    :: else -> skip
+    fi
+  }
+  if
+  :: !rolled[w] -> RS(w, 0) = spec[w]
+  :: rolled[w] && rollout_kind[w] == 2 ->
+     RS(w, 0) = 0;
+     if
+     :: d_old_pods == 0 -> RS(w, 1) = spec[w]
+     :: else -> skip
+     fi
+  :: rolled[w] && rollout_kind[w] == 1 ->
+     resolve_fenceposts(w);
+     /* reconcileNewReplicaSet */
+     if
+     :: RS(w, 1) > spec[w] -> RS(w, 1) = spec[w]
+     :: RS(w, 1) < spec[w] && RS(w, 0) + RS(w, 1) < spec[w] + d_surge ->
+        d_scale = spec[w] + d_surge - RS(w, 0) - RS(w, 1);
+        if
+        :: d_scale > spec[w] - RS(w, 1) -> d_scale = spec[w] - RS(w, 1)
+        :: else -> skip
+        fi;
+        RS(w, 1) = RS(w, 1) + d_scale
+     :: else -> skip
+     fi;
+     /* reconcileOldReplicaSets */
+     d_total = RS(w, 0) + RS(w, 1) - (spec[w] - d_unavailable) - (RS(w, 1) - d_new_available);
+     if
+     :: d_total > 0 && RS(w, 0) > 0 ->
+        /* cleanupUnhealthyReplicas: old pods that are not available go first */
+        d_scale = RS(w, 0) - d_old_available;
+        if
+        :: d_scale > d_total -> d_scale = d_total
+        :: else -> skip
+        fi;
+        if
+        :: d_scale > 0 -> RS(w, 0) = RS(w, 0) - d_scale
+        :: else -> skip
+        fi;
+        /* scaleDownOldReplicaSetsForRollingUpdate */
+        d_scale = d_old_available + d_new_available - (spec[w] - d_unavailable);
+        if
+        :: d_scale > RS(w, 0) -> d_scale = RS(w, 0)
+        :: else -> skip
+        fi;
+        if
+        :: d_scale > 0 -> RS(w, 0) = RS(w, 0) - d_scale
+        :: else -> skip
+        fi
+     :: else -> skip
+     fi
+  :: else -> skip
+  fi;
+  /* the rollout is done: every replica new and available, no old pod left */
+  if
+  :: rolled[w] && !rollout_done[w] && d_old_pods == 0 && d_new_available == spec[w] && RS(w, 1) == spec[w] ->
+     rollout_done[w] = 1; printf("KIVI:27:%d\n", w)
+  :: else -> skip
+  fi
+}
+
+/* ReplicaSet r of workload w creates or deletes pods to match its spec. */
+inline manage_replicas(w, r) {
+  d_active = 0;
+  for (d_q : SLOTS_OF(w)) {
+    if
+    :: ACTIVE(d_q) && pod[d_q].rev == r -> d_active++
+    :: else -> skip
+    fi
+  }
+  if
+  :: d_active < RS(w, r) ->
+     for (d_q : SLOTS_OF(w)) {
+       if
+       :: d_active < RS(w, r) && pod[d_q].status == FREE ->
+          pod[d_q].status = PENDING; pod[d_q].node = 0; pod[d_q].unschedulable = 0; pod[d_q].rev = r;
+          to_schedule++; d_active++;
+          printf("KIVI:1:%d\n", d_q)
+       :: else -> skip
+       fi
+     }
+  :: d_active > RS(w, r) ->
+     do
+     :: d_active > RS(w, r) ->
+        for (d_q : 1 .. NODES) { d_on_node[d_q] = 0 }
+        for (d_q : SLOTS_OF(w)) {
+          if
+          :: ACTIVE(d_q) && pod[d_q].rev == r && pod[d_q].node > 0 -> d_on_node[pod[d_q].node]++
+          :: else -> skip
+          fi
+        }
+        d_best = -1; d_victim = 0;
+        for (d_q : SLOTS_OF(w)) {
+          if
+          :: ACTIVE(d_q) && pod[d_q].rev == r ->
+             d_key = DELETION_RANK(d_q);
+             if
+             :: d_key > d_best -> d_best = d_key; d_victim = d_q
+             :: else -> skip
+             fi
+          :: else -> skip
+          fi
+        }
+        printf("KIVI:7:%d\n", d_victim);
+        if
+        :: pod[d_victim].status == PENDING ->
+           if
+           :: pod[d_victim].unschedulable -> unschedulable--
+           :: else -> to_schedule--
+           fi;
+           pod[d_victim].status = FREE; pod[d_victim].unschedulable = 0
+        :: pod[d_victim].status == RUNNING -> stop_running(d_victim); pod[d_victim].status = TERMINATING; kubelet_work++
+        :: else -> pod[d_victim].status = TERMINATING
+        fi;
+        d_active--
+     :: else -> break
+     od
+  :: else -> skip
+  fi
+}
 
 proctype DeploymentController() {
   byte w;
@@ -25,62 +182,8 @@ end_deployment:
          :: else -> w++
          od;
          dc_dirty[w] = 0; dc_work--;
-         d_active = 0;
-         for (d_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
-           if
-           :: ACTIVE(d_q) -> d_active++
-           :: else -> skip
-           fi
-         }
-         if
-         :: d_active < spec[w] ->
-            for (d_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
-              if
-              :: d_active < spec[w] && pod[d_q].status == FREE ->
-                 pod[d_q].status = PENDING; pod[d_q].node = 0; pod[d_q].unschedulable = 0;
-                 to_schedule++; d_active++;
-                 printf("KIVI:1:%d\n", d_q)
-              :: else -> skip
-              fi
-            }
-         :: d_active > spec[w] ->
-            do
-            :: d_active > spec[w] ->
-               for (d_q : 1 .. NODES) { d_on_node[d_q] = 0 }
-               for (d_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
-                 if
-                 :: ACTIVE(d_q) && pod[d_q].node > 0 -> d_on_node[pod[d_q].node]++
-                 :: else -> skip
-                 fi
-               }
-               d_best = -1; d_victim = 0;
-               for (d_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
-                 if
-                 :: ACTIVE(d_q) ->
-                    d_key = DELETION_RANK(d_q);
-                    if
-                    :: d_key > d_best -> d_best = d_key; d_victim = d_q
-                    :: else -> skip
-                    fi
-                 :: else -> skip
-                 fi
-               }
-               printf("KIVI:7:%d\n", d_victim);
-               if
-               :: pod[d_victim].status == PENDING ->
-                  if
-                  :: pod[d_victim].unschedulable -> unschedulable--
-                  :: else -> to_schedule--
-                  fi;
-                  pod[d_victim].status = FREE; pod[d_victim].unschedulable = 0
-               :: pod[d_victim].status == RUNNING -> stop_running(d_victim); pod[d_victim].status = TERMINATING; kubelet_work++
-               :: else -> pod[d_victim].status = TERMINATING
-               fi;
-               d_active--
-            :: else -> break
-            od
-         :: else -> skip
-         fi;
+         reconcile_deployment(w);
+         for (d_r : 0 .. 1) { manage_replicas(w, d_r) }
          w = 0
        }
      }

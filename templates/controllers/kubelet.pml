@@ -38,10 +38,15 @@ end_kubelet:
             fi
          :: else ->
             printf("KIVI:5:%d:%d\n", q, pod[q].node);
-            pod[q].status = FREE; pod[q].node = 0; pod[q].warm = 0;
+            pod[q].status = FREE; pod[q].node = 0; pod[q].warm = 0; pod[q].rev = 0;
             retry_unschedulable()
          fi;
-         mark_hpa(template_workload[slot_template[q]]);
+         mark_hpa(WORKLOAD_OF(q));
+         /* a rollout advances as pods become available or go away */
+         if
+         :: rolled[WORKLOAD_OF(q)] && !rollout_done[WORKLOAD_OF(q)] -> mark_dc(WORKLOAD_OF(q))
+         :: else -> skip
+         fi;
          q = 0
        }
      }
