@@ -148,6 +148,10 @@ pub struct Outcome {
 }
 
 const MODEL_FILE: &str = "model.pml";
+/// How long an unoptimised pan may run before the model is compiled with -O2.
+const QUICK_RUN: Duration = Duration::from_secs(5);
+/// How long the search for a shorter counterexample may take.
+const SHORTEN_BUDGET: Duration = Duration::from_secs(5);
 const TRACE_PREFIX: &str = "KIVI:";
 
 /// Verify a PROMELA model.
@@ -171,18 +175,26 @@ pub fn verify(model: &str, tools: &Tools, options: &Options) -> Result<Outcome, 
     }
 
     let mut vector = options.vector_bytes;
-    for _attempt in 0..3 {
+    // Most models are small: compile fast (-O0, a tenth of -O2's time) and run briefly; only
+    // a model that needs longer gets the optimised build and the full time limit.
+    let mut optimised = options.time_limit <= QUICK_RUN;
+    for _attempt in 0..4 {
         let started = Instant::now();
-        let compiled = compile(tools, dir.path(), options, vector);
+        let compiled = compile(tools, dir.path(), options, vector, optimised);
         timings.compile += started.elapsed();
         if let Err(reason) = compiled {
             return Ok(inconclusive(reason, timings));
         }
         let started = Instant::now();
-        let ran = run_pan(dir.path(), options);
+        let limit = if optimised { options.time_limit } else { QUICK_RUN };
+        let ran = run_pan(dir.path(), options, limit, false);
         timings.pan += started.elapsed();
         let output = match ran {
             Ok(out) => out,
+            Err(Inconclusive::TimeLimit(_)) if !optimised => {
+                optimised = true;
+                continue;
+            }
             Err(reason) => return Ok(inconclusive(reason, timings)),
         };
         let (result, statistics) = report::parse(&output);
@@ -200,6 +212,11 @@ pub fn verify(model: &str, tools: &Tools, options: &Options) -> Result<Outcome, 
             }
             report::PanResult::Limited(Limit::Incomplete(why)) => Verdict::Inconclusive(Inconclusive::Incomplete(why)),
             report::PanResult::Violated(violation) => {
+                if options.search == (Search::Safety { shortest: true }) {
+                    let started = Instant::now();
+                    shorten(dir.path(), options);
+                    timings.pan += started.elapsed();
+                }
                 let started = Instant::now();
                 let trace = replay(tools, dir.path(), options);
                 timings.replay = started.elapsed();
@@ -244,9 +261,10 @@ fn run_step(command: Command, limit: Duration, what: &str) -> Result<process::Fi
     }
 }
 
-fn compile(tools: &Tools, dir: &Path, options: &Options, vector: u32) -> Result<(), Inconclusive> {
+fn compile(tools: &Tools, dir: &Path, options: &Options, vector: u32, optimised: bool) -> Result<(), Inconclusive> {
     let mut cc = Command::new(&tools.cc);
-    cc.current_dir(dir).args(["-O2", "-w", "-o", "pan", "pan.c"]);
+    cc.current_dir(dir)
+        .args([if optimised { "-O2" } else { "-O0" }, "-w", "-o", "pan", "pan.c"]);
     cc.arg(format!("-DMEMLIM={}", options.memory_mb))
         .arg(format!("-DVECTORSZ={vector}"));
     match options.search {
@@ -269,7 +287,26 @@ fn hash_bits(memory_mb: u32) -> u32 {
     (63 - slots.max(1).leading_zeros()).clamp(16, 26)
 }
 
-fn run_pan(dir: &Path, options: &Options) -> Result<String, Inconclusive> {
+/// pan stopped at the first error it met, which may be far from the shortest. Search for a
+/// shorter one (`pan -i`, which keeps exploring past errors) within a budget; keep the first
+/// trail when the budget runs out.
+fn shorten(dir: &Path, options: &Options) {
+    let trail = dir.join(format!("{MODEL_FILE}.trail"));
+    let kept = dir.join("first.trail");
+    if std::fs::copy(&trail, &kept).is_err() {
+        return;
+    }
+    let budget = options.time_limit.min(SHORTEN_BUDGET);
+    let shorter = matches!(
+        run_pan(dir, options, budget, true).map(|out| report::parse(&out).0),
+        Ok(report::PanResult::Violated(_))
+    );
+    if !shorter {
+        let _ = std::fs::rename(&kept, &trail);
+    }
+}
+
+fn run_pan(dir: &Path, options: &Options, limit: Duration, shortest: bool) -> Result<String, Inconclusive> {
     let mut pan = Command::new(dir.join("pan"));
     pan.current_dir(dir)
         .arg(format!("-m{}", options.max_depth))
@@ -279,12 +316,12 @@ fn run_pan(dir: &Path, options: &Options) -> Result<String, Inconclusive> {
         Search::NonProgress => {
             pan.arg("-l");
         }
-        Search::Safety { shortest: true } => {
+        Search::Safety { .. } if shortest => {
             pan.arg("-i");
         }
-        Search::Safety { shortest: false } => {}
+        Search::Safety { .. } => {}
     }
-    match process::run(pan, options.time_limit) {
+    match process::run(pan, limit) {
         Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
             "pan was stopped by signal {}: {}",
             f.signal.unwrap_or(0),

@@ -320,7 +320,9 @@ pub fn build(
             (None, _) => desired,
         };
         // Replicas beyond what the topology can hold add nothing the model could show.
-        let rollout = rollout_of(workload);
+        // Rollouts are modelled only when the unit checks them; otherwise their extra slots
+        // would only multiply the states.
+        let rollout = rollout_of(workload).filter(|_| unit.checks.contains(&"rollout-completes"));
         // A rollout keeps old and new pods side by side: up to maxSurge more, and terminating
         // pods hold their slots until the kubelet is done.
         let rollout_room = if rollout.is_some() {
