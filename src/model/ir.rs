@@ -549,24 +549,11 @@ fn build_template(
                       selector: Option<&LabelSelector>,
                       affinity_policy: InclusionPolicy,
                       taints_policy: InclusionPolicy| {
-        let mut values: Vec<&str> = Vec::new();
-        let domains: Vec<u32> = std::iter::once(0)
-            .chain(nodes.iter().map(|(_, labels, _)| match labels.get(key) {
-                None => 0,
-                Some(v) => {
-                    let index = values.iter().position(|x| *x == v.as_str()).unwrap_or_else(|| {
-                        values.push(v);
-                        values.len() - 1
-                    });
-                    index as u32 + 1
-                }
-            }))
-            .collect();
+        let (domains, domain_count) = domains_of(key, nodes);
         let included = bitmask((0..nodes.len()).map(|i| {
             (affinity_policy == InclusionPolicy::Ignore || pass_affinity[i])
                 && (taints_policy == InclusionPolicy::Ignore || tolerated[i])
         }));
-        let domain_count = values.len() as u32;
         IrConstraint {
             max_skew,
             min_domains,
