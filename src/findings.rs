@@ -67,6 +67,14 @@ impl Namer<'_> {
     /// Pods are named after their workload and their place in it: `web-3`.
     fn pod(&self, slot: i64) -> String {
         match self.owner(slot) {
+            // A bare Pod is its own name.
+            Some((_, o))
+                if self.objects[o]
+                    .workload()
+                    .is_some_and(|w| w.kind == crate::manifest::WorkloadKind::Pod) =>
+            {
+                self.objects[o].id.name.clone()
+            }
             Some((w, o)) => format!(
                 "{}-{}",
                 self.objects[o].id.name,

@@ -107,6 +107,7 @@ hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, pe
 hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
 hidden byte hpa_stabilize_down[WORKLOADS + 1];
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate */
+hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
 hidden short rollout_unavailable[WORKLOADS + 1];
 hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
@@ -118,6 +119,14 @@ hidden short hpa_target[WORKLOADS + 1];
 #define BIT(mask, i) (((mask) >> (i)) & 1)
 #define LEVEL(w, l) workload_level[(w) * 8 + (l)]
 #define WORKLOAD_OF(q) template_workload[slot_template[q]]
+
+/* A pod is gone for good: a bare Pod is not replaced (its "spec" drops to 0). */
+inline pod_gone(q) {
+  if
+  :: workload_bare[WORKLOAD_OF(q)] -> spec[WORKLOAD_OF(q)] = 0
+  :: else -> skip
+  fi
+}
 
 /* A pod stops running (deleted, evicted or lost with its node). */
 inline stop_running(q) {
@@ -196,7 +205,17 @@ init {
 {% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
 {% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }};
 {% endif %}{% if w.rollout %}    rollout_kind[{{ wi }}] = {{ 2 if w.rollout.recreate else 1 }}; rollout_surge[{{ wi }}] = {{ w.rollout.max_surge }}; rollout_unavailable[{{ wi }}] = {{ w.rollout.max_unavailable }};
-{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }};
+{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }}; workload_bare[{{ wi }}] = {{ w.bare|int }};
+{% set ns = namespace(slot=w.first_slot) %}{% for placed in w.initial %}{% for k in range(placed[1]) %}{% if ns.slot < w.first_slot + w.slots %}    pod[{{ ns.slot }}].status = RUNNING; pod[{{ ns.slot }}].node = {{ placed[0] }}; pod[{{ ns.slot }}].warm = 1; running[{{ wi }}]++;
+    if
+    :: BIT(template_no_execute[{{ w.template }}], {{ placed[0] }}) -> taint_work++
+    :: else -> skip
+    fi;
+{% set ns.slot = ns.slot + 1 %}{% endif %}{% endfor %}{% endfor %}{% if w.initial %}    if
+    :: running[{{ wi }}] >= min_available[{{ wi }}] -> min_reached[{{ wi }}] = 1
+    :: else -> skip
+    fi;
+{% endif %}
 {% endfor %}
   }
   atomic {

@@ -621,7 +621,7 @@ fn assert_verdicts(fixture: &str, code: i32, expected: &[(&str, &str)]) {
     }
 }
 
-/// Kivi's eight cases and the labeled corpus's rollout case, each with its safe twin (one test
+/// Kivi's eight cases and the labeled corpus's rollout and spread cases, each with its safe twin (one test
 /// each, so they run in parallel): the exit code and the verdict of every listed check. c1's
 /// finding is of a warning-level check, which does not fail the run.
 macro_rules! kivi_case {
@@ -653,6 +653,8 @@ kivi_case! {
     kivi_c8: "kivi-c8", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     antiaffinity_rollout: "antiaffinity-rollout", 1, [("rollout-completes", "violated"), ("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
     antiaffinity_rollout_safe: "antiaffinity-rollout-safe", 0, [("rollout-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    tsc_conflicting: "tsc-conflicting", 1, [("pods-schedulable", "violated")];
+    tsc_multiple_safe: "tsc-multiple-safe", 0, [("pods-schedulable", "verified")];
     kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
 }
 

@@ -145,6 +145,10 @@ pub struct IrWorkload {
     /// How the workload replaces its pods when a new template is applied; `None` when it
     /// cannot be rolled out (not a Deployment).
     pub rollout: Option<IrRollout>,
+    /// A bare Pod: no controller replaces it once it is gone.
+    pub bare: bool,
+    /// Pods running when the model starts (config `cluster.initialPods`): (1-based node, count).
+    pub initial: Vec<(usize, i64)>,
 }
 
 /// A Deployment's update strategy, resolved as `deployment_util.go ResolveFenceposts` does.
@@ -374,6 +378,16 @@ pub fn build(
             startup_level,
             startup_unready,
             rollout,
+            bare: workload.kind == WorkloadKind::Pod,
+            initial: config
+                .initial_pods
+                .iter()
+                .filter(|p| p.workload == objects[w].id)
+                .filter_map(|p| {
+                    let node = names.nodes.iter().position(|n| *n == p.node)? + 1;
+                    Some((node, i64::from(p.count)))
+                })
+                .collect(),
         });
         names.workloads.push(w);
         next_slot += slots;

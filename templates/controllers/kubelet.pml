@@ -38,6 +38,7 @@ end_kubelet:
             fi
          :: else ->
             printf("KIVI:5:%d:%d\n", q, pod[q].node);
+            pod_gone(q);
             pod[q].status = FREE; pod[q].node = 0; pod[q].warm = 0; pod[q].rev = 0;
             retry_unschedulable()
          fi;

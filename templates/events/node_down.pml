@@ -15,6 +15,7 @@ inline take_down(n) {
        :: else -> kubelet_work--
        fi;
        mark_dc(WORKLOAD_OF(m_q));
+       pod_gone(m_q);
        pod[m_q].status = FREE; pod[m_q].node = 0
     :: else -> skip
     fi
