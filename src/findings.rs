@@ -284,7 +284,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             }
             14 => {
                 let workload = namer.workload(at(1));
-                let span = workload.map(|w| w.span);
+                // What brings the pods back: a time-limited toleration, or a pinned node name.
+                let span = workload.map(|w| {
+                    w.workload()
+                        .and_then(|wl| {
+                            let spec = &wl.template.spec;
+                            spec.tolerations
+                                .iter()
+                                .find_map(|t| t.toleration_seconds.as_ref().map(|s| s.span))
+                                .or_else(|| spec.node_name.as_ref().map(|n| n.span))
+                        })
+                        .unwrap_or(w.span)
+                });
                 location = location.or(span);
                 Step {
                     actor: "check",

@@ -655,6 +655,8 @@ kivi_case! {
     antiaffinity_rollout_safe: "antiaffinity-rollout-safe", 0, [("rollout-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     tsc_conflicting: "tsc-conflicting", 1, [("pods-schedulable", "violated")];
     tsc_multiple_safe: "tsc-multiple-safe", 0, [("pods-schedulable", "verified")];
+    noexecute_reschedule_loop: "noexecute-reschedule-loop", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
+    noexecute_reschedule_loop_safe: "noexecute-reschedule-loop-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
     kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
 }
 

@@ -524,10 +524,16 @@ fn build_template(
     }));
     let mut affinity_raw = vec![0];
     let mut taint_raw = vec![0];
+    // A NoExecute taint evicts the pod unless a toleration tolerates it forever; one with
+    // tolerationSeconds only delays the eviction (tainteviction: the scheduler still admits it).
     let no_execute = bitmask(nodes.iter().map(|(_, _, pool)| {
-        pool.taints
-            .iter()
-            .any(|t| t.effect == TaintEffect::NoExecute && !spec.tolerations.iter().any(|tol| tol.tolerates(t)))
+        pool.taints.iter().any(|t| {
+            t.effect == TaintEffect::NoExecute
+                && !spec
+                    .tolerations
+                    .iter()
+                    .any(|tol| tol.tolerates(t) && tol.toleration_seconds.is_none())
+        })
     }));
     let node_name = match &spec.node_name {
         None => 0,
