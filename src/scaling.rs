@@ -40,6 +40,8 @@ pub struct UnitResult {
     pub pod_slots: usize,
     pub results: Vec<CheckResult>,
     pub timings: engine::Timings,
+    /// States pan stored, over all its runs for the unit.
+    pub states: u64,
     pub generate: Duration,
     pub elapsed: Duration,
 }
@@ -83,6 +85,7 @@ pub fn verify(analysis: &Analysis, generator: &Generator, tools: &Tools, options
             };
             let mut results = Vec::new();
             let mut timings = engine::Timings::default();
+            let mut states = 0;
             let mut generate = Duration::ZERO;
             let mut nodes = 0;
             let mut pod_slots = 0;
@@ -129,6 +132,7 @@ pub fn verify(analysis: &Analysis, generator: &Generator, tools: &Tools, options
                                 Err(e) => open.iter().map(|c| (*c, Verdict::Inconclusive(engine::Inconclusive::EngineError(e.clone())))).collect(),
                                 Ok(outcome) => {
                                     add(&mut timings, &outcome.timings);
+                                    states += outcome.statistics.states_stored;
                                     match outcome.verdict {
                                         engine::Verdict::Verified => open.iter().map(|c| (*c, Verdict::Verified)).collect(),
                                         engine::Verdict::Inconclusive(why) => open.iter().map(|c| (*c, Verdict::Inconclusive(why.clone()))).collect(),
@@ -163,6 +167,7 @@ pub fn verify(analysis: &Analysis, generator: &Generator, tools: &Tools, options
                 pod_slots,
                 results,
                 timings,
+                states,
                 generate,
                 elapsed: started.elapsed(),
             }

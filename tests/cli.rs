@@ -688,3 +688,32 @@ fn required_anti_affinity_leaves_the_fourth_replica_pending() {
         "{stdout}"
     );
 }
+
+#[test]
+fn missing_spin_says_how_to_install_it() {
+    kivi()
+        .env("KIVI_SPIN", "/no/such/spin")
+        .args(["--color", "never", "fixtures/kivi-c3-safe"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "install SPIN (Debian and Ubuntu: `apt-get install spin`)",
+        ));
+}
+
+#[test]
+fn verification_output_is_deterministic() {
+    let run = || {
+        kivi()
+            .args(["--format", "json", "fixtures/kivi-c3"])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let first = run();
+    assert_eq!(first, run());
+    let v: Value = serde_json::from_slice(&first).unwrap();
+    assert!(v["units"][0]["verification"]["states"].as_u64().unwrap() > 0);
+}

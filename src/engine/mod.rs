@@ -40,7 +40,8 @@ impl Tools {
     pub fn find() -> Result<Tools, EngineError> {
         let lookup = |var: &str, names: &[&str]| -> Option<PathBuf> {
             if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-                return Some(PathBuf::from(p));
+                // An override must name a program; a wrong one is as good as none.
+                return which::which(&p).ok();
             }
             names.iter().find_map(|n| which::which(n).ok())
         };

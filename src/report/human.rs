@@ -203,8 +203,9 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
                 color,
                 dim,
                 &format!(
-                    "{:.2} s (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
+                    "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
                     r.elapsed.as_secs_f64(),
+                    r.states,
                     r.generate,
                     t.spin,
                     t.compile,

@@ -119,6 +119,8 @@ struct VerificationOut<'a> {
     pod_slots: usize,
     /// Configured events the model does not explore yet.
     unmodelled_events: Vec<&'static str>,
+    /// States pan stored over its runs (deterministic for a given input and kivi-lint).
+    states: u64,
     results: Vec<ResultOut<'a>>,
 }
 
@@ -281,6 +283,7 @@ fn verification<'a>(a: &Analysis, r: &'a crate::scaling::UnitResult) -> Verifica
         nodes: r.nodes,
         pod_slots: r.pod_slots,
         unmodelled_events: crate::scaling::unmodelled_events(&a.config),
+        states: r.states,
         results: r
             .results
             .iter()
