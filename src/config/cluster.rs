@@ -78,17 +78,6 @@ impl Cluster {
     pub fn has_node(&self, name: &str) -> bool {
         self.pools.iter().any(|p| (1..=p.count).any(|i| p.node_name(i) == name))
     }
-
-    pub fn pool(&self, name: &str) -> Option<&NodePool> {
-        self.pools.iter().find(|p| p.name == name)
-    }
-
-    /// The pool a node of this name belongs to (any index up to `max`).
-    pub fn pool_of_node(&self, name: &str) -> Option<&NodePool> {
-        self.pools
-            .iter()
-            .find(|p| (1..=p.max.max(p.count)).any(|i| p.node_name(i) == name))
-    }
 }
 
 /// Read `cluster.nodePools` or `cluster.fromNodes`.
