@@ -91,6 +91,31 @@ struct ScanArgs {
     /// Write each unit's generated PROMELA model to DIR/<unit id>.pml.
     #[arg(long, value_name = "DIR")]
     emit_models: Option<PathBuf>,
+
+    /// Exit 1 when a finding at or above this level exists (`never`: findings do not fail).
+    #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
+    fail_on: FailOn,
+}
+
+/// The lowest finding level that makes the run fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FailOn {
+    Error,
+    Warning,
+    Note,
+    Never,
+}
+
+impl FailOn {
+    fn fails(self, level: crate::checks::Level) -> bool {
+        use crate::checks::Level;
+        match self {
+            FailOn::Error => level == Level::Error,
+            FailOn::Warning => level <= Level::Warning,
+            FailOn::Note => true,
+            FailOn::Never => false,
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -239,12 +264,12 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         analysis.timings.manifests,
         analysis.timings.units
     );
-    Ok(exit_code(&analysis, &results))
+    Ok(exit_code(&analysis, &results, scan.fail_on))
 }
 
-/// 2 for input or engine errors, else 1 for error-level findings, else 3 when something was
-/// inconclusive, else 0.
-fn exit_code(analysis: &Analysis, results: &[crate::scaling::UnitResult]) -> u8 {
+/// 2 for input or engine errors, else 1 for findings at or above `fail_on`, else 3 when
+/// something was inconclusive, else 0.
+fn exit_code(analysis: &Analysis, results: &[crate::scaling::UnitResult], fail_on: FailOn) -> u8 {
     use crate::engine::Inconclusive;
     use crate::findings::Verdict;
     let verdicts = || results.iter().flat_map(|r| r.results.iter());
@@ -261,9 +286,7 @@ fn exit_code(analysis: &Analysis, results: &[crate::scaling::UnitResult]) -> u8 
     };
     if analysis.diagnostics.has_errors() || engine_error {
         exit::INPUT_ERROR
-    } else if verdicts()
-        .any(|c| matches!(c.verdict, Verdict::Violated { .. }) && level(c.check) == crate::checks::Level::Error)
-    {
+    } else if verdicts().any(|c| matches!(c.verdict, Verdict::Violated { .. }) && fail_on.fails(level(c.check))) {
         exit::FINDINGS
     } else if verdicts().any(|c| matches!(c.verdict, Verdict::Inconclusive(_))) {
         exit::INCONCLUSIVE

@@ -133,7 +133,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             3 => {
                 let (static_fail, resource_fail, spread_nodes, spread_mask, not_ready, node_name) =
                     (at(2), at(3), at(4), at(5), at(6), at(7));
-                let (affinity_nodes, affinity_mask) = (at(8), at(9));
+                let (affinity_nodes, affinity_mask, cordoned) = (at(8), at(9), at(10));
                 let mut reasons = Vec::new();
                 let mut span = None;
                 if let Some((w, o)) = namer.owner(at(1)) {
@@ -158,6 +158,9 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
                 if not_ready > 0 && node_name == 0 {
                     parts.push(format!("{not_ready} node(s) are not ready"));
+                }
+                if cordoned > 0 {
+                    parts.push(format!("{cordoned} node(s) are cordoned"));
                 }
                 if affinity_nodes > 0
                     && let Some((w, _)) = namer.owner(at(1))
@@ -427,6 +430,44 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     "the rollout of {} is complete",
                     namer.workload(at(1)).map_or_else(String::new, |w| w.id.to_string())
                 ),
+                location: None,
+            },
+            28 => Step {
+                actor: "node-failure",
+                message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
+                location: None,
+            },
+            29 => Step {
+                actor: "taint-eviction-controller",
+                message: format!(
+                    "deletes {} from the unreachable {}: its toleration has run out",
+                    namer.pod(at(1)),
+                    namer.node(at(2))
+                ),
+                location: None,
+            },
+            30 => Step {
+                actor: "node-failure",
+                message: format!("{} reports again", namer.node(at(1))),
+                location: None,
+            },
+            31 => Step {
+                actor: "node-drain",
+                message: format!("cordons {} and starts draining it", namer.node(at(1))),
+                location: None,
+            },
+            32 => Step {
+                actor: "node-drain",
+                message: format!(
+                    "evicts {} from {} (the Eviction API allows it)",
+                    namer.pod(at(1)),
+                    namer.node(at(2))
+                ),
+                location: None,
+            },
+            33 => Step {
+                actor: "node-drain",
+                message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
             16 => Step {

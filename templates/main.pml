@@ -14,6 +14,7 @@
 #define CONSTRAINTS {{ constraint_count }}
 #define AFFINITY_TERMS {{ term_count }}
 #define MAX_DOMAIN {{ max_domain }}
+#define BUDGETS {{ ir.disruption_budgets|length }}
 #define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
 
 /* Pod phases. */
@@ -22,6 +23,8 @@
 #define BOUND 2         /* bound, not started by the kubelet yet */
 #define RUNNING 3
 #define TERMINATING 4   /* deleted; still holds its node's resources until the kubelet is done */
+#define UNREACHABLE 5   /* on a failed node: not ready, still counted by its ReplicaSet */
+#define GONE 6          /* deleted while its node is down: removed once the node is back */
 
 typedef Pod {
   byte status;
@@ -37,6 +40,10 @@ bit maintained[NODES + 1];      /* node-maintenance: this node had its turn */
 byte in_maintenance;            /* the node down for maintenance, 0 for none */
 byte restarting;                /* node-overload: the crashed node restarting, 0 for none */
 byte overloads[NODES + 1];      /* node-overload: crashes per node (counted up to 2) */
+bit cordoned[NODES + 1];        /* node-drain: spec.unschedulable */
+byte draining;                  /* node-drain: the node being drained, 0 for none */
+byte nodes_down;                /* node-failure: failed nodes that will come back */
+byte lost_work;                 /* node-failure: pods on failed nodes the taint eviction will delete */
 
 short spec[WORKLOADS + 1];      /* desired replicas (spec.replicas, written by the HPA) */
 byte running[WORKLOADS + 1];    /* RUNNING pods (available replicas) */
@@ -62,7 +69,7 @@ byte taint_work;                /* RUNNING pods on nodes with a NoExecute taint 
 
 #define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0)
 /* No environment change is under way that will undo itself (a node coming back). */
-#define ENVIRONMENT_SETTLED (in_maintenance == 0 && restarting == 0)
+#define ENVIRONMENT_SETTLED (in_maintenance == 0 && restarting == 0 && nodes_down == 0 && lost_work == 0 && draining == 0)
 #define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
 
 /* Read-only tables, filled once by init (hidden: not part of the state vector). */
@@ -74,6 +81,14 @@ hidden byte template_workload[TEMPLATES + 1];
 hidden byte template_node_name[TEMPLATES + 1];    /* spec.nodeName: node index, 255 = no such node */
 hidden int template_no_execute[TEMPLATES + 1];    /* nodes whose NoExecute taints it does not tolerate */
 hidden byte min_available[WORKLOADS + 1];
+hidden byte min_resettable[WORKLOADS + 1];     /* min-replicas-available: the bound is not a `min` param */
+hidden byte template_tolerates_cordon[TEMPLATES + 1];
+hidden byte template_failure_eviction[TEMPLATES + 1];  /* evicted from a failed node (no toleration forever) */
+hidden byte template_daemon[TEMPLATES + 1];    /* DaemonSet pods: kubectl drain leaves them */
+hidden int budget_workloads[BUDGETS + 1];      /* PodDisruptionBudget: workloads it selects (bit w) */
+hidden byte budget_max_unavailable[BUDGETS + 1];  /* 1: maxUnavailable, 0: minAvailable */
+hidden short budget_value[BUDGETS + 1];        /* a count, or a percentage negated */
+hidden byte budget_always_allow[BUDGETS + 1];  /* unhealthyPodEvictionPolicy: AlwaysAllow */
 hidden int template_cpu[TEMPLATES + 1];
 hidden int template_mem[TEMPLATES + 1];
 hidden int template_static_nodes[TEMPLATES + 1];
@@ -90,6 +105,7 @@ hidden byte constraint_domain_count[CONSTRAINTS + 1];
 hidden int constraint_included[CONSTRAINTS + 1];
 hidden int constraint_counts[CONSTRAINTS + 1];   /* bitmask over templates */
 hidden byte constraint_self[CONSTRAINTS + 1];
+hidden byte constraint_same_revision[CONSTRAINTS + 1];  /* matchLabelKeys: pod-template-hash */
 hidden int constraint_weight[CONSTRAINTS + 1];   /* ln(domains + 2) x 1000 */
 hidden byte constraint_domain[(CONSTRAINTS + 1) * (NODES + 1)];
 hidden byte template_term_first[TEMPLATES + 1];
@@ -117,6 +133,9 @@ hidden short hpa_max[WORKLOADS + 1];
 hidden short hpa_target[WORKLOADS + 1];
 
 #define BIT(mask, i) (((mask) >> (i)) & 1)
+/* IntOrString fields: a count, or a percentage stored negated. */
+#define RESOLVE_UP(v, n) ((v) < 0 -> ((-(v)) * (n) + 99) / 100 : (v))
+#define RESOLVE_DOWN(v, n) ((v) < 0 -> (-(v)) * (n) / 100 : (v))
 #define LEVEL(w, l) workload_level[(w) * 8 + (l)]
 #define WORKLOAD_OF(q) template_workload[slot_template[q]]
 
@@ -150,6 +169,54 @@ inline retry_unschedulable() {
   skip
 }
 
+/* The environment took pods of w away with their node: min-replicas-available waits for its
+   default bound to be reached again before checking it (a `min` param holds throughout). */
+inline reset_min(w) {
+  if
+  :: min_resettable[w] -> min_reached[w] = 0
+  :: else -> skip
+  fi
+}
+
+/*
+ * Eviction API (pkg/registry/core/pod/storage/eviction.go) with the disruption controller's
+ * budget (pkg/controller/disruption): evicting pod q is allowed when every
+ * PodDisruptionBudget selecting it has a disruption left (healthy pods above the desired
+ * number); a pod that is not ready may go while the budget is met (IfHealthyBudget) or always
+ * (AlwaysAllow). b_ok = 1 when allowed.
+ */
+hidden int b_i, b_j, b_healthy, b_expected, b_desired;
+hidden byte b_ok;
+inline disruption_allowed(q) {
+  b_ok = 1;
+  for (b_i : 1 .. BUDGETS) {
+    if
+    :: BIT(budget_workloads[b_i], WORKLOAD_OF(q)) ->
+       b_healthy = 0; b_expected = 0;
+       for (b_j : 1 .. PODS) {
+         if
+         :: pod[b_j].status == RUNNING && BIT(budget_workloads[b_i], WORKLOAD_OF(b_j)) -> b_healthy++
+         :: else -> skip
+         fi
+       }
+       for (b_j : 1 .. WORKLOADS) {
+         if
+         :: BIT(budget_workloads[b_i], b_j) -> b_expected = b_expected + spec[b_j]
+         :: else -> skip
+         fi
+       }
+       b_desired = (budget_max_unavailable[b_i] -> b_expected - RESOLVE_UP(budget_value[b_i], b_expected) : RESOLVE_UP(budget_value[b_i], b_expected));
+       if
+       :: pod[q].status == RUNNING && b_healthy <= b_desired -> b_ok = 0
+       :: pod[q].status != RUNNING && !budget_always_allow[b_i] && b_healthy < b_desired -> b_ok = 0
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  }
+  skip
+}
+
 inline mark_dc(w) {
   if
   :: !dc_dirty[w] -> dc_dirty[w] = 1; dc_work++
@@ -173,6 +240,9 @@ inline mark_hpa(w) {
 {% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
 {% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
 {% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
+{% if ir.node_failure %}{% include "events/node_failure.pml" %}{% endif %}
+{% if ir.node_drain %}{% include "events/node_drain.pml" %}{% endif %}
+{% if ir.apply %}{% include "events/apply.pml" %}{% endif %}
 {% if ir.overload_threshold %}{% include "events/node_overload.pml" %}{% endif %}
 {% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
 {% if startup %}{% include "events/startup.pml" %}{% endif %}
@@ -189,15 +259,16 @@ init {
   d_step {
 {% for n in ir.nodes %}    node_cpu[{{ loop.index }}] = {{ n.cpu }}; node_mem[{{ loop.index }}] = {{ n.mem }}; node_pod_cap[{{ loop.index }}] = {{ n.pods }}; node_ready[{{ loop.index }}] = 1;
 {% endfor %}
-{% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }}; template_node_name[{{ ti }}] = {{ t.node_name }}; template_no_execute[{{ ti }}] = {{ t.no_execute }};
+{% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }}; template_node_name[{{ ti }}] = {{ t.node_name }}; template_no_execute[{{ ti }}] = {{ t.no_execute }}; template_tolerates_cordon[{{ ti }}] = {{ t.tolerates_cordon|int }}; template_failure_eviction[{{ ti }}] = {{ t.failure_eviction|int }}; template_daemon[{{ ti }}] = {{ t.daemon|int }};
     template_hard_first[{{ ti }}] = {{ layout[ti].hard_first }}; template_hard_count[{{ ti }}] = {{ t.hard|length }}; template_soft_first[{{ ti }}] = {{ layout[ti].soft_first }}; template_soft_count[{{ ti }}] = {{ t.soft|length }}; template_require_all[{{ ti }}] = {{ t.require_all|int }}; template_term_first[{{ ti }}] = {{ layout[ti].term_first }}; template_term_count[{{ ti }}] = {{ t.affinity_terms|length }};
 {% for n in range(1, ir.nodes|length + 1) %}{% if t.affinity_raw[n] %}    affinity_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.affinity_raw[n] }};
 {% endif %}{% if t.taint_raw[n] %}    taint_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.taint_raw[n] }};
 {% endif %}{% endfor %}{% endfor %}
-{% for c in terms %}{% set ci = loop.index %}    term_anti[{{ ci }}] = {{ c.anti|int }}; term_self[{{ ci }}] = {{ c.self_match|int }}; term_counts[{{ ci }}] = {{ c.counts }};
+{% for b in ir.disruption_budgets %}    budget_workloads[{{ loop.index }}] = {{ b.workloads }}; budget_max_unavailable[{{ loop.index }}] = {{ b.max_unavailable|int }}; budget_value[{{ loop.index }}] = {{ b.value }}; budget_always_allow[{{ loop.index }}] = {{ b.always_allow|int }};
+{% endfor %}{% for c in terms %}{% set ci = loop.index %}    term_anti[{{ ci }}] = {{ c.anti|int }}; term_self[{{ ci }}] = {{ c.self_match|int }}; term_counts[{{ ci }}] = {{ c.counts }};
 {% for n in range(1, ir.nodes|length + 1) %}    term_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
 {% endfor %}{% endfor %}
-{% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
+{% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_same_revision[{{ ci }}] = {{ c.same_revision|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
 {% for n in range(1, ir.nodes|length + 1) %}    constraint_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
 {% endfor %}{% endfor %}
 {% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }}; workload_startup[{{ wi }}] = {{ w.startup_level }}; workload_startup_unready[{{ wi }}] = {{ w.startup_unready|int }};
@@ -205,7 +276,7 @@ init {
 {% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
 {% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }};
 {% endif %}{% if w.rollout %}    rollout_kind[{{ wi }}] = {{ 2 if w.rollout.recreate else 1 }}; rollout_surge[{{ wi }}] = {{ w.rollout.max_surge }}; rollout_unavailable[{{ wi }}] = {{ w.rollout.max_unavailable }};
-{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }}; workload_bare[{{ wi }}] = {{ w.bare|int }};
+{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }}; min_resettable[{{ wi }}] = {{ ir.min_resettable|int }}; workload_bare[{{ wi }}] = {{ w.bare|int }};
 {% set ns = namespace(slot=w.first_slot) %}{% for placed in w.initial %}{% for k in range(placed[1]) %}{% if ns.slot < w.first_slot + w.slots %}    pod[{{ ns.slot }}].status = RUNNING; pod[{{ ns.slot }}].node = {{ placed[0] }}; pod[{{ ns.slot }}].warm = 1; running[{{ wi }}]++;
     if
     :: BIT(template_no_execute[{{ w.template }}], {{ placed[0] }}) -> taint_work++
@@ -227,6 +298,9 @@ init {
 {% endif %}{% if ir.descheduler %}    run Descheduler();
 {% endif %}{% if ir.load_change %}    run LoadChange();
 {% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
+{% endif %}{% if ir.node_failure %}    run NodeFailure();
+{% endif %}{% if ir.node_drain %}    run NodeDrain();
+{% endif %}{% if ir.apply %}    run Apply();
 {% endif %}{% if ir.overload_threshold %}    run NodeOverload();
 {% endif %}{% if ir.gitops_sync %}    run GitopsSync();
 {% endif %}{% if startup %}    run StartupEnds();

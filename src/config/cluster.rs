@@ -279,6 +279,16 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut taints = node.taints.clone();
+        // A cordoned node: NodeUnschedulable rejects pods unless they tolerate the taint the
+        // node lifecycle controller puts on it (TaintNodesByCondition).
+        let cordon = Taint {
+            key: crate::manifest::taint::UNSCHEDULABLE_TAINT.to_string(),
+            value: String::new(),
+            effect: crate::manifest::taint::TaintEffect::NoSchedule,
+        };
+        if node.unschedulable && !taints.contains(&cordon) {
+            taints.push(cordon);
+        }
         taints.sort();
         let entry = groups
             .entry((labels, node.allocatable, taints))

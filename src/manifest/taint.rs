@@ -6,6 +6,12 @@ use crate::manifest::read::Reader;
 use crate::source::{Span, Spanned};
 use crate::yaml::Node;
 
+/// The taint a cordoned node carries (`spec.unschedulable`).
+pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+/// The taints the node lifecycle controller puts on a node that stops reporting.
+pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum TaintEffect {
     NoSchedule,

@@ -11,7 +11,9 @@ use crate::config::{Config, EnvironmentEvent, NodePool};
 use crate::manifest::autoscaling::{Metric, MetricTarget};
 use crate::manifest::pod::{InclusionPolicy, PodSpec, WhenUnsatisfiable};
 use crate::manifest::selector::{LabelSelector, Labels};
-use crate::manifest::taint::{TaintEffect, Toleration, tolerates_for_scheduling};
+use crate::manifest::taint::{
+    TaintEffect, Toleration, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT, tolerates_for_scheduling,
+};
 use crate::manifest::{Body, Object, WorkloadKind};
 use crate::source::Span;
 use crate::units::{Role, Unit};
@@ -22,6 +24,8 @@ pub const MAX_NODES: usize = 30;
 pub const MAX_PODS: usize = 200;
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
 pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
+/// The label the Deployment controller puts on the pods of each ReplicaSet.
+pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 const MIB: i64 = 1024 * 1024;
 
 /// How many nodes of each pool the model has.
@@ -62,6 +66,9 @@ pub struct IrConstraint {
     pub self_match: bool,
     /// `ln(domains + 2)` × 1000, for the soft score.
     pub weight_milli: i64,
+    /// `matchLabelKeys` has `pod-template-hash`: only pods of the incoming pod's own revision
+    /// count (KEP-3243, the fix for spread lost during rolling updates).
+    pub same_revision: bool,
 }
 
 /// A required inter-pod (anti-)affinity term as the scheduler's InterPodAffinity filter uses it
@@ -105,6 +112,45 @@ pub struct IrTemplate {
     /// The pod has spread constraints of its own (not the system defaults): nodes lacking a
     /// soft constraint's key are then ignored by the score.
     pub require_all: bool,
+    /// The pod tolerates `node.kubernetes.io/unschedulable:NoSchedule` (DaemonSet pods do), so
+    /// NodeUnschedulable lets it onto a cordoned node.
+    pub tolerates_cordon: bool,
+    /// The taint eviction controller deletes the pod from a failed node (it has no toleration
+    /// of `node.kubernetes.io/unreachable:NoExecute` without tolerationSeconds).
+    pub failure_eviction: bool,
+    /// A DaemonSet's pod: `kubectl drain --ignore-daemonsets` leaves it.
+    pub daemon: bool,
+}
+
+/// A PodDisruptionBudget as the Eviction API applies it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrDisruptionBudget {
+    /// The unit's workloads whose pods it selects (bit w, 1-based).
+    pub workloads: u32,
+    /// `maxUnavailable` (else `minAvailable`).
+    pub max_unavailable: bool,
+    /// A count, or a percentage negated.
+    pub value: i64,
+    /// `unhealthyPodEvictionPolicy: AlwaysAllow`.
+    pub always_allow: bool,
+}
+
+/// The `apply` event: what applying the new revision over the old one changes, per workload
+/// (1-based; index 0 unused).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrApply {
+    /// spec.replicas after the apply; -1 leaves the live value (neither revision writes it).
+    pub replicas: Vec<i64>,
+    /// The pod template differs: the apply starts a rollout.
+    pub template_changed: Vec<bool>,
+}
+
+/// The `node-failure` event.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrNodeFailure {
+    /// Most nodes that fail, each once.
+    pub count: u32,
+    pub recover: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -207,6 +253,14 @@ pub struct Ir {
     pub checks: Vec<&'static str>,
     /// `min-replicas-available`: the bound per workload (index 0 unused), 0 for none.
     pub min_available: Vec<i64>,
+    /// The bound is the default one (not a `min` param): pods the environment takes away with
+    /// their node make the check wait until the bound is reached again.
+    pub min_resettable: bool,
+    pub disruption_budgets: Vec<IrDisruptionBudget>,
+    pub node_failure: Option<IrNodeFailure>,
+    pub node_drain: bool,
+    /// The `apply` event: the cluster runs the old revision until the new one is applied.
+    pub apply: Option<IrApply>,
     /// `no-eviction-loop`: evict/recreate repetitions that count as a loop.
     pub eviction_loops: i64,
     /// `pods-balanced`: the largest allowed difference of a workload's pod counts between two
@@ -226,6 +280,8 @@ pub struct Names {
     /// Per template (0-based): its affinity terms described, with the span of their
     /// `topologyKey`.
     pub affinity_terms: Vec<Vec<(String, Span)>>,
+    /// Disruption budget index (0-based) → object index.
+    pub disruption_budgets: Vec<usize>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -334,7 +390,19 @@ pub fn build(
         } else {
             0
         };
-        let slots = (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity);
+        // Pods deleted on a failed node keep their slots until the node is back, while their
+        // replacements need slots of their own.
+        let failure_room = config
+            .events
+            .iter()
+            .find_map(|e| match e.value {
+                EnvironmentEvent::NodeFailure { count, .. } => Some(count as usize * pods_per_node.max(1) as usize),
+                _ => None,
+            })
+            .unwrap_or(0)
+            .min(max_pods.max(0) as usize);
+        let slots =
+            (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity) + failure_room;
         let replicas = match &autoscaler {
             Some(a) => desired.clamp(a.min, a.max),
             None => desired,
@@ -425,11 +493,29 @@ pub fn build(
     let param = |check: &str, name: &str| config.checks.params.get(check).and_then(|p| p.get(name)).copied();
     // After first reaching it, available replicas stay at least the HPA minimum or
     // spec.replicas, or the `min` param.
+    let (disruption_budgets, budget_objects) = disruption_budgets(unit, objects, &workload_objects);
+    names.disruption_budgets = budget_objects;
+    // After first reaching it, available replicas stay at least the HPA minimum or
+    // spec.replicas, lowered to what a PodDisruptionBudget of the workload alone declares
+    // enough; or the `min` param.
     let min_available = std::iter::once(0)
-        .chain(workloads.iter().map(|w| match param("min-replicas-available", "min") {
-            Some(min) => min.min(w.slots as i64),
-            None => w.autoscaler.as_ref().map_or(w.replicas, |a| a.min).min(w.slots as i64),
-        }))
+        .chain(
+            workloads
+                .iter()
+                .enumerate()
+                .map(|(i, w)| match param("min-replicas-available", "min") {
+                    Some(min) => min.min(w.slots as i64),
+                    None => {
+                        let base = w.autoscaler.as_ref().map_or(w.replicas, |a| a.min).min(w.slots as i64);
+                        disruption_budgets
+                            .iter()
+                            .filter(|b| b.workloads == 1 << (i + 1))
+                            .map(|b| b.desired_healthy(base))
+                            .fold(base, i64::min)
+                            .max(0)
+                    }
+                }),
+        )
         .collect();
     Ok((
         Ir {
@@ -452,6 +538,17 @@ pub fn build(
                 .unwrap_or(0),
             checks: unit.checks.clone(),
             min_available,
+            min_resettable: param("min-replicas-available", "min").is_none(),
+            disruption_budgets,
+            node_failure: config.events.iter().find_map(|e| match e.value {
+                EnvironmentEvent::NodeFailure { count, recover } => Some(IrNodeFailure {
+                    count: count.min(topology_size(topology)),
+                    recover,
+                }),
+                _ => None,
+            }),
+            node_drain: config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain)),
+            apply: None,
             eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
             balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
         },
@@ -485,6 +582,64 @@ fn load_levels(config: &Config, workload: &str, autoscaler: &Option<IrAutoscaler
     std::iter::once(steady).chain(levels).collect()
 }
 
+fn topology_size(topology: &Topology) -> u32 {
+    topology.nodes_per_pool.iter().sum()
+}
+
+impl IrDisruptionBudget {
+    /// The healthy pods the budget wants when `expected` are desired (disruption controller:
+    /// percentages round up).
+    pub fn desired_healthy(&self, expected: i64) -> i64 {
+        let resolve = |v: i64| if v < 0 { (-v * expected + 99) / 100 } else { v };
+        if self.max_unavailable {
+            expected - resolve(self.value)
+        } else {
+            resolve(self.value)
+        }
+    }
+}
+
+/// The unit's PodDisruptionBudgets that select pods of its workloads (same namespace).
+fn disruption_budgets(unit: &Unit, objects: &[Object], workloads: &[usize]) -> (Vec<IrDisruptionBudget>, Vec<usize>) {
+    use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
+    use crate::manifest::quantity::IntOrPercent;
+    let encode = |v: IntOrPercent| match v {
+        IntOrPercent::Int(i) => i64::from(i),
+        IntOrPercent::Percent(p) => -i64::from(p),
+    };
+    let mut budgets = Vec::new();
+    let mut names = Vec::new();
+    for m in unit.members.iter().filter(|m| m.role == Role::DisruptionBudget) {
+        let Body::PodDisruptionBudget(pdb) = &objects[m.object].body else {
+            continue;
+        };
+        let selected = workloads.iter().enumerate().fold(0u32, |mask, (i, &w)| {
+            let selects = objects[w].namespace() == objects[m.object].namespace()
+                && pdb
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| s.matches(&objects[w].workload().expect("a workload").template.labels));
+            if selects { mask | (1 << (i + 1)) } else { mask }
+        });
+        if selected == 0 {
+            continue;
+        }
+        let (max_unavailable, value) = match (&pdb.max_unavailable, &pdb.min_available) {
+            (Some(m), _) => (true, encode(m.value)),
+            (None, Some(m)) => (false, encode(m.value)),
+            (None, None) => (false, 1),
+        };
+        budgets.push(IrDisruptionBudget {
+            workloads: selected,
+            max_unavailable,
+            value,
+            always_allow: pdb.unhealthy_pod_eviction_policy == UnhealthyPodEvictionPolicy::AlwaysAllow,
+        });
+        names.push(m.object);
+    }
+    (budgets, names)
+}
+
 fn bitmask(nodes: impl Iterator<Item = bool>) -> u32 {
     nodes
         .enumerate()
@@ -510,6 +665,9 @@ fn build_template(
     let object = &objects[w];
     let workload = object.workload().expect("a workload");
     let spec = &workload.template.spec;
+    // The DaemonSet controller adds tolerations of not-ready, unreachable and unschedulable
+    // nodes to its pods (pkg/controller/daemon/util).
+    let daemon = workload.kind == WorkloadKind::DaemonSet;
     let request = spec.effective_request();
     let pass_affinity: Vec<bool> = nodes
         .iter()
@@ -567,9 +725,25 @@ fn build_template(
                       max_skew: i64,
                       min_domains: i64,
                       selector: Option<&LabelSelector>,
+                      match_label_keys: &[String],
                       affinity_policy: InclusionPolicy,
                       taints_policy: InclusionPolicy| {
         let (domains, domain_count) = domains_of(key, nodes);
+        // matchLabelKeys: the selector also requires the incoming pod's own value of each key
+        // it has. pod-template-hash differs per workload and revision.
+        let own_labels = &workload.template.labels;
+        let same_revision = match_label_keys.iter().any(|k| k == POD_TEMPLATE_HASH);
+        let mut counts_template = counts(selector);
+        for (t, &o) in workloads.iter().enumerate() {
+            let labels = &objects[o].workload().expect("a workload").template.labels;
+            let keys_match = match_label_keys
+                .iter()
+                .filter(|k| *k != POD_TEMPLATE_HASH)
+                .all(|k| own_labels.get(k).is_none_or(|v| labels.get(k) == Some(v)));
+            if !keys_match || (same_revision && o != w) {
+                counts_template[t + 1] = false;
+            }
+        }
         let included = bitmask((0..nodes.len()).map(|i| {
             (affinity_policy == InclusionPolicy::Ignore || pass_affinity[i])
                 && (taints_policy == InclusionPolicy::Ignore || tolerated[i])
@@ -580,9 +754,10 @@ fn build_template(
             domains,
             domain_count,
             included,
-            counts_template: counts(selector),
+            counts_template,
             self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
             weight_milli: ((f64::from(domain_count) + 2.0).ln() * 1000.0).round() as i64,
+            same_revision,
         }
     };
     let mut hard = Vec::new();
@@ -594,6 +769,7 @@ fn build_template(
             i64::from(tsc.max_skew.value),
             tsc.min_domains.as_ref().map_or(1, |m| i64::from(m.value)),
             tsc.label_selector.as_ref(),
+            &tsc.match_label_keys,
             tsc.node_affinity_policy,
             tsc.node_taints_policy,
         );
@@ -625,6 +801,7 @@ fn build_template(
                 skew,
                 1,
                 selector,
+                &[],
                 InclusionPolicy::Honor,
                 InclusionPolicy::Ignore,
             ));
@@ -644,6 +821,11 @@ fn build_template(
             soft,
             affinity_terms: Vec::new(),
             require_all,
+            tolerates_cordon: daemon
+                || tolerates_taint(&spec.tolerations, UNSCHEDULABLE_TAINT, TaintEffect::NoSchedule, false),
+            failure_eviction: !daemon
+                && !tolerates_taint(&spec.tolerations, UNREACHABLE_TAINT, TaintEffect::NoExecute, true),
+            daemon,
         },
         hard_spans,
     )
@@ -754,6 +936,19 @@ fn affinity_terms(
         }
     }
     (terms, described)
+}
+
+/// Whether a toleration tolerates the taint `key` with `effect` (`forever`: without
+/// tolerationSeconds).
+fn tolerates_taint(tolerations: &[Toleration], key: &str, effect: TaintEffect, forever: bool) -> bool {
+    let taint = crate::manifest::taint::Taint {
+        key: key.to_string(),
+        value: String::new(),
+        effect,
+    };
+    tolerations
+        .iter()
+        .any(|t| t.tolerates(&taint) && (!forever || t.toleration_seconds.is_none()))
 }
 
 fn untolerated_prefer_no_schedule(tolerations: &[Toleration], pool: &NodePool) -> i64 {

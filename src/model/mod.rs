@@ -28,6 +28,8 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "events/load_change.pml",
     "events/node_down.pml",
     "events/node_maintenance.pml",
+    "events/node_failure.pml",
+    "events/node_drain.pml",
     "events/node_overload.pml",
     "events/gitops_sync.pml",
     "events/startup.pml",
@@ -98,6 +100,7 @@ struct FlatConstraint<'a> {
     counts_mask: u32,
     self_match: bool,
     weight_milli: i64,
+    same_revision: bool,
     domains: &'a [u32],
 }
 
@@ -187,6 +190,7 @@ fn flat(c: &ir::IrConstraint) -> FlatConstraint<'_> {
             .fold(0, |m, (t, yes)| if *yes { m | (1 << t) } else { m }),
         self_match: c.self_match,
         weight_milli: c.weight_milli,
+        same_revision: c.same_revision,
         domains: &c.domains,
     }
 }

@@ -16,12 +16,9 @@ hidden int d_on_node[NODES + 1];
 
 /* Higher goes first: unassigned, then not running, then crowded nodes, then newer slots. */
 #define DELETION_RANK(q) ((pod[q].node == 0 -> 1000000 : 0) + (pod[q].status != RUNNING -> 100000 : 0) + (pod[q].node > 0 -> d_on_node[pod[q].node] * 1000 : 0) + q)
-#define ACTIVE(q) (pod[q].status == PENDING || pod[q].status == BOUND || pod[q].status == RUNNING)
+#define ACTIVE(q) (pod[q].status == PENDING || pod[q].status == BOUND || pod[q].status == RUNNING || pod[q].status == UNREACHABLE)
 #define RS(w, r) rs_spec[(w) * 2 + (r)]
 #define SLOTS_OF(w) workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1
-/* IntOrString fields: a count, or a percentage stored negated. */
-#define RESOLVE_UP(v, n) ((v) < 0 -> ((-(v)) * (n) + 99) / 100 : (v))
-#define RESOLVE_DOWN(v, n) ((v) < 0 -> (-(v)) * (n) / 100 : (v))
 
 /* maxUnavailable of workload w at its spec (MaxUnavailable: at least 1 when surge is 0 too). */
 inline resolve_fenceposts(w) {
@@ -160,6 +157,13 @@ inline manage_replicas(w, r) {
            fi;
            pod[d_victim].status = FREE; pod[d_victim].unschedulable = 0
         :: pod[d_victim].status == RUNNING -> stop_running(d_victim); pod[d_victim].status = TERMINATING; kubelet_work++
+        :: pod[d_victim].status == UNREACHABLE ->
+           /* its node is down: the deletion completes when the node is back */
+           if
+           :: template_failure_eviction[slot_template[d_victim]] -> lost_work--
+           :: else -> skip
+           fi;
+           pod[d_victim].status = GONE
         :: else -> pod[d_victim].status = TERMINATING
         fi;
         d_active--

@@ -107,7 +107,7 @@ inline take_from_domain(c) {
 }
 
 inline balance_constraint(c) {
-  count_domains(c);
+  count_domains(c, 2);
   ds_domains = 0; ds_sum = 0; ds_min = -1; ds_max = -1;
   for (ds_d : 1 .. MAX_DOMAIN) {
     if

@@ -40,6 +40,8 @@ end_kubelet:
             printf("KIVI:5:%d:%d\n", q, pod[q].node);
             pod_gone(q);
             pod[q].status = FREE; pod[q].node = 0; pod[q].warm = 0; pod[q].rev = 0;
+            /* the ReplicaSet sees the deletion (and may use the freed slot) */
+            mark_dc(WORKLOAD_OF(q));
             retry_unschedulable()
          fi;
          mark_hpa(WORKLOAD_OF(q));

@@ -1,7 +1,7 @@
 /*
  * kube-scheduler: one scheduling cycle per step, for the first pending pod.
  * Models pkg/scheduler/framework/plugins (default profile):
- *   Filter: NodeName, NodeAffinity (nodeSelector and required terms), TaintToleration
+ *   Filter: NodeUnschedulable (cordoned nodes), NodeName, NodeAffinity (nodeSelector and required terms), TaintToleration
  *           (NoSchedule, NoExecute) — evaluated before the model, per template and node;
  *           NodeResourcesFit (noderesources/fit.go: pods, cpu, memory against allocatable);
  *           InterPodAffinity, required terms (interpodaffinity/filtering.go): the pod's own
@@ -25,22 +25,26 @@ hidden int s_count[MAX_DOMAIN + 1];
 hidden byte s_present[MAX_DOMAIN + 1];
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
 hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
-hidden int s_affinity_fail, s_affinity_nodes;
+hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
 
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
 #define DOMAIN(c, n) constraint_domain[(c) * (NODES + 1) + (n)]
-#define HOLDS_RESOURCES(q) (pod[q].status == BOUND || pod[q].status == RUNNING || pod[q].status == TERMINATING)
+#define HOLDS_RESOURCES(q) (pod[q].status >= BOUND)
 #define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
 #define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
 #define SKEW_BROKEN(c, n) (DOMAIN(c, n) == 0 || s_count[DOMAIN(c, n)] + constraint_self[c] - s_min > constraint_skew[c])
 #define TERM_DOMAIN(c, n) term_domain[(c) * (NODES + 1) + (n)]
 /* s_count: matching pods per domain of term c; s_x: matching pods anywhere */
 #define AFFINITY_BROKEN(c, n) (term_anti[c] -> (TERM_DOMAIN(c, n) > 0 && s_count[TERM_DOMAIN(c, n)] > 0) : (TERM_DOMAIN(c, n) == 0 || (s_count[TERM_DOMAIN(c, n)] == 0 && !(s_x == 0 && term_self[c]))))
-#define COUNTED(q) (pod[q].status == BOUND || pod[q].status == RUNNING)
+/* PodTopologySpread counts assigned pods that are not being deleted, on failed nodes too. */
+#define COUNTED(q) (pod[q].status == BOUND || pod[q].status == RUNNING || pod[q].status == UNREACHABLE)
+/* NodeUnschedulable: a cordoned node takes only pods that tolerate its taint. */
+#define CORDONED_FOR(t, n) (cordoned[n] && !template_tolerates_cordon[t])
 
-/* Matching pods per domain of constraint c, over the nodes it counts. */
-inline count_domains(c) {
+/* Matching pods per domain of constraint c, over the nodes it counts; with matchLabelKeys
+   pod-template-hash only those of revision want_rev (2: any). */
+inline count_domains(c, want_rev) {
   for (s_d : 0 .. MAX_DOMAIN) { s_count[s_d] = 0; s_present[s_d] = 0 }
   for (s_n : 1 .. NODES) {
     if
@@ -50,7 +54,7 @@ inline count_domains(c) {
   }
   for (s_q : 1 .. PODS) {
     if
-    :: COUNTED(s_q) && BIT(constraint_included[c], pod[s_q].node) && BIT(constraint_counts[c], slot_template[s_q]) ->
+    :: COUNTED(s_q) && BIT(constraint_included[c], pod[s_q].node) && BIT(constraint_counts[c], slot_template[s_q]) && (!constraint_same_revision[c] || want_rev == 2 || pod[s_q].rev == want_rev) ->
        s_count[DOMAIN(c, pod[s_q].node)]++
     :: else -> skip
     fi
@@ -140,7 +144,7 @@ inline score_nodes(p) {
      for (s_n : 1 .. NODES) { s_raw[s_n] = 0 }
      for (s_k : 0 .. template_soft_count[s_t] - 1) {
        s_c = template_soft_first[s_t] + s_k;
-       count_domains(s_c);
+       count_domains(s_c, pod[p].rev);
        for (s_n : 1 .. NODES) {
          if
          :: BIT(s_feasible, s_n) && DOMAIN(s_c, s_n) > 0 ->
@@ -193,10 +197,11 @@ end_scheduler:
          s_t = slot_template[p];
          node_usage();
          /* Filters. */
-         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0;
+         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0; s_cordoned = 0;
          for (s_n : 1 .. NODES) {
            if
            :: !node_ready[s_n] -> s_not_ready++
+           :: CORDONED_FOR(s_t, s_n) -> s_cordoned++
            :: !BIT(template_static_nodes[s_t], s_n) -> s_static_fail++
            :: else ->
               if
@@ -237,7 +242,7 @@ end_scheduler:
          :: template_hard_count[s_t] > 0 ->
             for (s_k : 0 .. template_hard_count[s_t] - 1) {
               s_c = template_hard_first[s_t] + s_k;
-              count_domains(s_c);
+              count_domains(s_c, pod[p].rev);
               s_min = -1; s_domains = 0;
               for (s_d : 1 .. MAX_DOMAIN) {
                 if
@@ -293,7 +298,7 @@ end_scheduler:
        :: top == 0 ->
           d_step {
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
-            printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail)
+            printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned)
           }
 {% for n in range(1, ir.nodes|length + 1) %}
        :: BIT(top, {{ n }}) ->
