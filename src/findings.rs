@@ -89,6 +89,20 @@ impl Namer<'_> {
         self.names.workloads.get(w).map(|&o| &self.objects[o])
     }
 
+    /// The PodDisruptionBudgets that select the pods of the pod slot's workload.
+    fn budgets_of_slot(&self, slot: i64) -> Vec<&Object> {
+        let Some((w, _)) = self.owner(slot) else {
+            return Vec::new();
+        };
+        self.ir
+            .disruption_budgets
+            .iter()
+            .zip(&self.names.disruption_budgets)
+            .filter(|(b, _)| b.workloads & (1 << (w + 1)) != 0)
+            .map(|(_, &o)| &self.objects[o])
+            .collect()
+    }
+
     fn autoscaler_of(&self, workload: &Object) -> Option<&Object> {
         self.objects.iter().find(|o| {
             matches!(&o.body, Body::HorizontalPodAutoscaler(h)
@@ -456,15 +470,20 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("cordons {} and starts draining it", namer.node(at(1))),
                 location: None,
             },
-            32 => Step {
-                actor: "node-drain",
-                message: format!(
-                    "evicts {} from {} (the Eviction API allows it)",
-                    namer.pod(at(1)),
-                    namer.node(at(2))
-                ),
-                location: None,
-            },
+            32 => {
+                let budgets = namer.budgets_of_slot(at(1));
+                let why = if budgets.is_empty() {
+                    "no PodDisruptionBudget selects it".to_string()
+                } else {
+                    let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
+                    format!("{} allows it", names.join(", "))
+                };
+                Step {
+                    actor: "node-drain",
+                    message: format!("evicts {} from {}: {why}", namer.pod(at(1)), namer.node(at(2))),
+                    location: budgets.first().map(|b| budget_span(b)),
+                }
+            }
             33 => Step {
                 actor: "node-drain",
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
@@ -496,6 +515,18 @@ fn cpu_request_span(o: &Object) -> Option<Span> {
     spec.containers
         .iter()
         .find_map(|c| c.requests.cpu_millis.as_ref().map(|r| r.span))
+}
+
+/// The budget's minAvailable or maxUnavailable field.
+fn budget_span(o: &Object) -> Span {
+    match &o.body {
+        Body::PodDisruptionBudget(p) => p
+            .max_unavailable
+            .as_ref()
+            .or(p.min_available.as_ref())
+            .map_or(o.span, |v| v.span),
+        _ => o.span,
+    }
 }
 
 fn replicas_span(o: &Object) -> Span {

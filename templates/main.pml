@@ -106,6 +106,7 @@ hidden int constraint_included[CONSTRAINTS + 1];
 hidden int constraint_counts[CONSTRAINTS + 1];   /* bitmask over templates */
 hidden byte constraint_self[CONSTRAINTS + 1];
 hidden byte constraint_same_revision[CONSTRAINTS + 1];  /* matchLabelKeys: pod-template-hash */
+hidden byte constraint_honor_taints[CONSTRAINTS + 1];   /* nodeTaintsPolicy: Honor */
 hidden int constraint_weight[CONSTRAINTS + 1];   /* ln(domains + 2) x 1000 */
 hidden byte constraint_domain[(CONSTRAINTS + 1) * (NODES + 1)];
 hidden byte template_term_first[TEMPLATES + 1];
@@ -189,6 +190,7 @@ hidden int b_i, b_j, b_healthy, b_expected, b_desired;
 hidden byte b_ok;
 inline disruption_allowed(q) {
   b_ok = 1;
+{% if ir.disruption_budgets %}
   for (b_i : 1 .. BUDGETS) {
     if
     :: BIT(budget_workloads[b_i], WORKLOAD_OF(q)) ->
@@ -214,6 +216,7 @@ inline disruption_allowed(q) {
     :: else -> skip
     fi
   }
+{% endif %}
   skip
 }
 
@@ -268,7 +271,7 @@ init {
 {% endfor %}{% for c in terms %}{% set ci = loop.index %}    term_anti[{{ ci }}] = {{ c.anti|int }}; term_self[{{ ci }}] = {{ c.self_match|int }}; term_counts[{{ ci }}] = {{ c.counts }};
 {% for n in range(1, ir.nodes|length + 1) %}    term_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
 {% endfor %}{% endfor %}
-{% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_same_revision[{{ ci }}] = {{ c.same_revision|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
+{% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_same_revision[{{ ci }}] = {{ c.same_revision|int }}; constraint_honor_taints[{{ ci }}] = {{ c.honor_taints|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
 {% for n in range(1, ir.nodes|length + 1) %}    constraint_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
 {% endfor %}{% endfor %}
 {% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }}; workload_startup[{{ wi }}] = {{ w.startup_level }}; workload_startup_unready[{{ wi }}] = {{ w.startup_unready|int }};

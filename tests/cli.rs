@@ -658,6 +658,87 @@ kivi_case! {
     noexecute_reschedule_loop: "noexecute-reschedule-loop", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     noexecute_reschedule_loop_safe: "noexecute-reschedule-loop-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
     kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
+    zone_outage_spread: "zone-outage-spread", 1, [("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
+    zone_outage_spread_safe: "zone-outage-spread-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
+    drain_pdb: "drain-pdb", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
+    drain_pdb_safe: "drain-pdb-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+}
+
+/// The steps of the first violated check of a fixture, as `actor: message` lines.
+fn violation_steps(fixture: &str, check: &str) -> Vec<String> {
+    let out = kivi()
+        .args(["--format", "json", &format!("fixtures/{fixture}")])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = v["units"][0]["verification"]["results"].as_array().unwrap();
+    let r = results.iter().find(|r| r["check"] == check).expect("the check");
+    r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{}: {}", s["actor"].as_str().unwrap(), s["message"].as_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn node_failure_trace_names_the_failed_node_and_the_pending_replacement() {
+    let steps = violation_steps("zone-outage-spread", "pods-schedulable");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("node-failure: zone-") && s.contains("stops reporting")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("taint-eviction-controller: deletes checkout-")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps.iter().any(|s| s.contains("no feasible node for checkout-4")
+            && s.contains("1 node(s) are not ready")
+            && s.contains("topologySpreadConstraints[0] (topology.kubernetes.io/zone, maxSkew 1)")),
+        "{steps:#?}"
+    );
+}
+
+#[test]
+fn drain_trace_says_no_budget_protects_the_pod() {
+    let steps = violation_steps("drain-pdb", "min-replicas-available");
+    assert!(
+        steps.iter().any(|s| s.starts_with("node-drain: cordons pool-1-")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("node-drain: evicts api-") && s.ends_with("no PodDisruptionBudget selects it")),
+        "{steps:#?}"
+    );
+}
+
+#[test]
+fn fail_on_sets_the_level_that_fails_the_run() {
+    // kivi-c1's only finding is of the warning-level no-replica-oscillation.
+    kivi()
+        .args(["--fail-on", "warning", "-q", "fixtures/kivi-c1"])
+        .assert()
+        .code(1);
+    kivi()
+        .args(["--fail-on", "note", "-q", "fixtures/kivi-c1"])
+        .assert()
+        .code(1);
+    kivi()
+        .args(["--fail-on", "never", "-q", "fixtures/kivi-c3"])
+        .assert()
+        .code(0);
+    kivi()
+        .args(["--fail-on", "sometimes", "fixtures/kivi-c3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--fail-on"));
 }
 
 #[test]

@@ -69,6 +69,9 @@ pub struct IrConstraint {
     /// `matchLabelKeys` has `pod-template-hash`: only pods of the incoming pod's own revision
     /// count (KEP-3243, the fix for spread lost during rolling updates).
     pub same_revision: bool,
+    /// `nodeTaintsPolicy: Honor`: nodes that gain a taint the pod does not tolerate while the
+    /// model runs (a failed node's unreachable taint, a cordoned node's) stop counting.
+    pub honor_taints: bool,
 }
 
 /// A required inter-pod (anti-)affinity term as the scheduler's InterPodAffinity filter uses it
@@ -758,6 +761,7 @@ fn build_template(
             self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
             weight_milli: ((f64::from(domain_count) + 2.0).ln() * 1000.0).round() as i64,
             same_revision,
+            honor_taints: taints_policy == InclusionPolicy::Honor,
         }
     };
     let mut hard = Vec::new();

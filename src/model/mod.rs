@@ -101,6 +101,7 @@ struct FlatConstraint<'a> {
     self_match: bool,
     weight_milli: i64,
     same_revision: bool,
+    honor_taints: bool,
     domains: &'a [u32],
 }
 
@@ -191,6 +192,7 @@ fn flat(c: &ir::IrConstraint) -> FlatConstraint<'_> {
         self_match: c.self_match,
         weight_milli: c.weight_milli,
         same_revision: c.same_revision,
+        honor_taints: c.honor_taints,
         domains: &c.domains,
     }
 }

@@ -21,7 +21,7 @@ hidden int ds_on_node[NODES + 1];
 
 #define DUPLICATES_EVICTABLE {{ ir.descheduler.duplicates_evictable }}
 #define SPREAD_EVICTABLE {{ ir.descheduler.spread_evictable }}
-#define IN_DOMAIN(q, c, d) (COUNTED(q) && BIT(constraint_included[c], pod[q].node) && BIT(constraint_counts[c], slot_template[q]) && DOMAIN(c, pod[q].node) == (d))
+#define IN_DOMAIN(q, c, d) (COUNTED(q) && COUNTS_NODE(c, pod[q].node) && BIT(constraint_counts[c], slot_template[q]) && DOMAIN(c, pod[q].node) == (d))
 /* another ready node passes the pod's static filters (validatePodFitsOnOtherNodes) */
 #define OTHER_NODE_STATIC(q, n) ((n) != pod[q].node && node_ready[n] && BIT(template_static_nodes[slot_template[q]], n))
 

@@ -30,6 +30,9 @@ hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
 #define DOMAIN(c, n) constraint_domain[(c) * (NODES + 1) + (n)]
+/* Nodes constraint c counts: static inclusion policies, and under nodeTaintsPolicy Honor not
+   the nodes tainted while the model runs (not ready: unreachable or not-ready; cordoned). */
+#define COUNTS_NODE(c, n) (BIT(constraint_included[c], n) && !(constraint_honor_taints[c] && (!node_ready[n] || cordoned[n])))
 #define HOLDS_RESOURCES(q) (pod[q].status >= BOUND)
 #define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
 #define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
@@ -48,13 +51,13 @@ inline count_domains(c, want_rev) {
   for (s_d : 0 .. MAX_DOMAIN) { s_count[s_d] = 0; s_present[s_d] = 0 }
   for (s_n : 1 .. NODES) {
     if
-    :: BIT(constraint_included[c], s_n) && DOMAIN(c, s_n) > 0 -> s_present[DOMAIN(c, s_n)] = 1
+    :: COUNTS_NODE(c, s_n) && DOMAIN(c, s_n) > 0 -> s_present[DOMAIN(c, s_n)] = 1
     :: else -> skip
     fi
   }
   for (s_q : 1 .. PODS) {
     if
-    :: COUNTED(s_q) && BIT(constraint_included[c], pod[s_q].node) && BIT(constraint_counts[c], slot_template[s_q]) && (!constraint_same_revision[c] || want_rev == 2 || pod[s_q].rev == want_rev) ->
+    :: COUNTED(s_q) && COUNTS_NODE(c, pod[s_q].node) && BIT(constraint_counts[c], slot_template[s_q]) && (!constraint_same_revision[c] || want_rev == 2 || pod[s_q].rev == want_rev) ->
        s_count[DOMAIN(c, pod[s_q].node)]++
     :: else -> skip
     fi
