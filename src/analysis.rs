@@ -54,7 +54,7 @@ impl Analysis {
 pub fn analyze(request: &Request) -> Analysis {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
-    let config = load_config(request, &mut sources, &mut diags);
+    let mut config = load_config(request, &mut sources, &mut diags);
 
     let start = Instant::now();
     let discovery = discover::discover(
@@ -88,7 +88,7 @@ pub fn analyze(request: &Request) -> Analysis {
         });
     }
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
-    load_scheduler_config(&config, &mut sources, &mut diags);
+    config.scheduler.profile = load_scheduler_config(&config, &mut sources, &mut diags);
     check_duplicates(&mut objects, &discovery.scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
     let manifests_time = start.elapsed();
@@ -194,18 +194,31 @@ fn config_policy(
     }
 }
 
-/// Validate `scheduler.config` now; the model issue uses it.
-fn load_scheduler_config(config: &Config, sources: &mut SourceMap, diags: &mut Diagnostics) {
-    let Some(path) = &config.scheduler.config else { return };
+/// The `default-scheduler` profile of the KubeSchedulerConfiguration named by
+/// `scheduler.config`: its score weights, scoring strategy and default spread constraints drive
+/// the model's scheduler.
+fn load_scheduler_config(
+    config: &Config,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Option<crate::manifest::scheduler_config::SchedulerProfile> {
+    let path = config.scheduler.config.as_ref()?;
     let shown = discover::display_path(&path.value);
     match discover::read_source(&path.value) {
         Ok(text) => {
             let (_, loaded) = manifest::load_text(sources, &shown.to_string_lossy(), &text, diags);
-            if !loaded
-                .objects
-                .iter()
-                .any(|o| matches!(o.body, Body::SchedulerConfiguration(_)))
-            {
+            let profile = loaded.objects.iter().find_map(|o| match &o.body {
+                Body::SchedulerConfiguration(c) if c.profiles.is_empty() => Some(Default::default()),
+                Body::SchedulerConfiguration(c) => Some(c.profile("default-scheduler").cloned().unwrap_or_else(|| {
+                    diags.push(Diagnostic::warning(
+                        o.span,
+                        "this KubeSchedulerConfiguration has no `default-scheduler` profile; the model uses the defaults",
+                    ));
+                    crate::manifest::scheduler_config::SchedulerProfile::default()
+                })),
+                _ => None,
+            });
+            if profile.is_none() {
                 diags.push(Diagnostic::error(
                     path.span,
                     format!(
@@ -214,11 +227,15 @@ fn load_scheduler_config(config: &Config, sources: &mut SourceMap, diags: &mut D
                     ),
                 ));
             }
+            profile
         }
-        Err(e) => diags.push(Diagnostic::error(
-            path.span,
-            format!("`scheduler.config`: {}", e.message),
-        )),
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                path.span,
+                format!("`scheduler.config`: {}", e.message),
+            ));
+            None
+        }
     }
 }
 

@@ -155,11 +155,13 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     let spec = &objects[o].workload().expect("a workload").template.spec;
                     for (k, (index, s)) in names.hard_constraints[template].iter().enumerate() {
                         if spread_mask & (1 << k) != 0 {
-                            let tsc = &spec.topology_spread_constraints[*index];
-                            reasons.push(format!(
-                                "topologySpreadConstraints[{index}] ({}, maxSkew {})",
-                                tsc.topology_key.value, tsc.max_skew.value
-                            ));
+                            reasons.push(match spec.topology_spread_constraints.get(*index) {
+                                Some(tsc) => format!(
+                                    "topologySpreadConstraints[{index}] ({}, maxSkew {})",
+                                    tsc.topology_key.value, tsc.max_skew.value
+                                ),
+                                None => "a default spread constraint of the scheduler configuration".to_string(),
+                            });
                             span.get_or_insert(*s);
                         }
                     }
@@ -313,6 +315,14 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         })
                         .unwrap_or(w.span)
                 });
+                // A descheduler plugin that did the evicting is the likelier cause.
+                let plugin = trace
+                    .iter()
+                    .rev()
+                    .find(|e| e.values.first() == Some(&16))
+                    .and_then(|e| usize::try_from(*e.values.get(3)?).ok())
+                    .and_then(|i| names.descheduler_plugins.get(i).copied().flatten());
+                let span = plugin.or(span);
                 location = location.or(span);
                 Step {
                     actor: "check",
@@ -489,11 +499,23 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
-            16 => Step {
-                actor: "descheduler",
-                message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),
-                location: None,
-            },
+            16 => {
+                let plugin = match at(3) {
+                    1 => "RemoveDuplicates: another pod of its workload shares the node",
+                    2 => "RemovePodsViolatingTopologySpreadConstraint: its spread domains are unbalanced",
+                    3 => "RemovePodsViolatingNodeTaints: it does not tolerate the node's taints",
+                    4 => "RemovePodsViolatingNodeAffinity: another node suits its node affinity better",
+                    5 => "LowNodeUtilization: the node is above the target thresholds",
+                    _ => "a descheduler plugin",
+                };
+                Step {
+                    actor: "descheduler",
+                    message: format!("evicts {} from {} ({plugin})", namer.pod(at(1)), namer.node(at(2))),
+                    location: usize::try_from(at(3))
+                        .ok()
+                        .and_then(|i| names.descheduler_plugins.get(i).copied().flatten()),
+                }
+            }
             15 => Step {
                 actor: "node",
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),

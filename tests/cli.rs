@@ -662,6 +662,8 @@ kivi_case! {
     zone_outage_spread_safe: "zone-outage-spread-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
     drain_pdb: "drain-pdb", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
     drain_pdb_safe: "drain-pdb-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    lownodeutilization_binpacking: "lownodeutilization-binpacking", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
+    lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
 }
 
 /// The steps of the first violated check of a fixture, as `actor: message` lines.

@@ -42,6 +42,9 @@ pub struct InitialPods {
 pub struct SchedulerOptions {
     pub scoring_strategy: Option<Spanned<ScoringStrategy>>,
     pub config: Option<Spanned<PathBuf>>,
+    /// The `default-scheduler` profile of the KubeSchedulerConfiguration at `config`, once the
+    /// analysis has read it.
+    pub profile: Option<crate::manifest::scheduler_config::SchedulerProfile>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -569,6 +572,7 @@ impl ConfigReader<'_, '_> {
                 .one_of(node, "scoringStrategy", ScoringStrategy::NAMES)
                 .map(|s| s.map(|s| ScoringStrategy::parse(&s).expect("checked by one_of"))),
             config: self.path(node, "config"),
+            profile: None,
         }
     }
 

@@ -91,6 +91,11 @@ pub enum PluginArgs {
         included_taints: Vec<String>,
         include_prefer_no_schedule: bool,
     },
+    /// RemovePodsViolatingNodeAffinity's `nodeAffinityType`.
+    NodeAffinity {
+        required: bool,
+        preferred: bool,
+    },
     None,
 }
 
@@ -240,6 +245,15 @@ fn read_args(r: &mut Reader, name: &str, args: Option<&Node>) -> PluginArgs {
                 constraints: vec![WhenUnsatisfiable::DoNotSchedule],
                 topology_balance_node_fit: true,
             },
+            "RemovePodsViolatingNodeAffinity" => PluginArgs::NodeAffinity {
+                required: true,
+                preferred: false,
+            },
+            "RemovePodsViolatingNodeTaints" => PluginArgs::NodeTaints {
+                excluded_taints: Vec::new(),
+                included_taints: Vec::new(),
+                include_prefer_no_schedule: false,
+            },
             _ => PluginArgs::None,
         };
     };
@@ -275,6 +289,21 @@ fn read_args(r: &mut Reader, name: &str, args: Option<&Node>) -> PluginArgs {
             included_taints: r.string_list(args, "includedTaints"),
             include_prefer_no_schedule: r.bool(args, "includePreferNoSchedule").is_some_and(|b| b.value),
         },
+        "RemovePodsViolatingNodeAffinity" => {
+            let mut required = false;
+            let mut preferred = false;
+            for t in r.seq(args, "nodeAffinityType") {
+                match t.as_str() {
+                    Some("requiredDuringSchedulingIgnoredDuringExecution") => required = true,
+                    Some("preferredDuringSchedulingIgnoredDuringExecution") => preferred = true,
+                    _ => r.error(
+                        t.span,
+                        "`nodeAffinityType[]` must be requiredDuringSchedulingIgnoredDuringExecution or preferredDuringSchedulingIgnoredDuringExecution",
+                    ),
+                }
+            }
+            PluginArgs::NodeAffinity { required, preferred }
+        }
         _ => PluginArgs::None,
     }
 }

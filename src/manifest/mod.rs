@@ -80,6 +80,11 @@ pub enum Body {
     SchedulerConfiguration(Box<SchedulerConfiguration>),
     Node(Box<NodeObject>),
     Namespace,
+    /// scheduling.k8s.io PriorityClass: the priority its pods get.
+    PriorityClass {
+        value: i32,
+        global_default: bool,
+    },
     /// Any other kind: counted, not modelled.
     Other,
 }
@@ -277,6 +282,10 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                 )),
                 ("", "Node") => Some(Body::Node(Box::new(NodeObject::read(r, node, labels.clone())))),
                 ("", "Namespace") => Some(Body::Namespace),
+                ("scheduling.k8s.io", "PriorityClass") => Some(Body::PriorityClass {
+                    value: r.int32(node, "value").map_or(0, |v| v.value),
+                    global_default: r.bool(node, "globalDefault").is_some_and(|b| b.value),
+                }),
                 _ => Some(Body::Other),
             }
         };

@@ -159,3 +159,30 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
     }
     profile
 }
+
+impl Default for SchedulerProfile {
+    fn default() -> Self {
+        SchedulerProfile {
+            scheduler_name: "default-scheduler".to_string(),
+            scoring_strategy: None,
+            resource_weights: BTreeMap::new(),
+            default_constraints: None,
+            score_weights: BTreeMap::new(),
+            disabled_scores: Vec::new(),
+        }
+    }
+}
+
+impl SchedulerProfile {
+    /// The weight of a default score plugin: as enabled with a weight, 0 when disabled, else
+    /// the default profile's.
+    pub fn score_weight(&self, plugin: &str, default: i64) -> i64 {
+        if let Some(w) = self.score_weights.get(plugin) {
+            return i64::from(*w);
+        }
+        if self.disabled_scores.iter().any(|d| d == plugin || d == "*") {
+            return 0;
+        }
+        default
+    }
+}

@@ -48,7 +48,10 @@ pub struct IrNode {
     /// Millicores and MiB the modelled pods can use (allocatable − reserved).
     pub cpu: i64,
     pub mem: i64,
+    /// Pods the model lets the node hold (allocatable pods, capped by `podsPerNode`).
     pub pods: i64,
+    /// The node's real allocatable pods (the descheduler's pods percentages use it).
+    pub pods_allocatable: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -210,7 +213,8 @@ pub struct IrRollout {
     pub max_unavailable: i64,
 }
 
-/// The descheduler policy's plugins that the model runs.
+/// The descheduler policy's plugins that the model runs. Masks over templates say whose pods a
+/// plugin may evict (the DefaultEvictor's filters, the plugin's namespaces and label selector).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IrDescheduler {
     pub remove_duplicates: bool,
@@ -220,8 +224,34 @@ pub struct IrDescheduler {
     /// RemovePodsViolatingTopologySpreadConstraint also balances ScheduleAnyway constraints.
     pub spread_soft: bool,
     pub spread_evictable: u32,
+    /// RemovePodsViolatingNodeTaints.
+    pub taints: bool,
+    pub taints_evictable: u32,
+    /// Per template (index 0 unused): nodes whose taints (NoSchedule, and PreferNoSchedule
+    /// when included, less the excluded ones) the pod does not tolerate.
+    pub taint_violations: Vec<u32>,
+    /// RemovePodsViolatingNodeAffinity, `requiredDuringSchedulingIgnoredDuringExecution`.
+    pub affinity_required: bool,
+    /// ... and `preferredDuringSchedulingIgnoredDuringExecution`.
+    pub affinity_preferred: bool,
+    pub affinity_evictable: u32,
+    /// Per template (index 0 unused): nodes that fail its nodeSelector or required affinity.
+    pub affinity_violations: Vec<u32>,
+    /// LowNodeUtilization.
+    pub low_utilization: Option<IrLowUtilization>,
     /// DefaultEvictor `nodeFit`: evict only pods that fit another node.
     pub node_fit: bool,
+}
+
+/// LowNodeUtilization's thresholds, percent of allocatable for cpu, memory and pods (100 where
+/// the policy leaves a resource out).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrLowUtilization {
+    pub thresholds: [i64; 3],
+    pub targets: [i64; 3],
+    /// `numberOfNodes`: act only when more nodes than this are underutilized.
+    pub number_of_nodes: i64,
+    pub evictable: u32,
 }
 
 /// Score weights of the default kube-scheduler profile.
@@ -233,6 +263,9 @@ pub struct Scoring {
     pub spread: i64,
     pub taint: i64,
     pub affinity: i64,
+    /// NodeResourcesFit's resource weights (scoringStrategy.resources).
+    pub cpu_weight: i64,
+    pub memory_weight: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -285,6 +318,8 @@ pub struct Names {
     pub affinity_terms: Vec<Vec<(String, Span)>>,
     /// Disruption budget index (0-based) → object index.
     pub disruption_budgets: Vec<usize>,
+    /// Descheduler plugin id (the model's, 1-based) → where the policy enables it.
+    pub descheduler_plugins: Vec<Option<Span>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -317,6 +352,7 @@ pub fn build(
                 cpu: usable.cpu_millis,
                 mem: usable.memory_bytes / MIB,
                 pods: pool.allocatable.pods.min(i64::from(pods_per_node.max(1))),
+                pods_allocatable: pool.allocatable.pods.max(1),
             });
             node_labels.push((name.clone(), pool.node_labels(&name), pool));
             names.nodes.push(name);
@@ -470,23 +506,38 @@ pub fn build(
 
     let mut templates = Vec::new();
     for &w in &workload_objects {
-        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels);
+        let defaults = config
+            .scheduler
+            .profile
+            .as_ref()
+            .and_then(|p| p.default_constraints.as_deref());
+        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels, defaults);
         let (terms, described) = affinity_terms(objects, &workload_objects, w, &node_labels);
         template.affinity_terms = terms;
         templates.push(template);
         names.hard_constraints.push(hard);
         names.affinity_terms.push(described);
     }
+    let profile = config.scheduler.profile.clone().unwrap_or_default();
+    let strategy = config
+        .scheduler
+        .scoring_strategy
+        .as_ref()
+        .or(profile.scoring_strategy.as_ref())
+        .map(|s| s.value);
+    let resource_weight = |r: &str| profile.resource_weights.get(r).copied().unwrap_or(1).max(0);
     let scoring = Scoring {
         most_allocated: matches!(
-            config.scheduler.scoring_strategy.as_ref().map(|s| s.value),
+            strategy,
             Some(crate::manifest::scheduler_config::ScoringStrategy::MostAllocated)
         ),
-        fit: 1,
-        balanced: 1,
-        spread: 2,
-        taint: 3,
-        affinity: 2,
+        fit: profile.score_weight("NodeResourcesFit", 1),
+        balanced: profile.score_weight("NodeResourcesBalancedAllocation", 1),
+        spread: profile.score_weight("PodTopologySpread", 2),
+        taint: profile.score_weight("TaintToleration", 3),
+        affinity: profile.score_weight("NodeAffinity", 2),
+        cpu_weight: resource_weight("cpu"),
+        memory_weight: resource_weight("memory"),
     };
     let load_change = config.has_event(|e| matches!(e, EnvironmentEvent::LoadChange { .. }))
         && workloads.iter().any(|w| w.load_levels.len() > 1);
@@ -497,6 +548,10 @@ pub fn build(
     // After first reaching it, available replicas stay at least the HPA minimum or
     // spec.replicas, or the `min` param.
     let (disruption_budgets, budget_objects) = disruption_budgets(unit, objects, &workload_objects);
+    let descheduler = descheduler(unit, objects, &workload_objects, &node_labels).map(|(d, spans)| {
+        names.descheduler_plugins = spans;
+        d
+    });
     names.disruption_budgets = budget_objects;
     // After first reaching it, available replicas stay at least the HPA minimum or
     // spec.replicas, lowered to what a PodDisruptionBudget of the workload alone declares
@@ -529,7 +584,7 @@ pub fn build(
             scoring,
             load_change,
             node_maintenance: config.has_event(|e| matches!(e, EnvironmentEvent::NodeMaintenance)),
-            descheduler: descheduler(unit, objects, &workload_objects),
+            descheduler,
             gitops_sync,
             overload_threshold: config
                 .events
@@ -664,6 +719,7 @@ fn build_template(
     workloads: &[usize],
     w: usize,
     nodes: &[(String, Labels, &NodePool)],
+    default_constraints: Option<&[crate::manifest::scheduler_config::DefaultSpreadConstraint]>,
 ) -> (IrTemplate, Vec<(usize, Span)>) {
     let object = &objects[w];
     let workload = object.workload().expect("a workload");
@@ -797,18 +853,38 @@ fn build_template(
     }
     let require_all = !spec.topology_spread_constraints.is_empty();
     if spec.topology_spread_constraints.is_empty() && workload.selector.is_some() {
-        // The system default constraints, counting the pods of the workload's own selector.
+        // The cluster's default constraints (the scheduler profile's list, else the system
+        // defaults: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway), counting the pods
+        // of the workload's own selector.
         let selector = workload.selector.as_ref();
-        for (key, skew) in [(HOSTNAME_KEY, 3), (ZONE_KEY, 5)] {
-            soft.push(constraint(
-                key,
+        let system = [
+            (HOSTNAME_KEY.to_string(), 3, WhenUnsatisfiable::ScheduleAnyway),
+            (ZONE_KEY.to_string(), 5, WhenUnsatisfiable::ScheduleAnyway),
+        ];
+        let defaults: Vec<(String, i64, WhenUnsatisfiable)> = match default_constraints {
+            Some(list) => list
+                .iter()
+                .map(|c| (c.topology_key.clone(), i64::from(c.max_skew), c.when_unsatisfiable))
+                .collect(),
+            None => system.to_vec(),
+        };
+        for (key, skew, when) in defaults {
+            let c = constraint(
+                &key,
                 skew,
                 1,
                 selector,
                 &[],
                 InclusionPolicy::Honor,
                 InclusionPolicy::Ignore,
-            ));
+            );
+            if when == WhenUnsatisfiable::DoNotSchedule {
+                hard.push(c);
+                // Not in the manifest: the finding names the scheduler configuration.
+                hard_spans.push((usize::MAX, workload.template.span));
+            } else {
+                soft.push(c);
+            }
         }
     }
     (
@@ -969,9 +1045,17 @@ fn untolerated_prefer_no_schedule(tolerations: &[Toleration], pool: &NodePool) -
 }
 
 /// The unit's descheduler policy, as the model runs it: which plugins, and whose pods each may
-/// evict (the DefaultEvictor never evicts bare pods, DaemonSet pods or system-critical pods).
-fn descheduler(unit: &Unit, objects: &[Object], workloads: &[usize]) -> Option<IrDescheduler> {
+/// evict. The DefaultEvictor never evicts bare pods, DaemonSet pods or system-critical pods, nor
+/// pods at or above its priority threshold.
+fn descheduler(
+    unit: &Unit,
+    objects: &[Object],
+    workloads: &[usize],
+    nodes: &[(String, Labels, &NodePool)],
+) -> Option<(IrDescheduler, Vec<Option<Span>>)> {
     use crate::manifest::descheduler::PluginArgs;
+    // Where each plugin the model runs is enabled (by the model's plugin ids, 1-based).
+    let mut spans: Vec<Option<Span>> = vec![None; 6];
     let policy = unit
         .members
         .iter()
@@ -980,26 +1064,67 @@ fn descheduler(unit: &Unit, objects: &[Object], workloads: &[usize]) -> Option<I
             Body::DeschedulerPolicy(p) => Some(p.as_ref()),
             _ => None,
         })?;
+    let templates = workloads.len() + 1;
     let mut ir = IrDescheduler {
         remove_duplicates: false,
         duplicates_evictable: 0,
         spread: false,
         spread_soft: false,
         spread_evictable: 0,
+        taints: false,
+        taints_evictable: 0,
+        taint_violations: vec![0; templates],
+        affinity_required: false,
+        affinity_preferred: false,
+        affinity_evictable: 0,
+        affinity_violations: vec![0; templates],
+        low_utilization: None,
         node_fit: false,
     };
+    let priority_of_class = |name: &str| {
+        objects.iter().find_map(|o| match &o.body {
+            Body::PriorityClass { value, .. } if o.id.name == name && !o.shadowed => Some(i64::from(*value)),
+            _ => None,
+        })
+    };
+    let default_priority = objects
+        .iter()
+        .find_map(|o| match &o.body {
+            Body::PriorityClass {
+                value,
+                global_default: true,
+            } if !o.shadowed => Some(i64::from(*value)),
+            _ => None,
+        })
+        .unwrap_or(0);
     for (profile, plugin) in policy.plugins() {
+        // thresholdPriority(ClassName); by default system-cluster-critical's value.
+        let threshold = profile
+            .evictor
+            .priority_threshold_value
+            .map(i64::from)
+            .or_else(|| {
+                profile
+                    .evictor
+                    .priority_threshold_name
+                    .as_deref()
+                    .and_then(priority_of_class)
+            })
+            .unwrap_or(SYSTEM_CRITICAL_PRIORITY);
         let evictable = workloads.iter().enumerate().fold(0u32, |mask, (i, &w)| {
             let o = &objects[w];
             let workload = o.workload().expect("a workload");
-            let critical = workload
+            let class = workload
                 .template
                 .spec
                 .priority_class_name
                 .as_ref()
-                .is_some_and(|p| p.value.starts_with("system-"));
+                .map(|p| p.value.as_str());
+            let critical = class.is_some_and(|p| p.starts_with("system-"));
+            let priority = class.and_then(priority_of_class).unwrap_or(default_priority);
             let admitted = !matches!(workload.kind, WorkloadKind::DaemonSet | WorkloadKind::Pod)
                 && (!critical || profile.evictor.evict_system_critical_pods)
+                && (priority < threshold || profile.evictor.evict_system_critical_pods)
                 && plugin.namespaces.admits(o.namespace())
                 && plugin
                     .label_selector
@@ -1015,21 +1140,98 @@ fn descheduler(unit: &Unit, objects: &[Object], workloads: &[usize]) -> Option<I
         ir.node_fit |= profile.evictor.node_fit;
         match (plugin.name.value.as_str(), &plugin.args) {
             ("RemoveDuplicates", _) => {
+                spans[1].get_or_insert(plugin.name.span);
                 ir.remove_duplicates = true;
                 ir.duplicates_evictable |= evictable;
             }
             ("RemovePodsViolatingTopologySpreadConstraint", args) => {
+                spans[2].get_or_insert(plugin.name.span);
                 ir.spread = true;
                 ir.spread_evictable |= evictable;
                 if let PluginArgs::TopologySpread { constraints, .. } = args {
                     ir.spread_soft |= constraints.contains(&WhenUnsatisfiable::ScheduleAnyway);
                 }
             }
+            (
+                "RemovePodsViolatingNodeTaints",
+                PluginArgs::NodeTaints {
+                    excluded_taints,
+                    included_taints,
+                    include_prefer_no_schedule,
+                },
+            ) => {
+                spans[3].get_or_insert(plugin.name.span);
+                ir.taints = true;
+                ir.taints_evictable |= evictable;
+                for (i, &w) in workloads.iter().enumerate() {
+                    let spec = &objects[w].workload().expect("a workload").template.spec;
+                    ir.taint_violations[i + 1] |= bitmask(nodes.iter().map(|(_, _, pool)| {
+                        pool.taints.iter().any(|t| {
+                            let effect_counts = t.effect == TaintEffect::NoSchedule
+                                || (*include_prefer_no_schedule && t.effect == TaintEffect::PreferNoSchedule);
+                            // `key` or `key=value`, as the plugin's args write them.
+                            let named = |list: &[String]| {
+                                list.iter()
+                                    .any(|e| *e == t.key || *e == format!("{}={}", t.key, t.value))
+                            };
+                            effect_counts
+                                && !named(excluded_taints)
+                                && (included_taints.is_empty() || named(included_taints))
+                                && !spec.tolerations.iter().any(|tol| tol.tolerates(t))
+                        })
+                    }));
+                }
+            }
+            ("RemovePodsViolatingNodeAffinity", PluginArgs::NodeAffinity { required, preferred }) => {
+                spans[4].get_or_insert(plugin.name.span);
+                ir.affinity_required |= *required;
+                ir.affinity_preferred |= *preferred;
+                ir.affinity_evictable |= evictable;
+                for (i, &w) in workloads.iter().enumerate() {
+                    let spec = &objects[w].workload().expect("a workload").template.spec;
+                    ir.affinity_violations[i + 1] |= bitmask(
+                        nodes
+                            .iter()
+                            .map(|(name, labels, _)| !matches_required_affinity(spec, name, labels)),
+                    );
+                }
+            }
+            (
+                "LowNodeUtilization",
+                PluginArgs::NodeUtilization {
+                    thresholds,
+                    target_thresholds,
+                    number_of_nodes,
+                    ..
+                },
+            ) => {
+                spans[5].get_or_insert(plugin.name.span);
+                let percents = |m: &std::collections::BTreeMap<String, i64>| {
+                    ["cpu", "memory", "pods"].map(|r| m.get(r).copied().unwrap_or(100))
+                };
+                let low = ir.low_utilization.get_or_insert(IrLowUtilization {
+                    thresholds: percents(thresholds),
+                    targets: percents(target_thresholds),
+                    number_of_nodes: i64::from(*number_of_nodes),
+                    evictable: 0,
+                });
+                low.evictable |= evictable;
+            }
             _ => {}
         }
     }
-    (ir.remove_duplicates || ir.spread).then_some(ir)
+    let any = ir.remove_duplicates
+        || ir.spread
+        || ir.taints
+        || ir.affinity_required
+        || ir.affinity_preferred
+        || ir.low_utilization.is_some();
+    any.then_some((ir, spans))
 }
+
+/// The value of the system-cluster-critical PriorityClass: the DefaultEvictor's threshold when
+/// the policy sets none.
+const SYSTEM_CRITICAL_PRIORITY: i64 = 2_000_000_000;
 
 fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
     use crate::manifest::quantity::IntOrPercent;

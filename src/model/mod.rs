@@ -160,7 +160,9 @@ impl<'a> Context<'a> {
             .map(|c| c.domain_count)
             .chain(terms.iter().map(|t| t.domain_count))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            // SPIN rejects `for (i : 1 .. 0)`: keep the domain loops non-empty.
+            .max(1);
         Context {
             ir,
             constraint_count: constraints.len(),

@@ -8,10 +8,26 @@
  *    balanceDomains): when a constraint's domains differ by more than maxSkew, the largest give
  *    pods to the smallest: at most ceil((skew - maxSkew) / 2), never past the average; pods go
  *    from the end of a domain's list, and only if another node could take them.
- * DefaultEvictor: never bare pods, DaemonSet pods or system-critical pods (decided per
- * template before the model); with nodeFit, only pods that fit another node now.
+ *  - RemovePodsViolatingNodeTaints (.../removepodsviolatingnodetaints): pods on a node with a
+ *    NoSchedule taint (PreferNoSchedule if included; less excludedTaints) they do not tolerate.
+ *  - RemovePodsViolatingNodeAffinity (.../removepodsviolatingnodeaffinity): required: pods on a
+ *    node that fails their nodeSelector or required affinity, when another node fits them;
+ *    preferred: pods on a node whose preferred-terms weight is below that of another node they
+ *    fit.
+ *  - LowNodeUtilization (.../nodeutilization/lownodeutilization.go): when more than
+ *    numberOfNodes schedulable nodes are below every threshold (requests, percent of
+ *    allocatable) and some node is above a target threshold, pods leave the nodes above target
+ *    until they are back under it or the room below target on the underutilized nodes is used.
+ * DefaultEvictor: never bare pods, DaemonSet pods, system-critical pods or pods at or above the
+ * priority threshold (decided per template before the model); with nodeFit, only pods that fit
+ * another node now. Every eviction goes through the Eviction API: PodDisruptionBudgets apply.
  */
-hidden byte ds_mark[PODS + 1];
+hidden byte ds_mark[PODS + 1];   /* the plugin that wants the pod evicted, 0 for none */
+#define PLUGIN_DUPLICATES 1
+#define PLUGIN_SPREAD 2
+#define PLUGIN_TAINTS 3
+#define PLUGIN_AFFINITY 4
+#define PLUGIN_LOW_UTILIZATION 5
 hidden int ds_q, ds_n, ds_t, ds_k, ds_c, ds_d, ds_i, ds_j, ds_x, ds_y, ds_sum, ds_domains, ds_move;
 hidden int ds_skew, ds_above, ds_below, ds_upper, ds_targets, ds_occ, ds_skip, ds_took, ds_min, ds_max;
 hidden int ds_order[MAX_DOMAIN + 1];
@@ -21,9 +37,13 @@ hidden int ds_on_node[NODES + 1];
 
 #define DUPLICATES_EVICTABLE {{ ir.descheduler.duplicates_evictable }}
 #define SPREAD_EVICTABLE {{ ir.descheduler.spread_evictable }}
+#define TAINTS_EVICTABLE {{ ir.descheduler.taints_evictable }}
+#define AFFINITY_EVICTABLE {{ ir.descheduler.affinity_evictable }}
+hidden int ds_taint_bad[TEMPLATES + 1];     /* nodes whose taints the template's pods violate */
+hidden int ds_affinity_bad[TEMPLATES + 1];  /* nodes that fail the template's required node affinity */
 #define IN_DOMAIN(q, c, d) (COUNTED(q) && COUNTS_NODE(c, pod[q].node) && BIT(constraint_counts[c], slot_template[q]) && DOMAIN(c, pod[q].node) == (d))
 /* another ready node passes the pod's static filters (validatePodFitsOnOtherNodes) */
-#define OTHER_NODE_STATIC(q, n) ((n) != pod[q].node && node_ready[n] && BIT(template_static_nodes[slot_template[q]], n))
+#define OTHER_NODE_STATIC(q, n) ((n) != pod[q].node && node_ready[n] && !CORDONED_FOR(slot_template[q], n) && BIT(template_static_nodes[slot_template[q]], n))
 
 /* ds_y = 1 when pod q fits another ready node now: filters, a free slot and room (nodeFit). */
 inline fits_elsewhere(q) {
@@ -62,7 +82,7 @@ inline remove_duplicates() {
             :: pod[ds_q].status == RUNNING && slot_template[ds_q] == ds_t ->
                ds_on_node[pod[ds_q].node]++;
                if
-               :: ds_on_node[pod[ds_q].node] > ds_upper -> ds_mark[ds_q] = 1
+               :: ds_on_node[pod[ds_q].node] > ds_upper -> ds_mark[ds_q] = PLUGIN_DUPLICATES
                :: else -> skip
                fi
             :: else -> skip
@@ -94,7 +114,7 @@ inline take_from_domain(c) {
              fi
            }
            if
-           :: ds_x -> ds_mark[ds_q] = 1
+           :: ds_x -> ds_mark[ds_q] = PLUGIN_SPREAD
            :: else -> skip
            fi
         fi
@@ -193,18 +213,124 @@ inline balance_spread() {
   }
 }
 
+{% if ir.descheduler.taints or ir.descheduler.affinity_required or ir.descheduler.affinity_preferred %}
+/* Deschedule plugins: pods that violate their node's taints or their node affinity. Needs
+   node_usage() (s_req_*, s_pods) for the fit checks. */
+inline violating_pods() {
+  for (ds_q : 1 .. PODS) {
+    if
+    :: pod[ds_q].status == RUNNING ->
+       ds_t = slot_template[ds_q];
+{% if ir.descheduler.taints %}
+       if
+       :: BIT(TAINTS_EVICTABLE, ds_t) && BIT(ds_taint_bad[ds_t], pod[ds_q].node) -> ds_mark[ds_q] = PLUGIN_TAINTS
+       :: else -> skip
+       fi;
+{% endif %}
+{% if ir.descheduler.affinity_required %}
+       if
+       :: BIT(AFFINITY_EVICTABLE, ds_t) && BIT(ds_affinity_bad[ds_t], pod[ds_q].node) ->
+          fits_elsewhere(ds_q);
+          if
+          :: ds_y -> ds_mark[ds_q] = PLUGIN_AFFINITY
+          :: else -> skip
+          fi
+       :: else -> skip
+       fi;
+{% endif %}
+{% if ir.descheduler.affinity_preferred %}
+       if
+       :: BIT(AFFINITY_EVICTABLE, ds_t) ->
+          ds_x = affinity_raw[ds_t * (NODES + 1) + pod[ds_q].node];
+          for (ds_n : 1 .. NODES) {
+            if
+            :: OTHER_NODE_STATIC(ds_q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(ds_t, ds_n) && !MEM_SHORT(ds_t, ds_n) && affinity_raw[ds_t * (NODES + 1) + ds_n] > ds_x -> ds_mark[ds_q] = PLUGIN_AFFINITY
+            :: else -> skip
+            fi
+          }
+       :: else -> skip
+       fi;
+{% endif %}
+       skip
+    :: else -> skip
+    fi
+  }
+  skip
+}
+{% endif %}
+{% if ir.descheduler.low_utilization %}{% set low = ir.descheduler.low_utilization %}
+#define LOW_EVICTABLE {{ low.evictable }}
+hidden int ds_low, ds_lows, ds_ready, ds_room_cpu, ds_room_mem, ds_room_pods;
+hidden int ds_pods_allocatable[NODES + 1];
+#define UNDER(n) (s_req_cpu[n] * 100 < node_cpu[n] * {{ low.thresholds[0] }} && s_req_mem[n] * 100 < node_mem[n] * {{ low.thresholds[1] }} && s_pods[n] * 100 < ds_pods_allocatable[n] * {{ low.thresholds[2] }})
+#define OVER(n) (s_req_cpu[n] * 100 > node_cpu[n] * {{ low.targets[0] }} || s_req_mem[n] * 100 > node_mem[n] * {{ low.targets[1] }} || s_pods[n] * 100 > ds_pods_allocatable[n] * {{ low.targets[2] }})
+
+/* Needs node_usage(); changes s_req_* as if the marked pods had gone. */
+inline low_node_utilization() {
+  ds_low = 0; ds_lows = 0; ds_ready = 0; ds_room_cpu = 0; ds_room_mem = 0; ds_room_pods = 0;
+  for (ds_n : 1 .. NODES) {
+    if
+    :: node_ready[ds_n] && !cordoned[ds_n] ->
+       ds_ready++;
+       if
+       :: UNDER(ds_n) ->
+          ds_low = ds_low | (1 << ds_n); ds_lows++;
+          ds_room_cpu = ds_room_cpu + node_cpu[ds_n] * {{ low.targets[0] }} / 100 - s_req_cpu[ds_n];
+          ds_room_mem = ds_room_mem + node_mem[ds_n] * {{ low.targets[1] }} / 100 - s_req_mem[ds_n];
+          ds_room_pods = ds_room_pods + ds_pods_allocatable[ds_n] * {{ low.targets[2] }} / 100 - s_pods[ds_n]
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  }
+  if
+  :: ds_lows > {{ low.number_of_nodes }} && ds_lows < ds_ready ->
+     for (ds_n : 1 .. NODES) {
+       if
+       :: node_ready[ds_n] && !BIT(ds_low, ds_n) && OVER(ds_n) ->
+          for (ds_q : 1 .. PODS) {
+            if
+            :: pod[ds_q].status == RUNNING && pod[ds_q].node == ds_n && BIT(LOW_EVICTABLE, slot_template[ds_q]) && OVER(ds_n) && ds_room_cpu > 0 && ds_room_mem > 0 && ds_room_pods > 0 ->
+               ds_mark[ds_q] = PLUGIN_LOW_UTILIZATION;
+               ds_t = slot_template[ds_q];
+               s_req_cpu[ds_n] = s_req_cpu[ds_n] - template_cpu[ds_t]; ds_room_cpu = ds_room_cpu - template_cpu[ds_t];
+               s_req_mem[ds_n] = s_req_mem[ds_n] - template_mem[ds_t]; ds_room_mem = ds_room_mem - template_mem[ds_t];
+               s_pods[ds_n]--; ds_room_pods--
+            :: else -> skip
+            fi
+          }
+       :: else -> skip
+       fi
+     }
+  :: else -> skip
+  fi
+}
+{% endif %}
 proctype Descheduler() {
+  d_step {
+{% for t in ir.descheduler.taint_violations %}{% if not loop.first and t %}    ds_taint_bad[{{ loop.index0 }}] = {{ t }};
+{% endif %}{% endfor %}{% for t in ir.descheduler.affinity_violations %}{% if not loop.first and t %}    ds_affinity_bad[{{ loop.index0 }}] = {{ t }};
+{% endif %}{% endfor %}{% if ir.descheduler.low_utilization %}{% for n in ir.nodes %}    ds_pods_allocatable[{{ loop.index }}] = {{ n.pods_allocatable }};
+{% endfor %}{% endif %}    skip
+  }
 end_descheduler:
   do
   :: atomic {
        QUIESCENT && ENVIRONMENT_SETTLED ->
        d_step {
          for (ds_q : 1 .. PODS) { ds_mark[ds_q] = 0 }
+         node_usage();
+{% if ir.descheduler.taints or ir.descheduler.affinity_required or ir.descheduler.affinity_preferred %}
+         violating_pods();
+{% endif %}
 {% if ir.descheduler.remove_duplicates %}
          remove_duplicates();
 {% endif %}
 {% if ir.descheduler.spread %}
          balance_spread();
+{% endif %}
+{% if ir.descheduler.low_utilization %}
+         low_node_utilization();
 {% endif %}
          node_usage();
          for (ds_q : 1 .. PODS) {
@@ -216,8 +342,12 @@ end_descheduler:
               ds_y = 1;
 {% endif %}
               if
+              :: ds_y -> disruption_allowed(ds_q); ds_y = b_ok
+              :: else -> skip
+              fi;
+              if
               :: ds_y ->
-                 printf("KIVI:16:%d:%d\n", ds_q, pod[ds_q].node);
+                 printf("KIVI:16:%d:%d:%d\n", ds_q, pod[ds_q].node, ds_mark[ds_q]);
                  stop_running(ds_q);
                  pod[ds_q].status = TERMINATING; kubelet_work++;
                  evicted[WORKLOAD_OF(ds_q)] = 1;

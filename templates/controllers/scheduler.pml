@@ -95,7 +95,7 @@ inline score_nodes(p) {
        s_a = (s_x > node_cpu[s_n] -> 0 : (node_cpu[s_n] - s_x) * 100 / node_cpu[s_n]);
        s_b = (s_y > node_mem[s_n] -> 0 : (node_mem[s_n] - s_y) * 100 / node_mem[s_n]);
 {% endif %}
-       s_score[s_n] = {{ ir.scoring.fit }} * ((s_a + s_b) / 2);
+       s_score[s_n] = {{ ir.scoring.fit }} * ((s_a * {{ ir.scoring.cpu_weight }} + s_b * {{ ir.scoring.memory_weight }}) / {{ [ir.scoring.cpu_weight + ir.scoring.memory_weight, 1]|max }});
        s_x = s_req_cpu[s_n] + template_cpu[s_t];
        s_y = s_req_mem[s_n] + template_mem[s_t];
        s_a = (s_x >= node_cpu[s_n] -> 1000 : s_x * 1000 / node_cpu[s_n]);
