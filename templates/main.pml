@@ -51,7 +51,7 @@ bit min_reached[WORKLOADS + 1];     /* min-replicas-available: the bound was rea
 bit evicted[WORKLOADS + 1];     /* no-eviction-loop: a controller evicted a pod of it */
 byte loops[WORKLOADS + 1];      /* no-eviction-loop: evict/recreate alternations so far */
 bit at_max[WORKLOADS + 1];      /* no-replica-oscillation: the HPA reached maxReplicas, no load change since */
-short down_seen[WORKLOADS + 1]; /* HPA: a lower recommendation waiting out its window, 0 for none */
+short down_seen[WORKLOADS + 1]; /* HPA: a recommendation waiting out its stabilisation window, 0 for none */
 short rs_spec[(WORKLOADS + 1) * 2];  /* spec.replicas of each workload's old (0) and new (1) ReplicaSet */
 bit rolled[WORKLOADS + 1];      /* a new revision was applied */
 bit rollout_done[WORKLOADS + 1];
@@ -123,6 +123,10 @@ hidden short workload_base[WORKLOADS + 1];   /* replicas that share the load at 
 hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, percent of the request; 0: none */
 hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
 hidden byte hpa_stabilize_down[WORKLOADS + 1];
+hidden byte hpa_stabilize_up[WORKLOADS + 1];
+#define HPA_TABLE {{ hpa_table }}
+hidden short hpa_up_limit[(WORKLOADS + 1) * HPA_TABLE];    /* per current replicas: most after one decision */
+hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
@@ -277,8 +281,9 @@ init {
 {% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }}; workload_startup[{{ wi }}] = {{ w.startup_level }}; workload_startup_unready[{{ wi }}] = {{ w.startup_unready|int }};
 {% for l in w.load_levels %}    LEVEL({{ wi }}, {{ loop.index }}) = {{ l }};
 {% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
-{% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }};
-{% endif %}{% if w.rollout %}    rollout_kind[{{ wi }}] = {{ 2 if w.rollout.recreate else 1 }}; rollout_surge[{{ wi }}] = {{ w.rollout.max_surge }}; rollout_unavailable[{{ wi }}] = {{ w.rollout.max_unavailable }};
+{% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }}; hpa_stabilize_up[{{ wi }}] = {{ w.autoscaler.stabilize_up|int }};
+{% for l in w.autoscaler.up_limit %}    hpa_up_limit[{{ wi }} * HPA_TABLE + {{ loop.index0 }}] = {{ l }}; hpa_down_limit[{{ wi }} * HPA_TABLE + {{ loop.index0 }}] = {{ w.autoscaler.down_limit[loop.index0] }};
+{% endfor %}{% endif %}{% if w.rollout %}    rollout_kind[{{ wi }}] = {{ 2 if w.rollout.recreate else 1 }}; rollout_surge[{{ wi }}] = {{ w.rollout.max_surge }}; rollout_unavailable[{{ wi }}] = {{ w.rollout.max_unavailable }};
 {% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }}; min_resettable[{{ wi }}] = {{ ir.min_resettable|int }}; workload_bare[{{ wi }}] = {{ w.bare|int }};
 {% set ns = namespace(slot=w.first_slot) %}{% for placed in w.initial %}{% for k in range(placed[1]) %}{% if ns.slot < w.first_slot + w.slots %}    pod[{{ ns.slot }}].status = RUNNING; pod[{{ ns.slot }}].node = {{ placed[0] }}; pod[{{ ns.slot }}].warm = 1; running[{{ wi }}]++;
     if

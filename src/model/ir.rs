@@ -168,6 +168,14 @@ pub struct IrAutoscaler {
     /// A scale-down needs the lower recommendation to hold over a window (300 s unless
     /// `behavior.scaleDown.stabilizationWindowSeconds` is 0).
     pub stabilize_down: bool,
+    /// A scale-up needs the higher recommendation to hold (`behavior.scaleUp` window > 0).
+    pub stabilize_up: bool,
+    /// Most replicas one decision may reach from `current` replicas (index `current`,
+    /// 0..=max): `max(2 × current, 4)` without a behavior, else the scale-up policies.
+    pub up_limit: Vec<i64>,
+    /// Fewest replicas one decision may reach from `current`: 0 without a behavior, else the
+    /// scale-down policies.
+    pub down_limit: Vec<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -393,6 +401,7 @@ pub fn build(
         let workload = objects[w].workload().expect("a workload member");
         let hpa = autoscaler_of(w);
         let desired = i64::from(workload.desired_replicas());
+        let request = workload.template.spec.effective_request().cpu_millis;
         let autoscaler = hpa.and_then(|h| {
             let target = h.metrics.iter().find_map(|m| match m {
                 Metric::Resource {
@@ -400,17 +409,35 @@ pub fn build(
                     target: MetricTarget::Utilization(u),
                     ..
                 } if resource == "cpu" => Some(i64::from(*u)),
+                // An average value is a utilisation of the request.
+                Metric::Resource {
+                    resource,
+                    target: MetricTarget::AverageValue(v),
+                    ..
+                } if resource == "cpu" && request > 0 => Some((v * 100 + request - 1) / request),
                 _ => None,
             })?;
+            let min = i64::from(h.min_replicas.value.max(1));
+            let max = i64::from(h.max_replicas.value.max(1));
+            let behavior = h.scale_up.is_some() || h.scale_down.is_some();
+            let (up_limit, down_limit) = scaling_limits(h, max);
             Some(IrAutoscaler {
-                min: i64::from(h.min_replicas.value.max(1)),
-                max: i64::from(h.max_replicas.value.max(1)),
+                min,
+                max,
                 target,
                 stabilize_down: h
                     .scale_down
                     .as_ref()
                     .and_then(|r| r.stabilization_window_seconds)
                     .is_none_or(|w| w > 0),
+                // Only a behavior sets a scale-up window (default 0).
+                stabilize_up: behavior
+                    && h.scale_up
+                        .as_ref()
+                        .and_then(|r| r.stabilization_window_seconds)
+                        .is_some_and(|w| w > 0),
+                up_limit,
+                down_limit,
             })
         });
         let max_pods = match (&autoscaler, workload.kind) {
@@ -447,7 +474,6 @@ pub fn build(
             None => desired,
         }
         .min(slots as i64);
-        let request = workload.template.spec.effective_request().cpu_millis;
         let steady = config
             .workloads
             .get(&objects[w].id)
@@ -638,6 +664,68 @@ fn load_levels(config: &Config, workload: &str, autoscaler: &Option<IrAutoscaler
     levels.sort_unstable();
     levels.dedup();
     std::iter::once(steady).chain(levels).collect()
+}
+
+/// Per current replica count (0..=max), the most and the fewest replicas one autoscaler
+/// decision may reach (horizontal.go convertDesiredReplicasWithRules, or with a behavior
+/// calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors). Without a
+/// clock each decision starts its own period: the period's start is the current count.
+fn scaling_limits(h: &crate::manifest::HorizontalPodAutoscaler, max: i64) -> (Vec<i64>, Vec<i64>) {
+    use crate::manifest::autoscaling::{ScalingPolicyType, SelectPolicy};
+    let behavior = h.scale_up.is_some() || h.scale_down.is_some();
+    let currents = 0..=max.max(0);
+    if !behavior {
+        return (
+            currents.clone().map(|c| (2 * c).max(4)).collect(),
+            currents.map(|_| 0).collect(),
+        );
+    }
+    // pkg/apis/autoscaling/v2 defaults.
+    let default_up = [(ScalingPolicyType::Pods, 4), (ScalingPolicyType::Percent, 100)];
+    let default_down = [(ScalingPolicyType::Percent, 100)];
+    let rules = |r: Option<&crate::manifest::autoscaling::ScalingRules>, default: &[(ScalingPolicyType, i32)]| {
+        let select = r.and_then(|r| r.select_policy).unwrap_or(SelectPolicy::Max);
+        let policies: Vec<(ScalingPolicyType, i64)> = match r {
+            Some(r) if !r.policies.is_empty() => {
+                r.policies.iter().map(|p| (p.policy_type, i64::from(p.value))).collect()
+            }
+            _ => default.iter().map(|(t, v)| (*t, i64::from(*v))).collect(),
+        };
+        (select, policies)
+    };
+    let (up_select, up) = rules(h.scale_up.as_ref(), &default_up);
+    let (down_select, down) = rules(h.scale_down.as_ref(), &default_down);
+    let up_limit = currents
+        .clone()
+        .map(|c| {
+            let limits = up.iter().map(|(t, v)| match t {
+                ScalingPolicyType::Pods => c + v,
+                ScalingPolicyType::Percent => (c * (100 + v) + 99) / 100,
+            });
+            match up_select {
+                SelectPolicy::Max => limits.max().unwrap_or(c),
+                SelectPolicy::Min => limits.min().unwrap_or(c),
+                SelectPolicy::Disabled => c,
+            }
+            .max(c)
+        })
+        .collect();
+    let down_limit = currents
+        .map(|c| {
+            let limits = down.iter().map(|(t, v)| match t {
+                ScalingPolicyType::Pods => c - v,
+                ScalingPolicyType::Percent => c * (100 - v) / 100,
+            });
+            match down_select {
+                SelectPolicy::Max => limits.min().unwrap_or(c),
+                SelectPolicy::Min => limits.max().unwrap_or(c),
+                SelectPolicy::Disabled => c,
+            }
+            .min(c)
+            .max(0)
+        })
+        .collect();
+    (up_limit, down_limit)
 }
 
 fn topology_size(topology: &Topology) -> u32 {
@@ -1271,5 +1359,58 @@ fn surge_at(workload: &crate::manifest::Workload, replicas: i64) -> usize {
             .scaled(replicas.clamp(0, i64::from(i32::MAX)) as i32, true)
             .max(0) as usize,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::Diagnostics;
+    use crate::source::SourceMap;
+
+    fn hpa(behavior: &str) -> crate::manifest::HorizontalPodAutoscaler {
+        let text = format!(
+            "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {{name: web}}\nspec:\n  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  minReplicas: 1\n  maxReplicas: 10\n  metrics: [{{type: Resource, resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}}}]\n{behavior}"
+        );
+        let mut sources = SourceMap::default();
+        let mut diags = Diagnostics::default();
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "hpa.yaml", &text, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        match &loaded.objects[0].body {
+            Body::HorizontalPodAutoscaler(h) => h.as_ref().clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn legacy_scale_up_limit_is_twice_current_or_four() {
+        // horizontal_test.go TestConvertDesiredReplicasWithRules: calculateScaleUpLimit(3) = 6.
+        let (up, down) = scaling_limits(&hpa(""), 10);
+        assert_eq!(up[3], 6);
+        assert_eq!(up[1], 4);
+        assert_eq!(down[7], 0);
+    }
+
+    #[test]
+    fn behavior_policies_follow_the_upstream_cases() {
+        let rules = "    stabilizationWindowSeconds: 300\n    selectPolicy: Min\n    policies:\n    - {type: Pods, value: 2, periodSeconds: 60}\n    - {type: Percent, value: 50, periodSeconds: 60}\n";
+        let h = hpa(&format!("  behavior:\n   scaleUp:\n{rules}   scaleDown:\n{rules}").replace("\n    ", "\n     "));
+        let (up, down) = scaling_limits(&h, 10);
+        // TestCalculateScaleUpLimitWithScalingRules: current 1 → 2.
+        assert_eq!(up[1], 2);
+        // TestCalculateScaleDownLimitWithBehaviors: current 5 → 3.
+        assert_eq!(down[5], 3);
+    }
+
+    #[test]
+    fn behavior_defaults_and_disabled_directions() {
+        // Defaults: up max(current + 4, 2 × current); down to 0 at once.
+        let h = hpa("  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60}\n");
+        let (up, down) = scaling_limits(&h, 10);
+        assert_eq!((up[1], up[6]), (5, 12));
+        assert_eq!(down[6], 0);
+        let h = hpa("  behavior:\n    scaleDown: {selectPolicy: Disabled}\n");
+        let (_, down) = scaling_limits(&h, 10);
+        assert_eq!(down[6], 6);
     }
 }

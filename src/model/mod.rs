@@ -123,6 +123,8 @@ struct Context<'a> {
     terms: Vec<&'a ir::IrAffinityTerm>,
     term_count: usize,
     max_domain: u32,
+    /// Entries per workload in the autoscaler's limit tables (max replicas + 1).
+    hpa_table: usize,
     autoscaled: bool,
     /// Some pod runs on a node with a NoExecute taint it does not tolerate.
     taints: bool,
@@ -171,6 +173,12 @@ impl<'a> Context<'a> {
             terms,
             layout,
             max_domain,
+            hpa_table: ir
+                .workloads
+                .iter()
+                .filter_map(|w| w.autoscaler.as_ref().map(|a| a.up_limit.len()))
+                .max()
+                .unwrap_or(1),
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
             taints: ir.templates.iter().any(|t| t.no_execute != 0),
             startup: ir.workloads.iter().any(|w| w.startup_level > 0),

@@ -5,15 +5,19 @@
  *    when scaling up, pods not running yet count with no usage, and a result back inside the
  *    tolerance keeps the current count;
  *  - horizontal.go normalizeDesiredReplicas: clamp to [minReplicas, min(maxReplicas,
- *    max(2 x current, 4))].
- *  - scale-down stabilisation (horizontal.go stabilizeRecommendation, 300 s by default):
- *    without a clock, a lower recommendation is applied only when the autoscaler sees it a
- *    second time, with anything else free to happen in between.
+ *    max(2 x current, 4))]; with spec.behavior (normalizeDesiredReplicasWithBehaviors) the
+ *    scale-up and scale-down policies bound one decision instead (tables computed before the
+ *    model; each decision starts its own period, as there is no clock);
+ *  - stabilisation windows (stabilizeRecommendation, 300 s down by default; up only with a
+ *    behavior): without a clock, a recommendation in a stabilised direction is applied only
+ *    when the autoscaler sees it a second time, with anything else free to happen in between.
  * The load is a total demand shared by the warm running pods: level (percent of one pod's
  * request) x the workload's starting replicas, so per-pod usage falls as pods are added, as it
  * does behind a load balancer; a pod in its startup phase uses its startup usage instead.
  * It acts once the other controllers are idle, on the settled state.
  */
+/* A recommendation in a direction with a stabilisation window. */
+#define STABILIZED(w) ((h_desired < h_current && hpa_stabilize_down[w]) || (h_desired > h_current && hpa_stabilize_up[w]))
 hidden int h_ready, h_unready, h_demand, h_target, h_current, h_desired, h_limit, h_q, h_total, h_warm, h_cold;
 
 proctype Autoscaler() {
@@ -61,7 +65,7 @@ end_autoscaler:
                fi
             :: else -> h_desired = (h_demand + h_target - 1) / h_target
             fi;
-            h_limit = (2 * h_current > 4 -> 2 * h_current : 4);
+            h_limit = hpa_up_limit[w * HPA_TABLE + h_current];
             if
             :: h_limit > hpa_max[w] -> h_limit = hpa_max[w]
             :: else -> skip
@@ -70,14 +74,24 @@ end_autoscaler:
             :: h_desired < hpa_min[w] -> h_desired = hpa_min[w]
             :: h_desired > h_limit -> h_desired = h_limit
             :: else -> skip
+            fi;
+            /* scale-down policies */
+            if
+            :: h_desired < h_current && h_desired < hpa_down_limit[w * HPA_TABLE + h_current] ->
+               h_desired = hpa_down_limit[w * HPA_TABLE + h_current];
+               if
+               :: h_desired < hpa_min[w] -> h_desired = hpa_min[w]
+               :: else -> skip
+               fi
+            :: else -> skip
             fi
          fi;
          if
-         :: h_desired < h_current && hpa_stabilize_down[w] && down_seen[w] != h_desired ->
+         :: STABILIZED(w) && down_seen[w] != h_desired ->
             /* wait out the window: decide again later */
             down_seen[w] = h_desired;
             mark_hpa(w)
-         :: h_desired != h_current && !(h_desired < h_current && hpa_stabilize_down[w] && down_seen[w] != h_desired) ->
+         :: h_desired != h_current && !(STABILIZED(w) && down_seen[w] != h_desired) ->
             printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (h_ready > 0 -> h_demand / h_ready : 0));
             spec[w] = h_desired; down_seen[w] = 0;
             if
