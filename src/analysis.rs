@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::config::Config;
+use crate::config::{Config, EnvironmentEvent, PreviousWorkload};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::discover::{self, Scope};
 use crate::manifest::{self, Body, Object, Skipped};
@@ -55,6 +55,7 @@ pub fn analyze(request: &Request) -> Analysis {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
     let mut config = load_config(request, &mut sources, &mut diags);
+    exclude_previous_revision(&mut config);
 
     let start = Instant::now();
     let discovery = discover::discover(
@@ -89,6 +90,7 @@ pub fn analyze(request: &Request) -> Analysis {
     }
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
     config.scheduler.profile = load_scheduler_config(&config, &mut sources, &mut diags);
+    config.previous_revision = previous_revision(&config, request, &mut diags);
     check_duplicates(&mut objects, &discovery.scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
     let manifests_time = start.elapsed();
@@ -237,6 +239,75 @@ fn load_scheduler_config(
             None
         }
     }
+}
+
+/// An `apply` event's `from` directory inside the scanned tree holds the previous revision:
+/// it is not part of the current one.
+fn exclude_previous_revision(config: &mut Config) {
+    let Some(EnvironmentEvent::Apply { from }) = config.apply_from().map(|e| &e.value) else {
+        return;
+    };
+    if !config.base_dir.join(from).is_dir() {
+        return;
+    }
+    let rel = from.trim_start_matches("./").trim_end_matches('/').to_string();
+    if rel.is_empty() || rel.starts_with("..") {
+        return;
+    }
+    config.exclude.push(rel.clone());
+    config.exclude.push(format!("{rel}/**"));
+}
+
+/// Read the `apply` event's previous revision: its workloads' replicas and pod templates. Its
+/// own problems are summed up in one warning (it is history, not what is being checked).
+fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics) -> Option<Vec<PreviousWorkload>> {
+    let event = config.apply_from()?;
+    let EnvironmentEvent::Apply { from } = &event.value else {
+        return None;
+    };
+    let revision = match discover::revision::resolve(&config.base_dir, from) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(Diagnostic::error(event.span, format!("`apply`: {e}")));
+            return None;
+        }
+    };
+    let mut old_config = config.clone();
+    old_config.base_dir = revision.root.clone();
+    let mut sources = SourceMap::default();
+    let mut old_diags = Diagnostics::default();
+    let discovery = discover::discover(
+        &discover::Options {
+            paths: std::slice::from_ref(&revision.root),
+            stdin_filename: None,
+            config: &old_config,
+            render: request.render,
+            jobs: request.jobs,
+        },
+        &mut sources,
+        &mut old_diags,
+    );
+    let mut workloads = Vec::new();
+    for batch in &discovery.batches {
+        let loaded = manifest::load(&batch.documents, &batch.default_namespace, &sources, &mut old_diags);
+        for o in loaded.objects {
+            if let Some(w) = o.workload() {
+                workloads.push(PreviousWorkload {
+                    id: o.id.clone(),
+                    replicas: w.replicas.as_ref().map(|r| r.value),
+                    template_hash: w.template_hash,
+                });
+            }
+        }
+    }
+    let errors = old_diags.count(crate::diagnostics::Severity::Error);
+    if errors > 0 {
+        diags.push(Diagnostic::warning(
+            event.span,
+            format!("`apply`: the previous revision `{from}` has {errors} error(s) in its manifests; its other objects are used"),
+        ));
+    }
+    Some(workloads)
 }
 
 /// The same object twice in one scope: `kubectl apply` keeps only the last, so earlier ones

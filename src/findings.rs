@@ -456,6 +456,27 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
+            34 => {
+                let workload = namer.workload(at(1));
+                let after = at(3);
+                let message = match workload.and_then(|w| w.workload()).map(|w| w.replicas.is_some()) {
+                    Some(false) => format!(
+                        "the new revision of {} leaves out spec.replicas, which the previous one set: kubectl apply removes it and spec.replicas falls from {} to its default {after}",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2)
+                    ),
+                    _ => format!(
+                        "the new revision of {} is applied: spec.replicas goes from {} to {after}",
+                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                        at(2)
+                    ),
+                };
+                Step {
+                    actor: "apply",
+                    message,
+                    location: workload.map(replicas_span),
+                }
+            }
             28 => Step {
                 actor: "node-failure",
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),

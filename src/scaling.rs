@@ -25,7 +25,7 @@ pub fn unmodelled_events(config: &crate::config::Config) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = config
         .events
         .iter()
-        .filter(|e| matches!(e.value, Apply { .. }))
+        .filter(|e| matches!(e.value, Apply { .. }) && config.previous_revision.is_none())
         .map(|e| e.value.type_name())
         .collect();
     out.dedup();

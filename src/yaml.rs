@@ -51,6 +51,56 @@ pub enum Value {
 }
 
 impl Node {
+    /// A hash of the node's content: scalars and structure, map keys in sorted order, no
+    /// positions. Two revisions of a pod template with the same hash are the same template.
+    pub fn content_hash(&self) -> u64 {
+        let mut hasher = blake3::Hasher::new();
+        self.feed(&mut hasher);
+        let bytes = hasher.finalize();
+        u64::from_le_bytes(bytes.as_bytes()[..8].try_into().expect("8 bytes"))
+    }
+
+    fn feed(&self, h: &mut blake3::Hasher) {
+        match &self.value {
+            Value::Null => {
+                h.update(b"n");
+            }
+            Value::Bool(b) => {
+                h.update(if *b { b"t" } else { b"f" });
+            }
+            Value::Int(i) => {
+                h.update(b"i");
+                h.update(&i.to_le_bytes());
+            }
+            Value::Float(f) => {
+                h.update(b"d");
+                h.update(&f.to_bits().to_le_bytes());
+            }
+            Value::Str(s) => {
+                h.update(b"s");
+                h.update(&(s.len() as u64).to_le_bytes());
+                h.update(s.as_bytes());
+            }
+            Value::Seq(items) => {
+                h.update(b"[");
+                for item in items {
+                    item.feed(h);
+                }
+                h.update(b"]");
+            }
+            Value::Map(entries) => {
+                let mut sorted: Vec<&(Node, Node)> = entries.iter().collect();
+                sorted.sort_by_key(|(k, _)| k.as_str().unwrap_or_default().to_string());
+                h.update(b"{");
+                for (k, v) in sorted {
+                    k.feed(h);
+                    v.feed(h);
+                }
+                h.update(b"}");
+            }
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Str(s) => Some(s),

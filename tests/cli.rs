@@ -664,6 +664,75 @@ kivi_case! {
     drain_pdb_safe: "drain-pdb-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking: "lownodeutilization-binpacking", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
+    apply_drops_replicas: "apply-drops-replicas", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
+    apply_drops_replicas_safe: "apply-drops-replicas-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+}
+
+/// `apply` from a git ref: the committed revision is what the cluster runs, the working tree
+/// is applied over it (the pull-request case). Real git.
+#[test]
+fn apply_from_a_git_ref_reads_the_committed_revision() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let fixture = std::path::Path::new("fixtures/apply-drops-replicas");
+    for file in [".kivi-lint.yaml", "deploy/hpa.yaml"] {
+        dir.child(file)
+            .write_str(&std::fs::read_to_string(fixture.join(file)).unwrap())
+            .unwrap();
+    }
+    let config = std::fs::read_to_string(fixture.join(".kivi-lint.yaml"))
+        .unwrap()
+        .replace("from: revisions/previous", "from: HEAD");
+    dir.child(".kivi-lint.yaml").write_str(&config).unwrap();
+    dir.child("deploy/storefront.yaml")
+        .write_str(&std::fs::read_to_string(fixture.join("revisions/previous/deploy/storefront.yaml")).unwrap())
+        .unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "release"]);
+    // The change under review: replicas removed.
+    dir.child("deploy/storefront.yaml")
+        .write_str(&std::fs::read_to_string(fixture.join("deploy/storefront.yaml")).unwrap())
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let results = v["units"][0]["verification"]["results"].as_array().unwrap();
+    let r = results.iter().find(|r| r["check"] == "min-replicas-available").unwrap();
+    assert_eq!(r["verdict"], "violated", "{r}");
+    assert!(r["steps"].to_string().contains("kubectl apply removes it"), "{r}");
+
+    // A ref that does not exist is a located error.
+    dir.child(".kivi-lint.yaml")
+        .write_str(&config.replace("from: HEAD", "from: no-such-branch"))
+        .unwrap();
+    kivi()
+        .args(["--color", "never"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(".kivi-lint.yaml:"))
+        .stderr(predicate::str::contains(
+            "`no-such-branch` is not a directory or a git ref",
+        ));
 }
 
 /// The steps of the first violated check of a fixture, as `actor: message` lines.

@@ -205,9 +205,27 @@ pub struct Config {
     pub checks: ChecksConfig,
     pub scaling: Scaling,
     pub suppressions: Vec<Suppression>,
+    /// The workloads of the `apply` event's previous revision, once the analysis has read it.
+    pub previous_revision: Option<Vec<PreviousWorkload>>,
+}
+
+/// A workload as the `apply` event's previous revision writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreviousWorkload {
+    pub id: ObjectId,
+    /// `spec.replicas`, if written.
+    pub replicas: Option<i32>,
+    pub template_hash: u64,
 }
 
 impl Config {
+    /// The `apply` event's `from`, if the config has one.
+    pub fn apply_from(&self) -> Option<&Spanned<EnvironmentEvent>> {
+        self.events
+            .iter()
+            .find(|e| matches!(e.value, EnvironmentEvent::Apply { .. }))
+    }
+
     /// The embedded default, resolved against `base_dir`.
     pub fn default_for(base_dir: &Path, sources: &mut SourceMap) -> Config {
         let mut diags = Diagnostics::default();
@@ -423,6 +441,7 @@ impl ConfigReader<'_, '_> {
             checks: self.checks(root),
             scaling,
             suppressions: self.suppressions(root),
+            previous_revision: None,
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod helm;
 pub mod kustomize;
 pub mod provenance;
+pub mod revision;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read as _;

@@ -72,6 +72,9 @@ pub struct Workload {
     pub min_ready_seconds: i32,
     pub pod_management_policy: Option<PodManagementPolicy>,
     pub template: PodTemplate,
+    /// [`Node::content_hash`] of `spec.template` (as `pod-template-hash` tells revisions apart).
+    #[serde(skip)]
+    pub template_hash: u64,
 }
 
 impl Workload {
@@ -94,6 +97,7 @@ impl Workload {
             min_ready_seconds: 0,
             pod_management_policy: None,
             template,
+            template_hash: 0,
         }
     }
 
@@ -117,6 +121,7 @@ impl Workload {
         } else {
             LabelSelector::read(r, spec, "selector")
         };
+        let template_hash = r.map(spec, "template").map_or(0, |t| t.content_hash());
         let template = match r.map(spec, "template") {
             Some(t) => PodTemplate::read(r, t),
             None => {
@@ -150,6 +155,7 @@ impl Workload {
             min_ready_seconds: r.count(spec, "minReadySeconds").map_or(0, |v| v.value),
             pod_management_policy,
             template,
+            template_hash,
         }
     }
 }

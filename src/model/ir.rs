@@ -397,6 +397,8 @@ pub fn build(
     let pods_capacity = nodes.len() * pods_per_node.max(1) as usize;
     let mut workloads = Vec::new();
     let mut next_slot = 1;
+    let mut apply_replicas = vec![-1];
+    let mut apply_templates = vec![false];
     for (wi, &w) in workload_objects.iter().enumerate() {
         let workload = objects[w].workload().expect("a workload member");
         let hpa = autoscaler_of(w);
@@ -448,7 +450,23 @@ pub fn build(
         // Replicas beyond what the topology can hold add nothing the model could show.
         // Rollouts are modelled only when the unit checks them; otherwise their extra slots
         // would only multiply the states.
-        let rollout = rollout_of(workload).filter(|_| unit.checks.contains(&"rollout-completes"));
+        // The `apply` event: the cluster runs the previous revision of this workload (if it has
+        // one) until the new one is applied.
+        let previous = config
+            .previous_revision
+            .as_ref()
+            .and_then(|p| p.iter().find(|pw| pw.id == objects[w].id));
+        let template_changed = previous
+            .is_some_and(|p| p.template_hash != workload.template_hash && workload.kind == WorkloadKind::Deployment);
+        // kubectl apply's three-way merge: set what the new manifest sets; a field only the
+        // old one set is removed and defaults (replicas 1); leave what neither sets.
+        let replicas_after_apply = match (previous, &workload.replicas) {
+            (None, _) => -1,
+            (Some(_), Some(r)) => i64::from(r.value),
+            (Some(p), None) if p.replicas.is_some() => 1,
+            (Some(_), None) => -1,
+        };
+        let rollout = rollout_of(workload).filter(|_| unit.checks.contains(&"rollout-completes") || template_changed);
         // A rollout keeps old and new pods side by side: up to maxSurge more, and terminating
         // pods hold their slots until the kubelet is done.
         let rollout_room = if rollout.is_some() {
@@ -469,11 +487,14 @@ pub fn build(
             .min(max_pods.max(0) as usize);
         let slots =
             (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity) + failure_room;
+        let live = previous.map_or(desired, |p| i64::from(p.replicas.unwrap_or(1)));
         let replicas = match &autoscaler {
-            Some(a) => desired.clamp(a.min, a.max),
-            None => desired,
+            Some(a) => live.clamp(a.min, a.max),
+            None => live,
         }
         .min(slots as i64);
+        apply_replicas.push(replicas_after_apply.min(slots as i64));
+        apply_templates.push(template_changed);
         let steady = config
             .workloads
             .get(&objects[w].id)
@@ -632,7 +653,10 @@ pub fn build(
                 _ => None,
             }),
             node_drain: config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain)),
-            apply: None,
+            apply: (apply_replicas.iter().any(|r| *r >= 0) || apply_templates.iter().any(|t| *t)).then_some(IrApply {
+                replicas: apply_replicas,
+                template_changed: apply_templates,
+            }),
             eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
             balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
         },

@@ -30,6 +30,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "events/node_maintenance.pml",
     "events/node_failure.pml",
     "events/node_drain.pml",
+    "events/apply.pml",
     "events/node_overload.pml",
     "events/gitops_sync.pml",
     "events/startup.pml",

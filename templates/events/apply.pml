@@ -1,0 +1,31 @@
+/*
+ * Environment event `apply`: `kubectl apply` of the new revision over the previous one, which
+ * the cluster runs until then (the model starts from it). The three-way merge with the
+ * last-applied configuration (staging/src/k8s.io/kubectl/pkg/cmd/apply): a field the new
+ * manifest sets is set; a field only the previous manifest set is removed and takes its
+ * default (spec.replicas: 1), whatever an autoscaler had made of it; a field neither sets is
+ * left to its owner. A changed pod template starts a rollout. Once, at a settled moment.
+ */
+bit applied;
+
+proctype Apply() {
+end_apply:
+  do
+  :: atomic {
+       QUIESCENT && ENVIRONMENT_SETTLED && !applied ->
+       d_step {
+         applied = 1;
+{% for w in ir.workloads %}{% set wi = loop.index %}{% if ir.apply.replicas[wi] >= 0 %}
+         printf("KIVI:34:{{ wi }}:%d:{{ ir.apply.replicas[wi] }}\n", spec[{{ wi }}]);
+         spec[{{ wi }}] = {{ ir.apply.replicas[wi] }}; mark_dc({{ wi }}); mark_hpa({{ wi }});
+{% endif %}{% if ir.apply.template_changed[wi] %}
+         if
+         :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:25:{{ wi }}\n"); mark_dc({{ wi }})
+         :: else -> skip
+         fi;
+{% endif %}{% endfor %}
+         skip
+       }
+     }
+  od
+}
