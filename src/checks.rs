@@ -86,8 +86,12 @@ pub const CHECKS: &[Check] = &[
         aliases: &["replica_num_always_meet_min", "replica_num_always_meet_exp"],
         summary: "available replicas never drop below the minimum once reached",
         definition: "After first reaching it, the number of available replicas of each workload \
-                     never drops below its HPA minReplicas (or spec.replicas without an HPA), or \
-                     below the `min` param when set.",
+                     never drops below its bound: the HPA's minReplicas (or spec.replicas without \
+                     an HPA), lowered to what a PodDisruptionBudget of the workload declares \
+                     enough; or the `min` param when set. With the default bound, pods the \
+                     environment takes away with their node (node-failure, node-maintenance, \
+                     node-overload) make the check wait until the bound is reached again; a \
+                     `min` param holds throughout.",
         level: Level::Error,
         applies: Applies::Always,
         params: &[Param {

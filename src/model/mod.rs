@@ -207,3 +207,27 @@ fn flat(c: &ir::IrConstraint) -> FlatConstraint<'_> {
         domains: &c.domains,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every template file is embedded: one left out would only fail when a model needs it.
+    #[test]
+    fn every_template_file_is_embedded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let mut files = Vec::new();
+        for dir in ["", "controllers", "events", "checks"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "pml") {
+                    files.push(path.strip_prefix(&root).unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        files.sort();
+        let mut embedded: Vec<String> = TEMPLATES.iter().map(|(name, _)| name.to_string()).collect();
+        embedded.sort();
+        assert_eq!(files, embedded);
+    }
+}

@@ -3,8 +3,9 @@
  * (pkg/controller/nodelifecycle) marks its pods not ready at once and taints it
  * node.kubernetes.io/unreachable:NoExecute; the taint eviction controller
  * (pkg/controller/tainteviction) deletes each pod when its toleration of that taint runs out
- * (tolerationSeconds, 300 s from the DefaultTolerationSeconds admission plugin). Pods that
- * tolerate it forever (DaemonSet pods) stay. A deleted pod stays Terminating until its node is
+ * (tolerationSeconds, 300 s from the DefaultTolerationSeconds admission plugin): the model
+ * deletes them together, once the controllers are idle. Pods that tolerate it forever
+ * (DaemonSet pods) stay. A deleted pod stays Terminating until its node is
  * back, but its ReplicaSet replaces it at once.
  * Up to {{ ir.node_failure.count }} node(s) fail, each once, when the cluster has settled.
 {% if ir.node_failure.recover %} * A failed node comes back at any later moment: before its pods' tolerations run out or after.
@@ -61,7 +62,7 @@ proctype NodeFailure() {
 end_node_failure:
   do
   :: atomic {
-       QUIESCENT && failures < FAILURES && ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !failed_once[{{ n }}]){% endfor %}) ->
+       QUIESCENT && ENVIRONMENT_SETTLED && failures < FAILURES && ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !failed_once[{{ n }}]){% endfor %}) ->
        if
 {% for n in range(1, ir.nodes|length + 1) %}
        :: node_ready[{{ n }}] && !failed_once[{{ n }}] -> printf("KIVI:28:{{ n }}\n"); fail_node({{ n }})
@@ -69,16 +70,18 @@ end_node_failure:
        fi
      }
   :: atomic {
-       lost_work > 0 ->
+       /* the tolerations run out (300 s by default) long after the controllers have reacted */
+       lost_work > 0 && CONTROLLERS_IDLE ->
        d_step {
-         f_q = 1;
-         do
-         :: pod[f_q].status == UNREACHABLE && template_failure_eviction[slot_template[f_q]] -> break
-         :: else -> f_q++
-         od;
-         printf("KIVI:29:%d:%d\n", f_q, pod[f_q].node);
-         pod[f_q].status = GONE; lost_work--;
-         mark_dc(WORKLOAD_OF(f_q));
+         for (f_q : 1 .. PODS) {
+           if
+           :: pod[f_q].status == UNREACHABLE && template_failure_eviction[slot_template[f_q]] ->
+              printf("KIVI:29:%d:%d\n", f_q, pod[f_q].node);
+              pod[f_q].status = GONE; lost_work--;
+              mark_dc(WORKLOAD_OF(f_q))
+           :: else -> skip
+           fi
+         }
          f_q = 0
        }
      }
