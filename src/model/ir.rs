@@ -395,6 +395,13 @@ pub fn build(
     };
 
     let pods_capacity = nodes.len() * pods_per_node.max(1) as usize;
+    let node_failure = config.events.iter().find_map(|e| match e.value {
+        EnvironmentEvent::NodeFailure { count, recover } => Some(IrNodeFailure {
+            count: count.min(topology_size(topology)),
+            recover,
+        }),
+        _ => None,
+    });
     let mut workloads = Vec::new();
     let mut next_slot = 1;
     let mut apply_replicas = vec![-1];
@@ -476,14 +483,9 @@ pub fn build(
         };
         // Pods deleted on a failed node keep their slots until the node is back, while their
         // replacements need slots of their own.
-        let failure_room = config
-            .events
-            .iter()
-            .find_map(|e| match e.value {
-                EnvironmentEvent::NodeFailure { count, .. } => Some(count as usize * pods_per_node.max(1) as usize),
-                _ => None,
-            })
-            .unwrap_or(0)
+        let failure_room = node_failure
+            .as_ref()
+            .map_or(0, |f| f.count as usize * pods_per_node.max(1) as usize)
             .min(max_pods.max(0) as usize);
         let slots =
             (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity) + failure_room;
@@ -645,13 +647,7 @@ pub fn build(
             min_available,
             min_resettable: param("min-replicas-available", "min").is_none(),
             disruption_budgets,
-            node_failure: config.events.iter().find_map(|e| match e.value {
-                EnvironmentEvent::NodeFailure { count, recover } => Some(IrNodeFailure {
-                    count: count.min(topology_size(topology)),
-                    recover,
-                }),
-                _ => None,
-            }),
+            node_failure,
             node_drain: config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain)),
             apply: (apply_replicas.iter().any(|r| *r >= 0) || apply_templates.iter().any(|t| *t)).then_some(IrApply {
                 replicas: apply_replicas,
@@ -772,11 +768,6 @@ impl IrDisruptionBudget {
 /// The unit's PodDisruptionBudgets that select pods of its workloads (same namespace).
 fn disruption_budgets(unit: &Unit, objects: &[Object], workloads: &[usize]) -> (Vec<IrDisruptionBudget>, Vec<usize>) {
     use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
-    use crate::manifest::quantity::IntOrPercent;
-    let encode = |v: IntOrPercent| match v {
-        IntOrPercent::Int(i) => i64::from(i),
-        IntOrPercent::Percent(p) => -i64::from(p),
-    };
     let mut budgets = Vec::new();
     let mut names = Vec::new();
     for m in unit.members.iter().filter(|m| m.role == Role::DisruptionBudget) {
@@ -1345,16 +1336,20 @@ fn descheduler(
 /// the policy sets none.
 const SYSTEM_CRITICAL_PRIORITY: i64 = 2_000_000_000;
 
-fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
+/// An IntOrString field as the model stores it: a count, or a percentage negated.
+fn encode(v: crate::manifest::quantity::IntOrPercent) -> i64 {
     use crate::manifest::quantity::IntOrPercent;
+    match v {
+        IntOrPercent::Int(i) => i64::from(i),
+        IntOrPercent::Percent(p) => -i64::from(p),
+    }
+}
+
+fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
     use crate::manifest::workload::UpdateStrategy;
     if workload.kind != WorkloadKind::Deployment {
         return None;
     }
-    let encode = |v: IntOrPercent| match v {
-        IntOrPercent::Int(i) => i64::from(i),
-        IntOrPercent::Percent(p) => -i64::from(p),
-    };
     Some(match &workload.strategy {
         UpdateStrategy::Recreate { .. } => IrRollout {
             recreate: true,
