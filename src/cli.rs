@@ -17,6 +17,8 @@ pub mod exit {
     pub const FINDINGS: u8 = 1;
     pub const INPUT_ERROR: u8 = 2;
     pub const INCONCLUSIVE: u8 = 3;
+    /// Ctrl-C (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
 }
 
 #[derive(Parser, Debug)]
@@ -80,9 +82,27 @@ struct ScanArgs {
     #[arg(long)]
     no_render: bool,
 
-    /// Renders run at once (default: the number of cores).
+    /// Renders and model-checker runs at once (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<usize>,
+
+    /// Verify one topology only: `current` (each pool's `count`) or N nodes in every pool.
+    /// Default: the incremental search from the smallest topology up.
+    #[arg(long, value_name = "N|current", value_parser = parse_scale)]
+    scale: Option<crate::scaling::Scale>,
+
+    /// Keep searching larger topologies after a check's first violation.
+    #[arg(long)]
+    all: bool,
+
+    /// Where compiled models are kept between runs (default: $KIVI_LINT_CACHE_DIR, else the
+    /// user cache directory, ~/.cache/kivi-lint).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+
+    /// Neither read nor write the cache.
+    #[arg(long)]
+    no_cache: bool,
 
     /// Read PROMELA templates from DIR where it has a file of the same name (experiments).
     #[arg(long, value_name = "DIR")]
@@ -95,6 +115,38 @@ struct ScanArgs {
     /// Exit 1 when a finding at or above this level exists (`never`: findings do not fail).
     #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
     fail_on: FailOn,
+}
+
+fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
+    use crate::scaling::Scale;
+    match s {
+        "current" => Ok(Scale::Current),
+        n => match n.parse::<u32>() {
+            Ok(n) if (1..=30).contains(&n) => Ok(Scale::Nodes(n)),
+            _ => Err("expected `current` or a node count per pool from 1 to 30".into()),
+        },
+    }
+}
+
+/// The cache directory: the flag, else KIVI_LINT_CACHE_DIR, else the user cache directory.
+fn cache_dir(scan: &ScanArgs) -> Option<PathBuf> {
+    if scan.no_cache {
+        return None;
+    }
+    let nonempty = |v: std::ffi::OsString| (!v.is_empty()).then(|| PathBuf::from(v));
+    scan.cache_dir
+        .clone()
+        .or_else(|| std::env::var_os("KIVI_LINT_CACHE_DIR").and_then(nonempty))
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .and_then(nonempty)
+                .map(|d| d.join("kivi-lint"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(nonempty)
+                .map(|d| d.join(".cache").join("kivi-lint"))
+        })
 }
 
 /// The lowest finding level that makes the run fail.
@@ -239,9 +291,34 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     let generator = crate::model::Generator::new(scan.templates_dir.as_deref())?;
     let options = crate::scaling::Options {
         emit_models: scan.emit_models.clone(),
-        ..crate::scaling::Options::default()
+        jobs,
+        scale: scan.scale.unwrap_or(crate::scaling::Scale::Search),
+        all: scan.all,
     };
-    let results = crate::scaling::verify(&analysis, &generator, &tools, &options);
+    let engine_options = crate::engine::Options::default();
+    let cache = cache_dir(scan);
+    let engine = match crate::engine::Engine::new(tools, engine_options.clone(), cache.as_deref()) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!("cache directory unusable ({e}); running without a cache");
+            crate::engine::Engine::new(crate::engine::Tools::find()?, engine_options, None)?
+        }
+    };
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let cancel = std::sync::Arc::clone(&cancel);
+        // Ctrl-C: stop every model-checker run (each leads its own process group) and exit.
+        let _ = ctrlc::set_handler(move || cancel.store(true, std::sync::atomic::Ordering::Relaxed));
+    }
+    let progress = crate::progress::Reporter::new(global.quiet);
+    let results = crate::scaling::verify(&analysis, &generator, &engine, &options, &cancel, &|p| {
+        progress.update(p)
+    });
+    progress.finish();
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("error: interrupted");
+        return Ok(exit::INTERRUPTED);
+    }
     let report = match global.format {
         Format::Json => report::json::units(&analysis, Some(&results)),
         Format::Human => report::human::results(&analysis, &results, stdout_color),

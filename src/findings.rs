@@ -35,6 +35,9 @@ pub enum Verdict {
 pub struct CheckResult {
     pub check: &'static str,
     pub verdict: Verdict,
+    /// Where the verdict was reached: the topology of the violation or of the inconclusive
+    /// run, or the largest one a verified check was verified on.
+    pub topology: Option<crate::model::Topology>,
 }
 
 /// Names of things in the model, for messages.

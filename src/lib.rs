@@ -15,6 +15,7 @@ pub mod findings;
 pub mod manifest;
 pub mod model;
 pub mod process;
+pub mod progress;
 pub mod report;
 pub mod scaling;
 pub mod source;

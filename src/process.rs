@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{Read, Seek};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -27,6 +28,8 @@ pub enum RunError {
     Spawn { program: String, message: String },
     #[error("`{program}` did not finish within {} s and was stopped", limit.as_secs_f64())]
     TimedOut { program: String, limit: Duration },
+    #[error("`{program}` was stopped: the run was cancelled")]
+    Cancelled { program: String },
     #[error("{0}")]
     Io(String),
 }
@@ -40,7 +43,17 @@ impl From<RunError> for String {
 /// Run `command` to completion or until `timeout`. Output goes to temporary files, so a child
 /// that writes a lot cannot block on a full pipe while we wait. The child leads its own process
 /// group, so a compiler's or renderer's own children are stopped with it.
-pub fn run(mut command: Command, timeout: Duration) -> Result<Finished, RunError> {
+pub fn run(command: Command, timeout: Duration) -> Result<Finished, RunError> {
+    run_cancellable(command, timeout, None)
+}
+
+/// [`run`], also stopping the child (and its group) as soon as `cancel` is set: Ctrl-C, or a
+/// result elsewhere that makes this one useless.
+pub fn run_cancellable(
+    mut command: Command,
+    timeout: Duration,
+    cancel: Option<&AtomicBool>,
+) -> Result<Finished, RunError> {
     let program = command.get_program().to_string_lossy().into_owned();
     let io = |e: std::io::Error| RunError::Io(format!("running `{program}`: {e}"));
     let mut out = tempfile::tempfile().map_err(io)?;
@@ -55,9 +68,23 @@ pub fn run(mut command: Command, timeout: Duration) -> Result<Finished, RunError
         program: program.clone(),
         message: e.to_string(),
     })?;
-    let status = match child.wait_timeout(timeout).map_err(io)? {
-        Some(status) => status,
-        None => {
+    // Without a cancel flag one wait does; with one, wait in short slices and look at it.
+    let slice = if cancel.is_some() {
+        Duration::from_millis(20)
+    } else {
+        timeout
+    };
+    let status = loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        if let Some(status) = child.wait_timeout(slice.min(left)).map_err(io)? {
+            break status;
+        }
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Err(RunError::Cancelled { program });
+        }
+        if started.elapsed() >= timeout {
             kill_group(child.id());
             let _ = child.wait();
             return Err(RunError::TimedOut {
@@ -88,6 +115,8 @@ fn kill_group(pid: u32) {
     let _ = Command::new("kill")
         .args(["-s", "KILL", "--"])
         .arg(format!("-{pid}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status();
 }
 
@@ -111,6 +140,15 @@ mod tests {
         assert!(matches!(
             run(c, Duration::from_millis(200)),
             Err(RunError::TimedOut { .. })
+        ));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let cancel = AtomicBool::new(true);
+        let mut c = Command::new("sh");
+        c.args(["-c", "sleep 30 & sleep 30"]);
+        let started = Instant::now();
+        assert!(matches!(
+            run_cancellable(c, Duration::from_secs(60), Some(&cancel)),
+            Err(RunError::Cancelled { .. })
         ));
         assert!(started.elapsed() < Duration::from_secs(5));
         assert!(matches!(

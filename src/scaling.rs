@@ -1,12 +1,25 @@
-//! Running the verification of units. For now one topology per unit: the cluster as the config
-//! describes it today (each pool's `count`); the incremental search over topologies follows.
+//! The incremental scaling search: each unit is verified on its topologies (nodes per pool,
+//! starting replicas per workload) from the smallest up to the confident size, and a check
+//! stops at its first violation, so the counterexample is the smallest cluster that shows it.
+//!
+//! One model is rendered and compiled per unit (its topologies are fed to it at run time), and
+//! the runs are spread over `jobs` threads. A run at a larger topology may start before the
+//! smaller ones are done; it is kept only if it monitored exactly the checks a one-by-one
+//! search would have, so verdicts and counterexamples do not depend on `jobs`.
 
+pub mod topologies;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::analysis::Analysis;
-use crate::engine::{self, Search, Tools};
+use crate::engine::{self, Engine, TraceEvent};
 use crate::findings::{self, CheckResult, Verdict};
-use crate::model::{self, Generator, Topology};
+use crate::model::{self, Generator, Ir, Names, Shape, Topology};
+pub use topologies::{Plan, Scale};
 
 /// Checks the model has a template for; the others are reported as not checked yet.
 pub const MODELLED_CHECKS: &[&str] = &[
@@ -32,13 +45,24 @@ pub fn unmodelled_events(config: &crate::config::Config) -> Vec<&'static str> {
     out
 }
 
+/// How far the search went for a unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchSummary {
+    /// Topologies the search had, after deduplication and the `maxTopologies` cap.
+    pub planned: usize,
+    /// Topologies that were run (a search stops early once every check is decided).
+    pub explored: usize,
+    /// The largest topology every still-open check was verified on.
+    pub verified_up_to: Option<Topology>,
+    /// What bounds the search (`scaling.maxNodes`, the pools' `max`, ...).
+    pub bound: String,
+}
+
 #[derive(Clone, Debug)]
 pub struct UnitResult {
     pub unit: usize,
-    pub topology: Topology,
-    pub nodes: usize,
-    pub pod_slots: usize,
     pub results: Vec<CheckResult>,
+    pub search: SearchSummary,
     pub timings: engine::Timings,
     /// States pan stored, over all its runs for the unit.
     pub states: u64,
@@ -46,141 +70,565 @@ pub struct UnitResult {
     pub elapsed: Duration,
 }
 
+/// Progress of a verification, for a progress bar or log lines.
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    pub units_done: usize,
+    pub units: usize,
+    pub runs_done: usize,
+    /// Runs planned: topologies of the units still searching, plus those done.
+    pub runs: usize,
+    /// The unit of the run that finished last.
+    pub current: String,
+}
+
 pub struct Options {
-    pub engine: engine::Options,
-    /// Write each generated model to `<dir>/<unit id>.pml`.
-    pub emit_models: Option<std::path::PathBuf>,
+    /// Write each unit's model to `<dir>/<unit id>.pml` and its inputs beside it.
+    pub emit_models: Option<PathBuf>,
+    pub jobs: usize,
+    pub scale: Scale,
+    /// Keep searching larger topologies after a check's first violation.
+    pub all: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            engine: engine::Options {
-                search: Search::Safety { shortest: true },
-                ..engine::Options::default()
-            },
             emit_models: None,
+            jobs: 1,
+            scale: Scale::Search,
+            all: false,
         }
     }
 }
 
-/// Verify every unit of the analysis.
-pub fn verify(analysis: &Analysis, generator: &Generator, tools: &Tools, options: &Options) -> Vec<UnitResult> {
-    let topology = Topology::current(&analysis.config);
-    analysis
+/// One topology of a unit, ready to run.
+struct Point {
+    topology: Topology,
+    ir: Ir,
+    names: Names,
+    /// Index into the unit's models.
+    model: usize,
+}
+
+/// A unit's search: its points, smallest first, and the models they run on.
+struct UnitPlan {
+    unit: usize,
+    name: String,
+    checks: Vec<&'static str>,
+    points: Vec<Point>,
+    models: Vec<String>,
+    shape: Shape,
+    bound: String,
+    /// A failure before any run (the IR of the first topology could not be built).
+    failure: Option<String>,
+    generate: Duration,
+}
+
+/// What one check came to at one topology.
+#[derive(Clone, Debug, PartialEq)]
+enum PointVerdict {
+    Verified,
+    Violated(Vec<TraceEvent>),
+    Inconclusive(engine::Inconclusive),
+}
+
+/// The runs at one topology, starting from a set of checks.
+#[derive(Clone, Debug)]
+struct PointResult {
+    group: Vec<&'static str>,
+    verdicts: Vec<(&'static str, PointVerdict)>,
+    timings: engine::Timings,
+    states: u64,
+}
+
+/// Verify every unit of the analysis. `cancel` (Ctrl-C) stops every run; `progress` hears of
+/// each finished run.
+pub fn verify(
+    analysis: &Analysis,
+    generator: &Generator,
+    engine: &Engine,
+    options: &Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Vec<UnitResult> {
+    let started = Instant::now();
+    let plans: Vec<UnitPlan> = analysis
         .units
         .iter()
         .enumerate()
-        .map(|(i, unit)| {
-            let started = Instant::now();
-            let not_checked = |results: &mut Vec<CheckResult>| {
-                for check in &unit.checks {
-                    if !results.iter().any(|r| r.check == *check) {
-                        results.push(CheckResult {
-                            check,
-                            verdict: Verdict::NotChecked,
-                        });
-                    }
-                }
-            };
-            let mut results = Vec::new();
-            let mut timings = engine::Timings::default();
-            let mut states = 0;
-            let mut generate = Duration::ZERO;
-            let mut nodes = 0;
-            let mut pod_slots = 0;
-            let modelled: Vec<&'static str> = unit
-                .checks
-                .iter()
-                .copied()
-                .filter(|c| MODELLED_CHECKS.contains(c))
-                .collect();
-            if !modelled.is_empty() {
-                let built = model::ir::build(
-                    unit,
-                    &analysis.objects,
-                    &analysis.config,
-                    &topology,
-                    analysis.config.scaling.pods_per_node,
-                );
-                match built {
-                    Err(e) => {
-                        for check in &modelled {
-                            results.push(CheckResult {
-                                check,
-                                verdict: Verdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
-                            });
-                        }
-                    }
-                    Ok((ir, names)) => {
-                        nodes = ir.nodes.len();
-                        pod_slots = ir.pod_slots;
-                        // One model monitors every check still open; a violation decides its
-                        // check, and the others are run again without it.
-                        let mut open = modelled.clone();
-                        while !open.is_empty() {
-                            let t = Instant::now();
-                            let rendered = generator.render(&ir, &open);
-                            generate += t.elapsed();
-                            let outcome = match rendered {
-                                Err(e) => Err(e.to_string()),
-                                Ok(promela) => emit(options, &unit.id, &promela)
-                                    .and_then(|()| engine::verify(&promela, tools, &options.engine))
-                                    .map_err(|e| e.to_string()),
-                            };
-                            let decided: Vec<(&'static str, Verdict)> = match outcome {
-                                Err(e) => open.iter().map(|c| (*c, Verdict::Inconclusive(engine::Inconclusive::EngineError(e.clone())))).collect(),
-                                Ok(outcome) => {
-                                    add(&mut timings, &outcome.timings);
-                                    states += outcome.statistics.states_stored;
-                                    match outcome.verdict {
-                                        engine::Verdict::Verified => open.iter().map(|c| (*c, Verdict::Verified)).collect(),
-                                        engine::Verdict::Inconclusive(why) => open.iter().map(|c| (*c, Verdict::Inconclusive(why.clone()))).collect(),
-                                        engine::Verdict::Violated { trace, violation } => {
-                                            let (steps, location) = findings::decode(&trace, &ir, &names, &analysis.objects);
-                                            match findings::violated_check(&trace) {
-                                                Some(check) if open.contains(&check) => vec![(check, Verdict::Violated { steps, location })],
-                                                _ => open
-                                                    .iter()
-                                                    .map(|c| {
-                                                        (*c, Verdict::Inconclusive(engine::Inconclusive::EngineError(format!("the model stopped without a check failing ({violation:?})"))))
-                                                    })
-                                                    .collect(),
-                                            }
-                                        }
-                                    }
-                                }
-                            };
-                            for (check, verdict) in decided {
-                                open.retain(|c| *c != check);
-                                results.push(CheckResult { check, verdict });
-                            }
-                        }
-                    }
-                }
-            }
-            not_checked(&mut results);
-            UnitResult {
-                unit: i,
-                topology: topology.clone(),
-                nodes,
-                pod_slots,
-                results,
-                timings,
-                states,
-                generate,
-                elapsed: started.elapsed(),
-            }
-        })
+        .map(|(i, _)| plan_unit(analysis, generator, options, i))
+        .collect();
+    if let Some(dir) = &options.emit_models {
+        emit(dir, analysis, &plans);
+    }
+    let outcomes = search(&plans, engine, options, cancel, progress);
+    tracing::debug!("verified {} units in {:.2?}", plans.len(), started.elapsed());
+    plans
+        .iter()
+        .zip(outcomes)
+        .map(|(plan, (points, elapsed))| conclude(analysis, plan, &points, options, elapsed))
         .collect()
 }
 
-fn emit(options: &Options, unit: &str, promela: &str) -> Result<(), engine::EngineError> {
-    if let Some(dir) = &options.emit_models {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join(format!("{unit}.pml")), promela)?;
+fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: usize) -> UnitPlan {
+    let unit = &analysis.units[i];
+    let started = Instant::now();
+    let checks: Vec<&'static str> = unit
+        .checks
+        .iter()
+        .copied()
+        .filter(|c| MODELLED_CHECKS.contains(c))
+        .collect();
+    let mut plan = UnitPlan {
+        unit: i,
+        name: unit.name.clone(),
+        checks,
+        points: Vec::new(),
+        models: Vec::new(),
+        shape: Shape::default(),
+        bound: String::new(),
+        failure: None,
+        generate: Duration::ZERO,
+    };
+    if plan.checks.is_empty() {
+        return plan;
     }
-    Ok(())
+    let topologies = topologies::plan(unit, &analysis.objects, &analysis.config, options.scale);
+    plan.bound = topologies.bound;
+    let pods_per_node = analysis.config.scaling.pods_per_node;
+    let mut built = Vec::new();
+    for topology in topologies.topologies {
+        match model::ir::build(unit, &analysis.objects, &analysis.config, &topology, pods_per_node) {
+            Ok((ir, names)) => built.push((topology, ir, names)),
+            // A larger topology than the model holds ends the search there.
+            Err(e) if !built.is_empty() => {
+                plan.bound = format!("{} ({e})", plan.bound);
+                break;
+            }
+            Err(e) => {
+                plan.failure = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    plan.shape = Shape::of(built.iter().map(|(_, ir, _)| ir));
+    for (topology, ir, names) in built {
+        let rendered = match generator.render(&ir, &plan.shape) {
+            Ok(text) => text,
+            Err(e) => {
+                plan.failure = Some(e.to_string());
+                break;
+            }
+        };
+        // Topologies whose models render alike share one model (and one compiled pan).
+        let model = match plan.models.iter().position(|m| *m == rendered) {
+            Some(k) => k,
+            None => {
+                plan.models.push(rendered);
+                plan.models.len() - 1
+            }
+        };
+        plan.points.push(Point {
+            topology,
+            ir,
+            names,
+            model,
+        });
+    }
+    plan.generate = started.elapsed();
+    plan
+}
+
+fn emit(dir: &std::path::Path, analysis: &Analysis, plans: &[UnitPlan]) {
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for plan in plans {
+            let id = &analysis.units[plan.unit].id;
+            for (k, model) in plan.models.iter().enumerate() {
+                let name = if k == 0 {
+                    format!("{id}.pml")
+                } else {
+                    format!("{id}.{k}.pml")
+                };
+                std::fs::write(dir.join(name), model)?;
+            }
+            for (t, point) in plan.points.iter().enumerate() {
+                std::fs::write(
+                    dir.join(format!("{id}.{}.input", t + 1)),
+                    model::input(&point.ir, &plan.shape, &plan.checks),
+                )?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = write() {
+        tracing::warn!("cannot write the models to {}: {e}", dir.display());
+    }
+}
+
+/// A run to do: the point of a unit, monitoring `group`.
+struct Job {
+    id: u64,
+    plan: usize,
+    point: usize,
+    group: Vec<&'static str>,
+    cancel: Arc<AtomicBool>,
+}
+
+/// A run under way: the checks it monitors, its cancel flag, its job id.
+type Running = (Vec<&'static str>, Arc<AtomicBool>, u64);
+
+/// Per unit: the accepted result of each point, and for how long its runs took.
+type Searched = (Vec<Option<PointResult>>, Duration);
+
+/// Where a unit's sequential search stands, given the results so far.
+struct Walk {
+    /// The first point without an accepted result (points.len() when finished).
+    next: usize,
+    /// Checks still open at `next`.
+    open: Vec<&'static str>,
+}
+
+fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
+    let mut open = plan.checks.clone();
+    for (t, result) in results.iter().enumerate() {
+        if open.is_empty() {
+            return Walk {
+                next: plan.points.len(),
+                open,
+            };
+        }
+        match result {
+            Some(r) if r.group == open => {
+                for (check, verdict) in &r.verdicts {
+                    let decided = match verdict {
+                        PointVerdict::Verified => false,
+                        PointVerdict::Violated(_) => !all,
+                        PointVerdict::Inconclusive(_) => true,
+                    };
+                    if decided {
+                        open.retain(|c| c != check);
+                    }
+                }
+            }
+            _ => return Walk { next: t, open },
+        }
+    }
+    Walk {
+        next: plan.points.len(),
+        open,
+    }
+}
+
+fn search(
+    plans: &[UnitPlan],
+    engine: &Engine,
+    options: &Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Vec<Searched> {
+    let mut results: Vec<Vec<Option<PointResult>>> = plans.iter().map(|p| vec![None; p.points.len()]).collect();
+    let mut elapsed = vec![Duration::ZERO; plans.len()];
+    // Per unit, the running jobs: point → (group, cancel flag, job id).
+    let mut running: Vec<BTreeMap<usize, Running>> = vec![BTreeMap::new(); plans.len()];
+    let mut next_id = 0u64;
+    let jobs: Mutex<std::collections::VecDeque<Job>> = Mutex::new(Default::default());
+    let (done_tx, done_rx) = mpsc::channel::<(u64, usize, usize, Option<PointResult>, Duration)>();
+    let (wake_tx, wake_rx) = mpsc::channel::<()>();
+    let wake_rx = Mutex::new(wake_rx);
+    let workers = options.jobs.max(1);
+    let mut state = Progress {
+        units: plans.len(),
+        ..Progress::default()
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let done_tx = done_tx.clone();
+            let (jobs, wake_rx) = (&jobs, &wake_rx);
+            scope.spawn(move || {
+                loop {
+                    // Wait to be woken, then take a job; `Err` means the coordinator is done.
+                    if wake_rx.lock().unwrap_or_else(|e| e.into_inner()).recv().is_err() {
+                        return;
+                    }
+                    let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let Some(job) = job else { continue };
+                    let t = Instant::now();
+                    // A panic in a run must not leave the coordinator waiting for it.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_point(&plans[job.plan], job.point, &job.group, engine, &job.cancel)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Some(PointResult {
+                            group: job.group.clone(),
+                            verdicts: job
+                                .group
+                                .iter()
+                                .map(|c| {
+                                    let why =
+                                        engine::Inconclusive::EngineError("internal error (a bug in kivi-lint)".into());
+                                    (*c, PointVerdict::Inconclusive(why))
+                                })
+                                .collect(),
+                            timings: engine::Timings::default(),
+                            states: 0,
+                        })
+                    });
+                    if done_tx
+                        .send((job.id, job.plan, job.point, result, t.elapsed()))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut in_flight = 0usize;
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                for r in running.iter().flat_map(|m| m.values()) {
+                    r.1.store(true, Ordering::Relaxed);
+                }
+            }
+            // Accept what is consistent, cancel what no longer is, and queue the next runs.
+            let mut finished_units = 0;
+            let mut candidates: Vec<(usize, usize, Vec<&'static str>)> = Vec::new();
+            state.runs = 0;
+            state.runs_done = 0;
+            for (u, plan) in plans.iter().enumerate() {
+                let w = walk(plan, &results[u], options.all);
+                // Runs that can no longer be accepted are stopped (their results come back empty).
+                for (&point, (group, flag, _)) in &running[u] {
+                    if point < w.next || (point == w.next && *group != w.open) || w.open.is_empty() {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                }
+                let done = w.next >= plan.points.len() || w.open.is_empty() || plan.failure.is_some();
+                state.runs_done += results[u].iter().filter(|r| r.is_some()).count();
+                state.runs += if done {
+                    results[u].iter().filter(|r| r.is_some()).count()
+                } else {
+                    plan.points.len()
+                };
+                if done {
+                    finished_units += 1;
+                    continue;
+                }
+                // Speculate: later points run with the checks open now, which is what a
+                // one-by-one search will have unless an earlier point decides one.
+                for (point, result) in results[u].iter().enumerate().skip(w.next) {
+                    let wanted = result.as_ref().is_none_or(|r| r.group != w.open);
+                    let busy = running[u]
+                        .get(&point)
+                        .is_some_and(|(g, f, _)| *g == w.open && !f.load(Ordering::Relaxed));
+                    if wanted && !busy {
+                        candidates.push((point, u, w.open.clone()));
+                    }
+                }
+            }
+            state.units_done = finished_units;
+            if finished_units == plans.len() || (cancel.load(Ordering::Relaxed) && in_flight == 0) {
+                break;
+            }
+            // Smallest points first, across units.
+            candidates.sort_by_key(|(point, u, _)| (*point, *u));
+            let free = (workers + 1).saturating_sub(in_flight);
+            if !cancel.load(Ordering::Relaxed) {
+                for (point, u, group) in candidates.into_iter().take(free) {
+                    let flag = Arc::new(AtomicBool::new(false));
+                    next_id += 1;
+                    if let Some((_, old, _)) = running[u].insert(point, (group.clone(), Arc::clone(&flag), next_id)) {
+                        old.store(true, Ordering::Relaxed);
+                    }
+                    jobs.lock().unwrap_or_else(|e| e.into_inner()).push_back(Job {
+                        id: next_id,
+                        plan: u,
+                        point,
+                        group,
+                        cancel: flag,
+                    });
+                    in_flight += 1;
+                    let _ = wake_tx.send(());
+                }
+            }
+            if in_flight == 0 {
+                // Nothing runs and nothing could be queued: cancelled before starting.
+                break;
+            }
+            let Ok((id, u, point, result, took)) = done_rx.recv_timeout(Duration::from_millis(100)) else {
+                continue;
+            };
+            in_flight -= 1;
+            elapsed[u] += took;
+            if running[u].get(&point).is_some_and(|(_, _, current)| *current == id) {
+                running[u].remove(&point);
+            }
+            // A point the search has passed keeps the result it was accepted with.
+            if let Some(result) = result
+                && point >= walk(&plans[u], &results[u], options.all).next
+            {
+                results[u][point] = Some(result);
+            }
+            state.runs_done += 1;
+            state.current = plans[u].name.clone();
+            progress(&state);
+        }
+        drop(wake_tx);
+    });
+    results.into_iter().zip(elapsed).collect()
+}
+
+/// Run one topology of a plan: the model monitors `group`; a violation decides its check and
+/// the others run again without it. `None` when cancelled.
+fn run_point(
+    plan: &UnitPlan,
+    t: usize,
+    group: &[&'static str],
+    engine: &Engine,
+    cancel: &AtomicBool,
+) -> Option<PointResult> {
+    let point = &plan.points[t];
+    let model = &plan.models[point.model];
+    let mut result = PointResult {
+        group: group.to_vec(),
+        verdicts: Vec::new(),
+        timings: engine::Timings::default(),
+        states: 0,
+    };
+    let mut open = group.to_vec();
+    while !open.is_empty() {
+        let input = model::input(&point.ir, &plan.shape, &open);
+        let outcome = match engine.verify(model, &input, cancel) {
+            Ok(o) => o,
+            Err(e) => {
+                let why = engine::Inconclusive::EngineError(e.to_string());
+                result
+                    .verdicts
+                    .extend(open.iter().map(|c| (*c, PointVerdict::Inconclusive(why.clone()))));
+                break;
+            }
+        };
+        add(&mut result.timings, &outcome.timings);
+        result.states += outcome.statistics.states_stored;
+        match outcome.verdict {
+            engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,
+            engine::Verdict::Verified => {
+                result
+                    .verdicts
+                    .extend(open.iter().map(|c| (*c, PointVerdict::Verified)));
+                break;
+            }
+            engine::Verdict::Inconclusive(why) => {
+                result
+                    .verdicts
+                    .extend(open.iter().map(|c| (*c, PointVerdict::Inconclusive(why.clone()))));
+                break;
+            }
+            engine::Verdict::Violated { trace, violation } => match findings::violated_check(&trace) {
+                Some(check) if open.contains(&check) => {
+                    open.retain(|c| *c != check);
+                    result.verdicts.push((check, PointVerdict::Violated(trace)));
+                }
+                _ => {
+                    let why = engine::Inconclusive::EngineError(format!(
+                        "the model stopped without a check failing ({violation:?})"
+                    ));
+                    result
+                        .verdicts
+                        .extend(open.iter().map(|c| (*c, PointVerdict::Inconclusive(why.clone()))));
+                    break;
+                }
+            },
+        }
+    }
+    Some(result)
+}
+
+/// Turn a unit's accepted results into verdicts: each check's first violation (or first
+/// inconclusive run), else verified up to the last topology it ran on.
+fn conclude(
+    analysis: &Analysis,
+    plan: &UnitPlan,
+    results: &[Option<PointResult>],
+    options: &Options,
+    elapsed: Duration,
+) -> UnitResult {
+    let unit = &analysis.units[plan.unit];
+    let w = walk(plan, results, options.all);
+    let accepted: Vec<&PointResult> = results.iter().take(w.next).map_while(Option::as_ref).collect();
+    let mut out = UnitResult {
+        unit: plan.unit,
+        results: Vec::new(),
+        search: SearchSummary {
+            planned: plan.points.len(),
+            explored: accepted.len(),
+            verified_up_to: None,
+            bound: plan.bound.clone(),
+        },
+        timings: engine::Timings::default(),
+        states: 0,
+        generate: plan.generate,
+        elapsed: elapsed + plan.generate,
+    };
+    // Per check: its verdict once decided, else the largest topology it was verified on.
+    let mut decided: BTreeMap<&'static str, (Verdict, Topology)> = BTreeMap::new();
+    let mut verified: BTreeMap<&'static str, Topology> = BTreeMap::new();
+    for (t, r) in accepted.iter().enumerate() {
+        add(&mut out.timings, &r.timings);
+        out.states += r.states;
+        let point = &plan.points[t];
+        for (check, verdict) in &r.verdicts {
+            if decided.contains_key(check) {
+                continue;
+            }
+            match verdict {
+                PointVerdict::Verified => {
+                    verified.insert(check, point.topology.clone());
+                }
+                PointVerdict::Violated(trace) => {
+                    let (steps, location) = findings::decode(trace, &point.ir, &point.names, &analysis.objects);
+                    decided.insert(check, (Verdict::Violated { steps, location }, point.topology.clone()));
+                }
+                PointVerdict::Inconclusive(why) => {
+                    decided.insert(check, (Verdict::Inconclusive(why.clone()), point.topology.clone()));
+                }
+            }
+        }
+        if r.verdicts.iter().all(|(_, v)| *v == PointVerdict::Verified) {
+            out.search.verified_up_to = Some(point.topology.clone());
+        }
+    }
+    for check in &unit.checks {
+        let (verdict, topology) = if let Some((v, t)) = decided.get(check) {
+            (v.clone(), Some(t.clone()))
+        } else if !plan.checks.contains(check) {
+            (Verdict::NotChecked, None)
+        } else if let Some(why) = &plan.failure {
+            (
+                Verdict::Inconclusive(engine::Inconclusive::EngineError(why.clone())),
+                None,
+            )
+        } else if let Some(t) = verified
+            .get(check)
+            .filter(|_| w.next >= plan.points.len() || w.open.is_empty())
+        {
+            (Verdict::Verified, Some(t.clone()))
+        } else {
+            // The search did not finish (Ctrl-C): never a pass.
+            (
+                Verdict::Inconclusive(engine::Inconclusive::Cancelled),
+                verified.get(check).cloned(),
+            )
+        };
+        out.results.push(CheckResult {
+            check,
+            verdict,
+            topology,
+        });
+    }
+    out
 }
 
 fn add(total: &mut engine::Timings, more: &engine::Timings) {
@@ -188,4 +636,41 @@ fn add(total: &mut engine::Timings, more: &engine::Timings) {
     total.compile += more.compile;
     total.pan += more.pan;
     total.replay += more.replay;
+}
+
+/// A topology in words: `3 nodes (zone-a 2, zone-b 1), php-apache from 5 replicas`.
+pub fn describe(analysis: &Analysis, unit: usize, topology: &Topology) -> String {
+    let pools: Vec<String> = analysis
+        .config
+        .cluster
+        .pools
+        .iter()
+        .zip(&topology.nodes_per_pool)
+        .filter(|(_, n)| **n > 0)
+        .map(|(p, n)| format!("{} {n}", p.name))
+        .collect();
+    let nodes = topology.nodes();
+    let mut out = format!(
+        "{nodes} node{} ({})",
+        if nodes == 1 { "" } else { "s" },
+        pools.join(", ")
+    );
+    let replicas: Vec<String> = analysis.units[unit]
+        .workloads()
+        .zip(&topology.replicas)
+        .filter_map(|(w, r)| {
+            r.map(|r| {
+                format!(
+                    "{} from {r} replica{}",
+                    analysis.objects[w].id.name,
+                    if r == 1 { "" } else { "s" }
+                )
+            })
+        })
+        .collect();
+    if !replicas.is_empty() {
+        out.push_str(", ");
+        out.push_str(&replicas.join(", "));
+    }
+    out
 }

@@ -7,15 +7,25 @@
  * controllers and the environment interleave between steps. There is no clock in the state:
  * periodic behaviour is modelled by what may happen next, so the state graph is finite.
  */
-#define NODES {{ ir.nodes|length }}
-#define PODS {{ ir.pod_slots }}
+/*
+ * One compiled model serves every topology of the unit: arrays are sized for the largest
+ * (MAX_NODES, MAX_PODS) and `init` reads the topology's nodes, pods and tables at run time
+ * (kivi_read_input below), so the loops run to the topology's own NODES and PODS.
+ */
+#define MAX_NODES {{ shape.max_nodes }}
+#define MAX_PODS {{ shape.max_pods }}
+hidden byte node_count;
+hidden byte pod_count;
+#define NODES node_count
+#define PODS pod_count
 #define WORKLOADS {{ ir.workloads|length }}
 #define TEMPLATES {{ ir.templates|length }}
 #define CONSTRAINTS {{ constraint_count }}
 #define AFFINITY_TERMS {{ term_count }}
-#define MAX_DOMAIN {{ max_domain }}
+#define MAX_DOMAIN {{ shape.max_domain }}
 #define BUDGETS {{ ir.disruption_budgets|length }}
 #define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
+#define CHECKS {{ check_names|length }}
 
 /* Pod phases. */
 #define FREE 0          /* an unused slot */
@@ -33,14 +43,14 @@ typedef Pod {
   bit warm;             /* past its startup phase (workloads with a startup usage) */
   bit rev;              /* 1: created from the new revision of its template */
 }
-Pod pod[PODS + 1];
+Pod pod[MAX_PODS + 1];
 
-bit node_ready[NODES + 1];
-bit maintained[NODES + 1];      /* node-maintenance: this node had its turn */
+bit node_ready[MAX_NODES + 1];
+bit maintained[MAX_NODES + 1];      /* node-maintenance: this node had its turn */
 byte in_maintenance;            /* the node down for maintenance, 0 for none */
 byte restarting;                /* node-overload: the crashed node restarting, 0 for none */
-byte overloads[NODES + 1];      /* node-overload: crashes per node (counted up to 2) */
-bit cordoned[NODES + 1];        /* node-drain: spec.unschedulable */
+byte overloads[MAX_NODES + 1];      /* node-overload: crashes per node (counted up to 2) */
+bit cordoned[MAX_NODES + 1];        /* node-drain: spec.unschedulable */
 byte draining;                  /* node-drain: the node being drained, 0 for none */
 byte nodes_down;                /* node-failure: failed nodes that will come back */
 byte lost_work;                 /* node-failure: pods on failed nodes the taint eviction will delete */
@@ -73,10 +83,10 @@ byte taint_work;                /* RUNNING pods on nodes with a NoExecute taint 
 #define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
 
 /* Read-only tables, filled once by init (hidden: not part of the state vector). */
-hidden int node_cpu[NODES + 1];
-hidden int node_mem[NODES + 1];
-hidden int node_pod_cap[NODES + 1];
-hidden byte slot_template[PODS + 1];
+hidden int node_cpu[MAX_NODES + 1];
+hidden int node_mem[MAX_NODES + 1];
+hidden int node_pod_cap[MAX_NODES + 1];
+hidden byte slot_template[MAX_PODS + 1];
 hidden byte template_workload[TEMPLATES + 1];
 hidden byte template_node_name[TEMPLATES + 1];    /* spec.nodeName: node index, 255 = no such node */
 hidden int template_no_execute[TEMPLATES + 1];    /* nodes whose NoExecute taints it does not tolerate */
@@ -97,8 +107,8 @@ hidden byte template_hard_count[TEMPLATES + 1];
 hidden byte template_soft_first[TEMPLATES + 1];
 hidden byte template_soft_count[TEMPLATES + 1];
 hidden byte template_require_all[TEMPLATES + 1];  /* the pod has its own spread constraints */
-hidden short affinity_raw[(TEMPLATES + 1) * (NODES + 1)];
-hidden short taint_raw[(TEMPLATES + 1) * (NODES + 1)];
+hidden short affinity_raw[(TEMPLATES + 1) * (MAX_NODES + 1)];
+hidden short taint_raw[(TEMPLATES + 1) * (MAX_NODES + 1)];
 hidden byte constraint_skew[CONSTRAINTS + 1];
 hidden byte constraint_min_domains[CONSTRAINTS + 1];
 hidden byte constraint_domain_count[CONSTRAINTS + 1];
@@ -108,13 +118,13 @@ hidden byte constraint_self[CONSTRAINTS + 1];
 hidden byte constraint_same_revision[CONSTRAINTS + 1];  /* matchLabelKeys: pod-template-hash */
 hidden byte constraint_honor_taints[CONSTRAINTS + 1];   /* nodeTaintsPolicy: Honor */
 hidden int constraint_weight[CONSTRAINTS + 1];   /* ln(domains + 2) x 1000 */
-hidden byte constraint_domain[(CONSTRAINTS + 1) * (NODES + 1)];
+hidden byte constraint_domain[(CONSTRAINTS + 1) * (MAX_NODES + 1)];
 hidden byte template_term_first[TEMPLATES + 1];
 hidden byte template_term_count[TEMPLATES + 1];
 hidden byte term_anti[AFFINITY_TERMS + 1];
 hidden byte term_self[AFFINITY_TERMS + 1];
 hidden int term_counts[AFFINITY_TERMS + 1];       /* bitmask over templates */
-hidden byte term_domain[(AFFINITY_TERMS + 1) * (NODES + 1)];
+hidden byte term_domain[(AFFINITY_TERMS + 1) * (MAX_NODES + 1)];
 hidden byte workload_first_slot[WORKLOADS + 1];
 hidden byte workload_slots[WORKLOADS + 1];
 hidden byte workload_template[WORKLOADS + 1];
@@ -124,7 +134,7 @@ hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, pe
 hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
 hidden byte hpa_stabilize_down[WORKLOADS + 1];
 hidden byte hpa_stabilize_up[WORKLOADS + 1];
-#define HPA_TABLE {{ hpa_table }}
+#define HPA_TABLE {{ shape.hpa_table }}
 hidden short hpa_up_limit[(WORKLOADS + 1) * HPA_TABLE];    /* per current replicas: most after one decision */
 hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate */
@@ -136,6 +146,13 @@ hidden byte workload_autoscaled[WORKLOADS + 1];
 hidden short hpa_min[WORKLOADS + 1];
 hidden short hpa_max[WORKLOADS + 1];
 hidden short hpa_target[WORKLOADS + 1];
+hidden short workload_manifest_replicas[WORKLOADS + 1];  /* gitops-sync: spec.replicas in Git, -1 for none */
+hidden short apply_replicas[WORKLOADS + 1];    /* apply: spec.replicas after the merge, -1 to leave */
+hidden byte failures_max;                      /* node-failure: nodes that may fail */
+hidden int ds_taint_bad[TEMPLATES + 1];     /* descheduler: nodes whose taints the template's pods violate */
+hidden int ds_affinity_bad[TEMPLATES + 1];  /* descheduler: nodes that fail the template's required node affinity */
+hidden int ds_pods_allocatable[MAX_NODES + 1];
+hidden byte check_on[CHECKS + 1];              /* the checks this run monitors */
 
 #define BIT(mask, i) (((mask) >> (i)) & 1)
 /* IntOrString fields: a count, or a percentage stored negated. */
@@ -242,7 +259,7 @@ inline mark_hpa(w) {
 {% include "controllers/deployment.pml" %}
 {% include "controllers/kubelet.pml" %}
 {% if autoscaled %}{% include "controllers/autoscaler.pml" %}{% endif %}
-{% if taints %}{% include "controllers/taint_eviction.pml" %}{% endif %}
+{% if shape.taints %}{% include "controllers/taint_eviction.pml" %}{% endif %}
 {% if ir.descheduler %}{% include "controllers/descheduler.pml" %}{% endif %}
 {% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
 {% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
@@ -254,55 +271,51 @@ inline mark_hpa(w) {
 {% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
 {% if startup %}{% include "events/startup.pml" %}{% endif %}
 {% if rollouts %}{% include "events/rollout.pml" %}{% endif %}
-{% if "pods-schedulable" in checks %}{% include "checks/pods_schedulable.pml" %}{% endif %}
-{% if "min-replicas-available" in checks %}{% include "checks/min_replicas_available.pml" %}{% endif %}
-{% if "no-eviction-loop" in checks %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
-{% if "no-node-overload" in checks %}{% include "checks/no_node_overload.pml" %}{% endif %}
-{% if "no-replica-oscillation" in checks %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
-{% if "pods-balanced" in checks %}{% include "checks/pods_balanced.pml" %}{% endif %}
-{% if "rollout-completes" in checks %}{% include "checks/rollout_completes.pml" %}{% endif %}
+{% if "pods-schedulable" in check_names %}{% include "checks/pods_schedulable.pml" %}{% endif %}
+{% if "min-replicas-available" in check_names %}{% include "checks/min_replicas_available.pml" %}{% endif %}
+{% if "no-eviction-loop" in check_names %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
+{% if "no-node-overload" in check_names %}{% include "checks/no_node_overload.pml" %}{% endif %}
+{% if "no-replica-oscillation" in check_names %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
+{% if "pods-balanced" in check_names %}{% include "checks/pods_balanced.pml" %}{% endif %}
+{% if "rollout-completes" in check_names %}{% include "checks/rollout_completes.pml" %}{% endif %}
+
+/*
+ * The topology, read in init from the file named by KIVI_INPUT: lines of
+ * `table index value`, the tables numbered as in the `if` of init (table 0 ends the input).
+ */
+hidden int in_table, in_index, in_value;
+c_code {
+static FILE *kivi_input;
+void kivi_read_input(void) {
+  if (!kivi_input) {
+    const char *path = getenv("KIVI_INPUT");
+    kivi_input = path ? fopen(path, "r") : 0;
+    if (!kivi_input) { fprintf(stderr, "kivi-lint: no topology input (KIVI_INPUT)\n"); exit(2); }
+  }
+  if (fscanf(kivi_input, "%d %d %d", &in_table, &in_index, &in_value) != 3) {
+    in_table = 0; fclose(kivi_input); kivi_input = 0;
+  }
+}
+}
 
 init {
   d_step {
-{% for n in ir.nodes %}    node_cpu[{{ loop.index }}] = {{ n.cpu }}; node_mem[{{ loop.index }}] = {{ n.mem }}; node_pod_cap[{{ loop.index }}] = {{ n.pods }}; node_ready[{{ loop.index }}] = 1;
-{% endfor %}
-{% for t in ir.templates %}{% set ti = loop.index %}    template_workload[{{ ti }}] = {{ t.workload }}; template_cpu[{{ ti }}] = {{ t.cpu }}; template_mem[{{ ti }}] = {{ t.mem }}; template_static_nodes[{{ ti }}] = {{ t.static_nodes }}; template_node_name[{{ ti }}] = {{ t.node_name }}; template_no_execute[{{ ti }}] = {{ t.no_execute }}; template_tolerates_cordon[{{ ti }}] = {{ t.tolerates_cordon|int }}; template_failure_eviction[{{ ti }}] = {{ t.failure_eviction|int }}; template_daemon[{{ ti }}] = {{ t.daemon|int }};
-    template_hard_first[{{ ti }}] = {{ layout[ti].hard_first }}; template_hard_count[{{ ti }}] = {{ t.hard|length }}; template_soft_first[{{ ti }}] = {{ layout[ti].soft_first }}; template_soft_count[{{ ti }}] = {{ t.soft|length }}; template_require_all[{{ ti }}] = {{ t.require_all|int }}; template_term_first[{{ ti }}] = {{ layout[ti].term_first }}; template_term_count[{{ ti }}] = {{ t.affinity_terms|length }};
-{% for n in range(1, ir.nodes|length + 1) %}{% if t.affinity_raw[n] %}    affinity_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.affinity_raw[n] }};
-{% endif %}{% if t.taint_raw[n] %}    taint_raw[{{ ti }} * (NODES + 1) + {{ n }}] = {{ t.taint_raw[n] }};
-{% endif %}{% endfor %}{% endfor %}
-{% for b in ir.disruption_budgets %}    budget_workloads[{{ loop.index }}] = {{ b.workloads }}; budget_max_unavailable[{{ loop.index }}] = {{ b.max_unavailable|int }}; budget_value[{{ loop.index }}] = {{ b.value }}; budget_always_allow[{{ loop.index }}] = {{ b.always_allow|int }};
-{% endfor %}{% for c in terms %}{% set ci = loop.index %}    term_anti[{{ ci }}] = {{ c.anti|int }}; term_self[{{ ci }}] = {{ c.self_match|int }}; term_counts[{{ ci }}] = {{ c.counts }};
-{% for n in range(1, ir.nodes|length + 1) %}    term_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
-{% endfor %}{% endfor %}
-{% for c in constraints %}{% set ci = loop.index %}    constraint_skew[{{ ci }}] = {{ c.max_skew }}; constraint_min_domains[{{ ci }}] = {{ c.min_domains }}; constraint_domain_count[{{ ci }}] = {{ c.domain_count }}; constraint_included[{{ ci }}] = {{ c.included }}; constraint_counts[{{ ci }}] = {{ c.counts_mask }}; constraint_self[{{ ci }}] = {{ c.self_match|int }}; constraint_same_revision[{{ ci }}] = {{ c.same_revision|int }}; constraint_honor_taints[{{ ci }}] = {{ c.honor_taints|int }}; constraint_weight[{{ ci }}] = {{ c.weight_milli }};
-{% for n in range(1, ir.nodes|length + 1) %}    constraint_domain[{{ ci }} * (NODES + 1) + {{ n }}] = {{ c.domains[n] }};
-{% endfor %}{% endfor %}
-{% for w in ir.workloads %}{% set wi = loop.index %}    workload_first_slot[{{ wi }}] = {{ w.first_slot }}; workload_slots[{{ wi }}] = {{ w.slots }}; workload_template[{{ wi }}] = {{ w.template }}; workload_level_count[{{ wi }}] = {{ w.load_levels|length }}; workload_base[{{ wi }}] = {{ w.load_base }}; workload_startup[{{ wi }}] = {{ w.startup_level }}; workload_startup_unready[{{ wi }}] = {{ w.startup_unready|int }};
-{% for l in w.load_levels %}    LEVEL({{ wi }}, {{ loop.index }}) = {{ l }};
-{% endfor %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}    slot_template[{{ s }}] = {{ w.template }};
-{% endfor %}{% if w.autoscaler %}    workload_autoscaled[{{ wi }}] = 1; hpa_min[{{ wi }}] = {{ w.autoscaler.min }}; hpa_max[{{ wi }}] = {{ w.autoscaler.max }}; hpa_target[{{ wi }}] = {{ w.autoscaler.target }}; hpa_stabilize_down[{{ wi }}] = {{ w.autoscaler.stabilize_down|int }}; hpa_stabilize_up[{{ wi }}] = {{ w.autoscaler.stabilize_up|int }};
-{% for l in w.autoscaler.up_limit %}    hpa_up_limit[{{ wi }} * HPA_TABLE + {{ loop.index0 }}] = {{ l }}; hpa_down_limit[{{ wi }} * HPA_TABLE + {{ loop.index0 }}] = {{ w.autoscaler.down_limit[loop.index0] }};
-{% endfor %}{% endif %}{% if w.rollout %}    rollout_kind[{{ wi }}] = {{ 2 if w.rollout.recreate else 1 }}; rollout_surge[{{ wi }}] = {{ w.rollout.max_surge }}; rollout_unavailable[{{ wi }}] = {{ w.rollout.max_unavailable }};
-{% endif %}    spec[{{ wi }}] = {{ w.replicas }}; load[{{ wi }}] = {{ w.steady_level }}; dc_dirty[{{ wi }}] = 1; dc_work++; min_available[{{ wi }}] = {{ ir.min_available[wi] }}; min_resettable[{{ wi }}] = {{ ir.min_resettable|int }}; workload_bare[{{ wi }}] = {{ w.bare|int }};
-{% set ns = namespace(slot=w.first_slot) %}{% for placed in w.initial %}{% for k in range(placed[1]) %}{% if ns.slot < w.first_slot + w.slots %}    pod[{{ ns.slot }}].status = RUNNING; pod[{{ ns.slot }}].node = {{ placed[0] }}; pod[{{ ns.slot }}].warm = 1; running[{{ wi }}]++;
-    if
-    :: BIT(template_no_execute[{{ w.template }}], {{ placed[0] }}) -> taint_work++
-    :: else -> skip
-    fi;
-{% set ns.slot = ns.slot + 1 %}{% endif %}{% endfor %}{% endfor %}{% if w.initial %}    if
-    :: running[{{ wi }}] >= min_available[{{ wi }}] -> min_reached[{{ wi }}] = 1
-    :: else -> skip
-    fi;
-{% endif %}
-{% endfor %}
+    do
+    :: c_code { kivi_read_input(); };
+       if
+       :: in_table == 0 -> break
+{% for t in input_tables %}       :: in_table == {{ loop.index }} -> {{ t }}
+{% endfor %}       :: else -> assert(false)
+       fi
+    od;
+    in_table = 0; in_index = 0; in_value = 0
   }
   atomic {
     run Scheduler();
     run DeploymentController();
     run Kubelet();
 {% if autoscaled %}    run Autoscaler();
-{% endif %}{% if taints %}    run TaintEviction();
+{% endif %}{% if shape.taints %}    run TaintEviction();
 {% endif %}{% if ir.descheduler %}    run Descheduler();
 {% endif %}{% if ir.load_change %}    run LoadChange();
 {% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
@@ -313,13 +326,13 @@ init {
 {% endif %}{% if ir.gitops_sync %}    run GitopsSync();
 {% endif %}{% if startup %}    run StartupEnds();
 {% endif %}{% if rollouts %}    run Rollout();
-{% endif %}{% if "pods-schedulable" in checks %}    run CheckPodsSchedulable();
-{% endif %}{% if "min-replicas-available" in checks %}    run CheckMinReplicasAvailable();
-{% endif %}{% if "no-eviction-loop" in checks %}    run CheckNoEvictionLoop();
-{% endif %}{% if "no-node-overload" in checks %}    run CheckNoNodeOverload();
-{% endif %}{% if "no-replica-oscillation" in checks %}    run CheckNoReplicaOscillation();
-{% endif %}{% if "pods-balanced" in checks %}    run CheckPodsBalanced();
-{% endif %}{% if "rollout-completes" in checks %}    run CheckRolloutCompletes();
-{% endif %}    skip
+{% endif %}{% for check in check_names %}{% set k = loop.index %}{% if check == "pods-schedulable" %}    if :: check_on[{{ k }}] -> run CheckPodsSchedulable() :: else -> skip fi;
+{% elif check == "min-replicas-available" %}    if :: check_on[{{ k }}] -> run CheckMinReplicasAvailable() :: else -> skip fi;
+{% elif check == "no-eviction-loop" %}    if :: check_on[{{ k }}] -> run CheckNoEvictionLoop() :: else -> skip fi;
+{% elif check == "no-node-overload" %}    if :: check_on[{{ k }}] -> run CheckNoNodeOverload() :: else -> skip fi;
+{% elif check == "no-replica-oscillation" %}    if :: check_on[{{ k }}] -> run CheckNoReplicaOscillation() :: else -> skip fi;
+{% elif check == "pods-balanced" %}    if :: check_on[{{ k }}] -> run CheckPodsBalanced() :: else -> skip fi;
+{% elif check == "rollout-completes" %}    if :: check_on[{{ k }}] -> run CheckRolloutCompletes() :: else -> skip fi;
+{% endif %}{% endfor %}    skip
   }
 }

@@ -13,7 +13,11 @@ fn root() -> PathBuf {
 
 fn kivi() -> Command {
     let mut c = Command::cargo_bin("kivi-lint").expect("binary built");
-    c.current_dir(root()).env_remove("NO_COLOR").env_remove("KIVI_LINT_LOG");
+    c.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("KIVI_LINT_LOG")
+        // Compiled models are shared by the tests of one build, never with the user's cache.
+        .env("KIVI_LINT_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"));
     c
 }
 

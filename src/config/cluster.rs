@@ -161,9 +161,13 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         }
         Some(v.value as u32)
     };
-    let min = bound("min").unwrap_or(1);
-    let max = bound("max").unwrap_or(scaling.max_nodes.max(min));
-    let count = bound("count").unwrap_or(min);
+    // A pool given only a `count` is a fixed size; one given no size scales from 1 to
+    // `scaling.maxNodes`.
+    let (given_min, given_max, given_count) = (bound("min"), bound("max"), bound("count"));
+    let fixed = given_count.filter(|_| given_min.is_none() && given_max.is_none());
+    let min = given_min.or(fixed).unwrap_or(1);
+    let max = given_max.or(fixed).unwrap_or(scaling.max_nodes.max(min));
+    let count = given_count.unwrap_or(min);
     if !(min <= count && count <= max) {
         r.error(
             item.span,

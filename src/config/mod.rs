@@ -137,6 +137,8 @@ impl ChecksConfig {
 pub struct Scaling {
     pub max_nodes: u32,
     pub pods_per_node: u32,
+    /// At most this many topologies per unit, smallest first.
+    pub max_topologies: u32,
 }
 
 /// A calendar date, `YYYY-MM-DD`.
@@ -500,9 +502,13 @@ impl ConfigReader<'_, '_> {
         let mut scaling = Scaling {
             max_nodes: 6,
             pods_per_node: 6,
+            max_topologies: 100,
         };
         if let Some(node) = self.r.map(root, "scaling") {
-            check_fields(self.r, node, &["maxNodes", "podsPerNode"], "scaling");
+            check_fields(self.r, node, &["maxNodes", "podsPerNode", "maxTopologies"], "scaling");
+            if let Some(v) = self.bounded(node, "maxTopologies", 1, 10_000) {
+                scaling.max_topologies = v;
+            }
             if let Some(v) = self.bounded(node, "maxNodes", 1, 64) {
                 scaling.max_nodes = v;
             }
@@ -948,7 +954,7 @@ checks:
   disable: []
   severity: {no-replica-oscillation: warning}
   params: {min-replicas-available: {min: 2}, pods-balanced: {maxSkew: 2}, no-eviction-loop: {loops: 3}}
-scaling: {maxNodes: 6, podsPerNode: 6}
+scaling: {maxNodes: 6, podsPerNode: 6, maxTopologies: 100}
 suppressions:
   - {check: pods-schedulable, object: Deployment/default/web, reason: "capacity is added by hand", expires: 2027-06-30}
 "#;

@@ -1,5 +1,6 @@
-//! The SPIN engine: `spin -a` → the C compiler → `pan`, each run in a fresh temporary
-//! directory with time and memory limits, and the trail replayed with `spin -t`.
+//! The SPIN engine: `spin -a` → the C compiler → `pan`, built once per model and run per
+//! input in a fresh temporary directory with time and memory limits; the trail is replayed
+//! with `pan -r`.
 //!
 //! Every run ends in exactly one verdict: violated (with the replayed trace), verified
 //! (exhaustive at this model), or inconclusive with the reason. Failures of spin, the compiler
@@ -7,8 +8,11 @@
 
 pub mod report;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -101,6 +105,8 @@ pub enum Inconclusive {
     Incomplete(String),
     /// spin, the compiler or pan failed.
     EngineError(String),
+    /// The run was stopped (Ctrl-C, or its result was no longer needed).
+    Cancelled,
 }
 
 impl std::fmt::Display for Inconclusive {
@@ -111,6 +117,7 @@ impl std::fmt::Display for Inconclusive {
             Inconclusive::DepthLimit(d) => write!(f, "search depth limit of {d} steps reached"),
             Inconclusive::Incomplete(why) => write!(f, "search incomplete: {why}"),
             Inconclusive::EngineError(why) => write!(f, "engine error: {why}"),
+            Inconclusive::Cancelled => write!(f, "cancelled"),
         }
     }
 }
@@ -149,94 +156,232 @@ pub struct Outcome {
 }
 
 const MODEL_FILE: &str = "model.pml";
+const INPUT_FILE: &str = "input.txt";
+/// The environment variable the models' `init` reads the input file name from.
+const INPUT_VARIABLE: &str = "KIVI_INPUT";
 /// How long an unoptimised pan may run before the model is compiled with -O2.
 const QUICK_RUN: Duration = Duration::from_secs(5);
 /// How long the search for a shorter counterexample may take.
 const SHORTEN_BUDGET: Duration = Duration::from_secs(5);
 const TRACE_PREFIX: &str = "KIVI:";
 
-/// Verify a PROMELA model.
-pub fn verify(model: &str, tools: &Tools, options: &Options) -> Result<Outcome, EngineError> {
-    let dir = tempfile::Builder::new().prefix("kivi-lint-spin-").tempdir()?;
-    std::fs::write(dir.path().join(MODEL_FILE), model)?;
-    let mut timings = Timings::default();
-    let inconclusive = |reason: Inconclusive, timings: Timings| Outcome {
-        verdict: Verdict::Inconclusive(reason),
-        statistics: Statistics::default(),
-        timings,
-    };
+/// How one pan binary is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Build {
+    vector: u32,
+    optimised: bool,
+}
 
-    let started = Instant::now();
-    let mut spin = Command::new(&tools.spin);
-    spin.arg("-a").arg(MODEL_FILE).current_dir(dir.path());
-    let generated = run_step(spin, options.build_time_limit, "spin -a");
-    timings.spin = started.elapsed();
-    if let Err(reason) = generated {
-        return Ok(inconclusive(reason, timings));
+/// Verifies models: builds each model's pan once (`spin -a` and the compiler), keeps it in a
+/// directory keyed by a hash of everything the build depends on, and runs it on any number of
+/// inputs. With a cache directory the pans outlive the process.
+pub struct Engine {
+    tools: Tools,
+    options: Options,
+    /// Where built pans live: the cache directory, or a temporary one of this engine.
+    root: PathBuf,
+    _temporary: Option<tempfile::TempDir>,
+    /// One cell per build key, so that two threads needing the same pan build it once.
+    builds: Mutex<HashMap<String, Arc<BuildCell>>>,
+    /// Bumped into the key: a change of how pans are built must not reuse old ones.
+    salt: String,
+}
+
+/// A pan being built or built: its directory, or why it could not be.
+type BuildCell = OnceLock<Result<PathBuf, Inconclusive>>;
+
+/// Bumped when the build or run protocol of pans changes.
+const BUILD_FORMAT: u32 = 1;
+
+impl Engine {
+    /// An engine whose pans go to `cache_dir` (created if needed), or to a temporary directory.
+    pub fn new(tools: Tools, options: Options, cache_dir: Option<&Path>) -> Result<Engine, EngineError> {
+        let (root, temporary) = match cache_dir {
+            Some(dir) => {
+                let root = dir.join("pan");
+                std::fs::create_dir_all(&root)?;
+                (root, None)
+            }
+            None => {
+                let t = tempfile::Builder::new().prefix("kivi-lint-pan-").tempdir()?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        let salt = format!(
+            "{BUILD_FORMAT}\n{}\n{}\n{}\n{:?}\n{}",
+            env!("CARGO_PKG_VERSION"),
+            tools.spin.display(),
+            tools.cc.display(),
+            options.search,
+            options.memory_mb
+        );
+        Ok(Engine {
+            tools,
+            options,
+            root,
+            _temporary: temporary,
+            builds: Mutex::new(HashMap::new()),
+            salt,
+        })
     }
 
-    let mut vector = options.vector_bytes;
-    // Most models are small: compile fast (-O0, a tenth of -O2's time) and run briefly; only
-    // a model that needs longer gets the optimised build and the full time limit.
-    let mut optimised = options.time_limit <= QUICK_RUN;
-    for _attempt in 0..4 {
-        let started = Instant::now();
-        let compiled = compile(tools, dir.path(), options, vector, optimised);
-        timings.compile += started.elapsed();
-        if let Err(reason) = compiled {
-            return Ok(inconclusive(reason, timings));
-        }
-        let started = Instant::now();
-        let limit = if optimised { options.time_limit } else { QUICK_RUN };
-        let ran = run_pan(dir.path(), options, limit, false);
-        timings.pan += started.elapsed();
-        let output = match ran {
-            Ok(out) => out,
-            Err(Inconclusive::TimeLimit(_)) if !optimised => {
-                optimised = true;
-                continue;
-            }
-            Err(reason) => return Ok(inconclusive(reason, timings)),
-        };
-        let (result, statistics) = report::parse(&output);
-        let verdict = match result {
-            report::PanResult::Verified => Verdict::Verified,
-            report::PanResult::Limited(Limit::VectorSize) => {
-                vector = vector.saturating_mul(4);
-                continue;
-            }
-            report::PanResult::Limited(Limit::Depth) => {
-                Verdict::Inconclusive(Inconclusive::DepthLimit(options.max_depth))
-            }
-            report::PanResult::Limited(Limit::Memory) => {
-                Verdict::Inconclusive(Inconclusive::MemoryLimit(options.memory_mb))
-            }
-            report::PanResult::Limited(Limit::Incomplete(why)) => Verdict::Inconclusive(Inconclusive::Incomplete(why)),
-            report::PanResult::Violated(violation) => {
-                if options.search == (Search::Safety { shortest: true }) {
-                    let started = Instant::now();
-                    shorten(dir.path(), options);
-                    timings.pan += started.elapsed();
-                }
-                let started = Instant::now();
-                let trace = replay(tools, dir.path(), options);
-                timings.replay = started.elapsed();
-                match trace {
-                    Ok(trace) => Verdict::Violated { violation, trace },
-                    Err(reason) => Verdict::Inconclusive(reason),
-                }
-            }
-        };
-        return Ok(Outcome {
-            verdict,
-            statistics,
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Verify `model` on `input` (the lines its `init` reads). `cancel` stops the run early
+    /// (the outcome is then inconclusive, `Cancelled`).
+    pub fn verify(&self, model: &str, input: &str, cancel: &AtomicBool) -> Result<Outcome, EngineError> {
+        let dir = tempfile::Builder::new().prefix("kivi-lint-run-").tempdir()?;
+        let input_path = dir.path().join(INPUT_FILE);
+        std::fs::write(&input_path, input)?;
+        let mut timings = Timings::default();
+        let inconclusive = |reason: Inconclusive, timings: Timings| Outcome {
+            verdict: Verdict::Inconclusive(reason),
+            statistics: Statistics::default(),
             timings,
-        });
+        };
+        let options = &self.options;
+        // Most models are small: compile fast (-O0, a tenth of -O2's time) and run briefly;
+        // only a model that needs longer gets the optimised build and the full time limit.
+        let mut build = Build {
+            vector: options.vector_bytes,
+            optimised: options.time_limit <= QUICK_RUN,
+        };
+        for _attempt in 0..4 {
+            let pan = match self.pan(model, build, &mut timings) {
+                Ok(pan) => pan,
+                Err(reason) => return Ok(inconclusive(reason, timings)),
+            };
+            let run = Run {
+                pan: &pan,
+                dir: dir.path(),
+                input: &input_path,
+                options,
+                cancel,
+            };
+            let started = Instant::now();
+            let limit = if build.optimised { options.time_limit } else { QUICK_RUN };
+            let ran = run.pan(limit, false);
+            timings.pan += started.elapsed();
+            let output = match ran {
+                Ok(out) => out,
+                Err(Inconclusive::TimeLimit(_)) if !build.optimised => {
+                    build.optimised = true;
+                    continue;
+                }
+                Err(reason) => return Ok(inconclusive(reason, timings)),
+            };
+            let (result, statistics) = report::parse(&output);
+            let verdict = match result {
+                report::PanResult::Verified => Verdict::Verified,
+                report::PanResult::Limited(Limit::VectorSize) => {
+                    build.vector = build.vector.saturating_mul(4);
+                    continue;
+                }
+                report::PanResult::Limited(Limit::Depth) => {
+                    Verdict::Inconclusive(Inconclusive::DepthLimit(options.max_depth))
+                }
+                report::PanResult::Limited(Limit::Memory) => {
+                    Verdict::Inconclusive(Inconclusive::MemoryLimit(options.memory_mb))
+                }
+                report::PanResult::Limited(Limit::Incomplete(why)) => {
+                    Verdict::Inconclusive(Inconclusive::Incomplete(why))
+                }
+                report::PanResult::Violated(violation) => {
+                    if options.search == (Search::Safety { shortest: true }) {
+                        let started = Instant::now();
+                        run.shorten();
+                        timings.pan += started.elapsed();
+                    }
+                    let started = Instant::now();
+                    let trace = run.replay();
+                    timings.replay = started.elapsed();
+                    match trace {
+                        Ok(trace) => Verdict::Violated { violation, trace },
+                        Err(reason) => Verdict::Inconclusive(reason),
+                    }
+                }
+            };
+            return Ok(Outcome {
+                verdict,
+                statistics,
+                timings,
+            });
+        }
+        Ok(inconclusive(
+            Inconclusive::EngineError(format!("the state vector needs more than {} bytes", build.vector)),
+            timings,
+        ))
     }
-    Ok(inconclusive(
-        Inconclusive::EngineError(format!("the state vector needs more than {vector} bytes")),
-        timings,
-    ))
+
+    /// The pan of `model` built as `build`: from this engine's directory if it is there,
+    /// else built now (once, however many threads ask).
+    fn pan(&self, model: &str, build: Build, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(self.salt.as_bytes());
+        hasher.update(format!("\n{}\n{}\n", build.vector, build.optimised).as_bytes());
+        hasher.update(model.as_bytes());
+        let key = hasher.finalize().to_hex()[..32].to_string();
+        let cell = {
+            let mut builds = self.builds.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(builds.entry(key.clone()).or_default())
+        };
+        cell.get_or_init(|| {
+            let dir = self.root.join(&key);
+            if dir.join("pan").is_file() {
+                return Ok(dir);
+            }
+            self.build(model, build, &dir, timings)
+        })
+        .clone()
+    }
+
+    fn build(&self, model: &str, build: Build, dir: &Path, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
+        let io = |e: std::io::Error| Inconclusive::EngineError(format!("cannot prepare a build directory: {e}"));
+        // Build beside the final place and rename: another kivi-lint sharing the cache never
+        // sees half a build.
+        let work = tempfile::Builder::new()
+            .prefix(".build-")
+            .tempdir_in(&self.root)
+            .map_err(io)?;
+        std::fs::write(work.path().join(MODEL_FILE), model).map_err(io)?;
+        let started = Instant::now();
+        let mut spin = Command::new(&self.tools.spin);
+        spin.arg("-a").arg(MODEL_FILE).current_dir(work.path());
+        let generated = run_step(spin, self.options.build_time_limit, "spin -a");
+        timings.spin += started.elapsed();
+        generated?;
+        let started = Instant::now();
+        let compiled = compile(&self.tools, work.path(), &self.options, build);
+        timings.compile += started.elapsed();
+        compiled?;
+        // Keep the model (to read) and pan; the generated C is large and rebuilt at will.
+        for entry in std::fs::read_dir(work.path()).map_err(io)?.flatten() {
+            let name = entry.file_name();
+            if name != "pan" && name != MODEL_FILE {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        let work = work.keep();
+        if std::fs::rename(&work, dir).is_err() {
+            // Someone else finished the same build first: theirs is as good.
+            let _ = std::fs::remove_dir_all(&work);
+            if !dir.join("pan").is_file() {
+                return Err(Inconclusive::EngineError(format!(
+                    "cannot store the built pan in {}",
+                    dir.display()
+                )));
+            }
+        }
+        Ok(dir.to_path_buf())
+    }
+}
+
+/// Verify a PROMELA model that reads no input, with a throwaway engine.
+pub fn verify(model: &str, tools: &Tools, options: &Options) -> Result<Outcome, EngineError> {
+    let engine = Engine::new(tools.clone(), options.clone(), None)?;
+    engine.verify(model, "", &AtomicBool::new(false))
 }
 
 fn first_lines(text: &str) -> String {
@@ -262,12 +407,12 @@ fn run_step(command: Command, limit: Duration, what: &str) -> Result<process::Fi
     }
 }
 
-fn compile(tools: &Tools, dir: &Path, options: &Options, vector: u32, optimised: bool) -> Result<(), Inconclusive> {
+fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result<(), Inconclusive> {
     let mut cc = Command::new(&tools.cc);
     cc.current_dir(dir)
-        .args([if optimised { "-O2" } else { "-O0" }, "-w", "-o", "pan", "pan.c"]);
+        .args([if build.optimised { "-O2" } else { "-O0" }, "-w", "-o", "pan", "pan.c"]);
     cc.arg(format!("-DMEMLIM={}", options.memory_mb))
-        .arg(format!("-DVECTORSZ={vector}"));
+        .arg(format!("-DVECTORSZ={}", build.vector));
     match options.search {
         Search::Safety { shortest } => {
             cc.arg("-DSAFETY");
@@ -288,84 +433,113 @@ fn hash_bits(memory_mb: u32) -> u32 {
     (63 - slots.max(1).leading_zeros()).clamp(16, 26)
 }
 
-/// pan stopped at the first error it met, which may be far from the shortest. Search for a
-/// shorter one (`pan -i`, which keeps exploring past errors) within a budget; keep the first
-/// trail when the budget runs out.
-fn shorten(dir: &Path, options: &Options) {
-    let trail = dir.join(format!("{MODEL_FILE}.trail"));
-    let kept = dir.join("first.trail");
-    if std::fs::copy(&trail, &kept).is_err() {
-        return;
-    }
-    let budget = options.time_limit.min(SHORTEN_BUDGET);
-    let shorter = matches!(
-        run_pan(dir, options, budget, true).map(|out| report::parse(&out).0),
-        Ok(report::PanResult::Violated(_))
-    );
-    if !shorter {
-        let _ = std::fs::rename(&kept, &trail);
-    }
+/// One run of a built pan on one input, in its own directory (where pan writes its trail).
+struct Run<'a> {
+    pan: &'a Path,
+    dir: &'a Path,
+    input: &'a Path,
+    options: &'a Options,
+    cancel: &'a AtomicBool,
 }
 
-fn run_pan(dir: &Path, options: &Options, limit: Duration, shortest: bool) -> Result<String, Inconclusive> {
-    let mut pan = Command::new(dir.join("pan"));
-    pan.current_dir(dir)
-        .arg(format!("-m{}", options.max_depth))
-        .arg(format!("-w{}", hash_bits(options.memory_mb)))
-        .arg("-n");
-    match options.search {
-        Search::NonProgress => {
-            pan.arg("-l");
-        }
-        Search::Safety { .. } if shortest => {
-            pan.arg("-i");
-        }
-        Search::Safety { .. } => {}
+impl Run<'_> {
+    fn command(&self) -> Command {
+        let mut pan = Command::new(self.pan.join("pan"));
+        pan.current_dir(self.dir).env(INPUT_VARIABLE, self.input);
+        pan
     }
-    match process::run(pan, limit) {
-        Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
-            "pan was stopped by signal {}: {}",
-            f.signal.unwrap_or(0),
-            first_lines(&f.stdout)
-        ))),
-        Ok(f) if !f.success => Err(Inconclusive::EngineError(format!(
-            "pan exited with {}: {}",
-            f.code.unwrap_or(-1),
-            first_lines(&format!("{}\n{}", f.stdout, f.stderr))
-        ))),
-        Ok(f) => Ok(f.stdout),
-        Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
-        Err(e) => Err(Inconclusive::EngineError(e.to_string())),
-    }
-}
 
-/// Replay the trail with `spin -t` and keep the model's `KIVI:` lines.
-fn replay(tools: &Tools, dir: &Path, options: &Options) -> Result<Vec<TraceEvent>, Inconclusive> {
-    if !dir.join(format!("{MODEL_FILE}.trail")).is_file() {
-        return Err(Inconclusive::EngineError(
-            "pan reported an error but wrote no trail".into(),
-        ));
+    fn pan(&self, limit: Duration, shortest: bool) -> Result<String, Inconclusive> {
+        let mut pan = self.command();
+        pan.arg(format!("-m{}", self.options.max_depth))
+            .arg(format!("-w{}", hash_bits(self.options.memory_mb)))
+            .arg("-n");
+        match self.options.search {
+            Search::NonProgress => {
+                pan.arg("-l");
+            }
+            Search::Safety { .. } if shortest => {
+                pan.arg("-i");
+            }
+            Search::Safety { .. } => {}
+        }
+        match process::run_cancellable(pan, limit, Some(self.cancel)) {
+            Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
+                "pan was stopped by signal {}: {}",
+                f.signal.unwrap_or(0),
+                first_lines(&f.stdout)
+            ))),
+            Ok(f) if !f.success => Err(Inconclusive::EngineError(format!(
+                "pan exited with {}: {}",
+                f.code.unwrap_or(-1),
+                first_lines(&format!("{}\n{}", f.stdout, f.stderr))
+            ))),
+            Ok(f) => Ok(f.stdout),
+            Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
+            Err(RunError::Cancelled { .. }) => Err(Inconclusive::Cancelled),
+            Err(e) => Err(Inconclusive::EngineError(e.to_string())),
+        }
     }
-    let mut spin = Command::new(&tools.spin);
-    spin.current_dir(dir).args(["-t", "-T", MODEL_FILE]);
-    let finished = run_step(spin, options.time_limit, "spin -t")?;
-    let mut events = Vec::new();
-    for line in finished.stdout.lines() {
-        let Some(rest) = line.trim_start().strip_prefix(TRACE_PREFIX) else {
-            continue;
-        };
-        let values: Result<Vec<i64>, _> = rest.split(':').map(|v| v.trim().parse::<i64>()).collect();
-        match values {
-            Ok(values) => events.push(TraceEvent { values }),
-            Err(_) => {
+
+    /// pan stopped at the first error it met, which may be far from the shortest. Search for
+    /// a shorter one (`pan -i`, which keeps exploring past errors) within a budget; keep the
+    /// first trail when the budget runs out.
+    fn shorten(&self) {
+        let trail = self.dir.join(format!("{MODEL_FILE}.trail"));
+        let kept = self.dir.join("first.trail");
+        if std::fs::copy(&trail, &kept).is_err() {
+            return;
+        }
+        let budget = self.options.time_limit.min(SHORTEN_BUDGET);
+        let shorter = matches!(
+            self.pan(budget, true).map(|out| report::parse(&out).0),
+            Ok(report::PanResult::Violated(_))
+        );
+        if !shorter {
+            let _ = std::fs::rename(&kept, &trail);
+        }
+    }
+
+    /// Replay the trail with pan itself (`pan -r`: it runs the models' embedded C, which
+    /// `spin -t` cannot) and keep the model's `KIVI:` lines.
+    fn replay(&self) -> Result<Vec<TraceEvent>, Inconclusive> {
+        if !self.dir.join(format!("{MODEL_FILE}.trail")).is_file() {
+            return Err(Inconclusive::EngineError(
+                "pan reported an error but wrote no trail".into(),
+            ));
+        }
+        let mut pan = self.command();
+        pan.arg("-r").arg("-n");
+        let finished = match process::run_cancellable(pan, self.options.time_limit, Some(self.cancel)) {
+            Ok(f) if f.signal.is_none() => f,
+            Ok(f) => {
                 return Err(Inconclusive::EngineError(format!(
-                    "unreadable trace line `{}`",
-                    line.trim()
+                    "pan -r was stopped by signal {}",
+                    f.signal.unwrap_or(0)
                 )));
             }
+            Err(RunError::TimedOut { limit, .. }) => return Err(Inconclusive::TimeLimit(limit)),
+            Err(RunError::Cancelled { .. }) => return Err(Inconclusive::Cancelled),
+            Err(e) => return Err(Inconclusive::EngineError(e.to_string())),
+        };
+        let mut events = Vec::new();
+        for line in finished.stdout.lines() {
+            let Some(rest) = line.trim_start().strip_prefix(TRACE_PREFIX) else {
+                continue;
+            };
+            let values: Result<Vec<i64>, _> = rest.split(':').map(|v| v.trim().parse::<i64>()).collect();
+            match values {
+                Ok(values) => events.push(TraceEvent { values }),
+                Err(_) => {
+                    return Err(Inconclusive::EngineError(format!(
+                        "unreadable trace line `{}`",
+                        line.trim()
+                    )));
+                }
+            }
         }
+        Ok(events)
     }
-    Ok(events)
 }
 
 #[cfg(test)]

@@ -28,18 +28,26 @@ pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 const MIB: i64 = 1024 * 1024;
 
-/// How many nodes of each pool the model has.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+/// One cluster size the model checks: how many nodes of each pool, and how many replicas each
+/// workload of the unit starts with.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Topology {
     pub nodes_per_pool: Vec<u32>,
+    /// Per workload of the unit, in unit order; `None`: as its manifest says.
+    pub replicas: Vec<Option<u32>>,
 }
 
 impl Topology {
-    /// The cluster as it is today (each pool's `count`).
+    /// The cluster as it is today (each pool's `count`), replicas as the manifests say.
     pub fn current(config: &Config) -> Topology {
         Topology {
             nodes_per_pool: config.cluster.pools.iter().map(|p| p.count).collect(),
+            replicas: Vec::new(),
         }
+    }
+
+    pub fn nodes(&self) -> u32 {
+        self.nodes_per_pool.iter().sum()
     }
 }
 
@@ -409,7 +417,10 @@ pub fn build(
     for (wi, &w) in workload_objects.iter().enumerate() {
         let workload = objects[w].workload().expect("a workload member");
         let hpa = autoscaler_of(w);
-        let desired = i64::from(workload.desired_replicas());
+        let desired = match topology.replicas.get(wi).copied().flatten() {
+            Some(r) => i64::from(r),
+            None => i64::from(workload.desired_replicas()),
+        };
         let request = workload.template.spec.effective_request().cpu_millis;
         let autoscaler = hpa.and_then(|h| {
             let target = h.metrics.iter().find_map(|m| match m {

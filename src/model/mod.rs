@@ -1,6 +1,7 @@
 //! Model generation: a unit's IR at one topology (`ir`), then PROMELA from the templates in
 //! `templates/` (embedded in the binary; `--templates-dir` overrides them for experiments).
 
+pub mod input;
 pub mod ir;
 
 use std::path::{Path, PathBuf};
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use minijinja::{Environment, UndefinedBehavior, Value, syntax::SyntaxConfig, value::Serde};
 use serde::Serialize;
 
+pub use input::{Shape, input};
 pub use ir::{Ir, IrError, Names, Topology};
 
 /// The templates, by name, as shipped (embedded from `templates/`).
@@ -81,9 +83,12 @@ impl Generator {
         Ok(Generator { env })
     }
 
-    /// The PROMELA model of `ir`, monitoring `checks`.
-    pub fn render(&self, ir: &Ir, checks: &[&str]) -> Result<String, ModelError> {
-        let context = Context::new(ir, checks);
+    /// The PROMELA model for `ir`'s unit at `shape`: everything that varies between topologies
+    /// is read at run time ([`input::input`]), so topologies whose IRs differ only there share
+    /// one model (and one compiled pan). Every check of `ir.checks` is in the model; the input
+    /// says which a run monitors.
+    pub fn render(&self, ir: &Ir, shape: &Shape) -> Result<String, ModelError> {
+        let context = Context::new(ir, shape);
         self.env
             .get_template("main.pml")
             .and_then(|t| t.render(Value::from(Serde(&context))))
@@ -91,120 +96,37 @@ impl Generator {
     }
 }
 
-/// Spread constraints flattened across templates, for the model's tables.
-#[derive(Serialize)]
-struct FlatConstraint<'a> {
-    max_skew: i64,
-    min_domains: i64,
-    domain_count: u32,
-    included: u32,
-    counts_mask: u32,
-    self_match: bool,
-    weight_milli: i64,
-    same_revision: bool,
-    honor_taints: bool,
-    domains: &'a [u32],
-}
-
-#[derive(Serialize)]
-struct Layout {
-    hard_first: usize,
-    soft_first: usize,
-    term_first: usize,
-}
-
 #[derive(Serialize)]
 struct Context<'a> {
     ir: &'a Ir,
-    constraints: Vec<FlatConstraint<'a>>,
-    /// Per template (1-based; entry 0 unused): where its constraints start.
-    layout: Vec<Layout>,
+    shape: &'a Shape,
     constraint_count: usize,
-    /// Required inter-pod affinity terms flattened across templates.
-    terms: Vec<&'a ir::IrAffinityTerm>,
     term_count: usize,
-    max_domain: u32,
-    /// Entries per workload in the autoscaler's limit tables (max replicas + 1).
-    hpa_table: usize,
     autoscaled: bool,
-    /// Some pod runs on a node with a NoExecute taint it does not tolerate.
-    taints: bool,
     /// Some workload has a startup usage.
     startup: bool,
     /// A new revision is applied to each Deployment (the unit checks rollout-completes).
     rollouts: bool,
-    checks: Vec<String>,
+    /// The checks in the model, numbered from 1 for `check_on`.
+    check_names: &'a [&'static str],
+    /// `init`'s statement per input table.
+    input_tables: Vec<String>,
 }
 
 impl<'a> Context<'a> {
-    fn new(ir: &'a Ir, checks: &[&str]) -> Context<'a> {
-        let mut constraints = Vec::new();
-        let mut terms = Vec::new();
-        let mut layout = vec![Layout {
-            hard_first: 0,
-            soft_first: 0,
-            term_first: 0,
-        }];
-        for t in &ir.templates {
-            let hard_first = constraints.len() + 1;
-            constraints.extend(t.hard.iter().map(flat));
-            let soft_first = constraints.len() + 1;
-            constraints.extend(t.soft.iter().map(flat));
-            let term_first = terms.len() + 1;
-            terms.extend(t.affinity_terms.iter());
-            layout.push(Layout {
-                hard_first,
-                soft_first,
-                term_first,
-            });
-        }
-        let max_domain = constraints
-            .iter()
-            .map(|c| c.domain_count)
-            .chain(terms.iter().map(|t| t.domain_count))
-            .max()
-            .unwrap_or(0)
-            // SPIN rejects `for (i : 1 .. 0)`: keep the domain loops non-empty.
-            .max(1);
+    fn new(ir: &'a Ir, shape: &'a Shape) -> Context<'a> {
+        let (constraints, terms, _) = input::flatten(ir);
         Context {
             ir,
+            shape,
             constraint_count: constraints.len(),
-            constraints,
             term_count: terms.len(),
-            terms,
-            layout,
-            max_domain,
-            hpa_table: ir
-                .workloads
-                .iter()
-                .filter_map(|w| w.autoscaler.as_ref().map(|a| a.up_limit.len()))
-                .max()
-                .unwrap_or(1),
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
-            taints: ir.templates.iter().any(|t| t.no_execute != 0),
             startup: ir.workloads.iter().any(|w| w.startup_level > 0),
             rollouts: ir.checks.contains(&"rollout-completes") && ir.workloads.iter().any(|w| w.rollout.is_some()),
-            checks: checks.iter().map(|c| c.to_string()).collect(),
+            check_names: &ir.checks,
+            input_tables: input::assignments(),
         }
-    }
-}
-
-fn flat(c: &ir::IrConstraint) -> FlatConstraint<'_> {
-    FlatConstraint {
-        max_skew: c.max_skew,
-        min_domains: c.min_domains,
-        domain_count: c.domain_count,
-        included: c.included,
-        counts_mask: c
-            .counts_template
-            .iter()
-            .enumerate()
-            .fold(0, |m, (t, yes)| if *yes { m | (1 << t) } else { m }),
-        self_match: c.self_match,
-        weight_milli: c.weight_milli,
-        same_revision: c.same_revision,
-        honor_taints: c.honor_taints,
-        domains: &c.domains,
     }
 }
 

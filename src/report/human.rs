@@ -116,22 +116,24 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
             paint(color, bold, &u.name),
             paint(color, dim, &scope)
         );
-        if r.nodes > 0 {
-            let pools: Vec<String> = a
-                .config
-                .cluster
-                .pools
-                .iter()
-                .zip(&r.topology.nodes_per_pool)
-                .filter(|(_, n)| **n > 0)
-                .map(|(p, n)| format!("{} {}", p.name, n))
-                .collect();
+        if r.search.planned > 0 {
             let _ = writeln!(
                 out,
-                "  at {} nodes ({}), {} pod slots",
-                r.nodes,
-                pools.join(", "),
-                r.pod_slots
+                "  {}",
+                paint(
+                    color,
+                    dim,
+                    &format!(
+                        "{} of {} topologies explored; search bounded by {}",
+                        r.search.explored,
+                        r.search.planned,
+                        if r.search.bound.is_empty() {
+                            "one topology"
+                        } else {
+                            &r.search.bound
+                        }
+                    )
+                )
             );
         }
         for c in &r.results {
@@ -148,6 +150,9 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
                         paint(color, bold, c.check),
                         at
                     );
+                    if let Some(t) = &c.topology {
+                        let _ = writeln!(out, "    at {}", crate::scaling::describe(a, r.unit, t));
+                    }
                     for (i, step) in steps.iter().enumerate() {
                         let at = step
                             .location
@@ -165,11 +170,34 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
                 }
                 Verdict::Verified => {
                     verified += 1;
-                    let _ = writeln!(out, "  {} {}", paint(color, green, "✓ verified"), c.check);
+                    let up_to = c
+                        .topology
+                        .as_ref()
+                        .map(|t| {
+                            paint(
+                                color,
+                                dim,
+                                &format!(" up to {}", crate::scaling::describe(a, r.unit, t)),
+                            )
+                        })
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "  {} {}{}", paint(color, green, "✓ verified"), c.check, up_to);
                 }
                 Verdict::Inconclusive(why) => {
                     inconclusive += 1;
-                    let _ = writeln!(out, "  {} {}: {}", paint(color, yellow, "? inconclusive"), c.check, why);
+                    let at = c
+                        .topology
+                        .as_ref()
+                        .map(|t| format!(" (at {})", crate::scaling::describe(a, r.unit, t)))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "  {} {}: {}{}",
+                        paint(color, yellow, "? inconclusive"),
+                        c.check,
+                        why,
+                        at
+                    );
                 }
                 Verdict::NotChecked => {
                     let _ = writeln!(

@@ -10,7 +10,7 @@ use crate::diagnostics::Severity;
 use crate::discover::ScopeKind;
 use crate::units::Role;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,17 +106,38 @@ struct ResultOut<'a> {
     line: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     column: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topology: Option<TopologyOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     steps: Vec<StepOut<'a>>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+struct TopologyOut {
+    nodes: u32,
+    /// Nodes per pool, in the order of the config's pools.
+    nodes_per_pool: Vec<u32>,
+    /// Starting replicas of the workloads whose count the search varies.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    replicas: BTreeMap<String, u32>,
+    description: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchOut {
+    planned: usize,
+    explored: usize,
+    bound: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verified_up_to: Option<TopologyOut>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct VerificationOut<'a> {
-    /// Nodes per pool, in the order of `cluster`.
-    topology: &'a [u32],
-    nodes: usize,
-    pod_slots: usize,
+    search: SearchOut,
     /// Configured events the model does not explore yet.
     unmodelled_events: Vec<&'static str>,
     /// States pan stored over its runs (deterministic for a given input and kivi-lint).
@@ -278,10 +299,23 @@ fn verification<'a>(a: &Analysis, r: &'a crate::scaling::UnitResult) -> Verifica
             )
         })
     };
+    let topology = |t: &crate::model::Topology| TopologyOut {
+        nodes: t.nodes(),
+        nodes_per_pool: t.nodes_per_pool.clone(),
+        replicas: a.units[r.unit]
+            .workloads()
+            .zip(&t.replicas)
+            .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
+            .collect(),
+        description: crate::scaling::describe(a, r.unit, t),
+    };
     VerificationOut {
-        topology: &r.topology.nodes_per_pool,
-        nodes: r.nodes,
-        pod_slots: r.pod_slots,
+        search: SearchOut {
+            planned: r.search.planned,
+            explored: r.search.explored,
+            bound: r.search.bound.clone(),
+            verified_up_to: r.search.verified_up_to.as_ref().map(topology),
+        },
         unmodelled_events: crate::scaling::unmodelled_events(&a.config),
         states: r.states,
         results: r
@@ -299,6 +333,7 @@ fn verification<'a>(a: &Analysis, r: &'a crate::scaling::UnitResult) -> Verifica
                     check: c.check,
                     verdict,
                     reason,
+                    topology: c.topology.as_ref().map(topology),
                     file,
                     line,
                     column,

@@ -6,9 +6,9 @@ proctype CheckNoNodeOverload() {
 end_check_no_node_overload:
   do
   :: atomic {
-       ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}overloads[{{ n }}] >= 2{% endfor %}) ->
+       ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}overloads[{{ n }}] >= 2{% endfor %}) ->
        if
-{% for n in range(1, ir.nodes|length + 1) %}
+{% for n in range(1, shape.max_nodes + 1) %}
        :: overloads[{{ n }}] >= 2 -> printf("KIVI:18:{{ n }}\n")
 {% endfor %}
        fi;

@@ -4,7 +4,7 @@
  * filters: node name, selector, required affinity, taints).
  */
 hidden int b_w, b_n, b_q, b_min, b_max, b_min_node, b_max_node, b_bad;
-hidden int b_on[NODES + 1];
+hidden int b_on[MAX_NODES + 1];
 
 proctype CheckPodsBalanced() {
 end_check_pods_balanced:

@@ -12,7 +12,7 @@
  * Terminating pods are not active and not available.
  */
 hidden int d_q, d_r, d_active, d_best, d_key, d_victim, d_surge, d_unavailable, d_total, d_new_available, d_old_available, d_old_pods, d_scale;
-hidden int d_on_node[NODES + 1];
+hidden int d_on_node[MAX_NODES + 1];
 
 /* Higher goes first: unassigned, then not running, then crowded nodes, then newer slots. */
 #define DELETION_RANK(q) ((pod[q].node == 0 -> 1000000 : 0) + (pod[q].status != RUNNING -> 100000 : 0) + (pod[q].node > 0 -> d_on_node[pod[q].node] * 1000 : 0) + q)

@@ -22,7 +22,7 @@
  * priority threshold (decided per template before the model); with nodeFit, only pods that fit
  * another node now. Every eviction goes through the Eviction API: PodDisruptionBudgets apply.
  */
-hidden byte ds_mark[PODS + 1];   /* the plugin that wants the pod evicted, 0 for none */
+hidden byte ds_mark[MAX_PODS + 1];   /* the plugin that wants the pod evicted, 0 for none */
 #define PLUGIN_DUPLICATES 1
 #define PLUGIN_SPREAD 2
 #define PLUGIN_TAINTS 3
@@ -33,14 +33,12 @@ hidden int ds_skew, ds_above, ds_below, ds_upper, ds_targets, ds_occ, ds_skip, d
 hidden int ds_order[MAX_DOMAIN + 1];
 hidden int ds_size[MAX_DOMAIN + 1];
 hidden int ds_taken[MAX_DOMAIN + 1];
-hidden int ds_on_node[NODES + 1];
+hidden int ds_on_node[MAX_NODES + 1];
 
 #define DUPLICATES_EVICTABLE {{ ir.descheduler.duplicates_evictable }}
 #define SPREAD_EVICTABLE {{ ir.descheduler.spread_evictable }}
 #define TAINTS_EVICTABLE {{ ir.descheduler.taints_evictable }}
 #define AFFINITY_EVICTABLE {{ ir.descheduler.affinity_evictable }}
-hidden int ds_taint_bad[TEMPLATES + 1];     /* nodes whose taints the template's pods violate */
-hidden int ds_affinity_bad[TEMPLATES + 1];  /* nodes that fail the template's required node affinity */
 #define IN_DOMAIN(q, c, d) (COUNTED(q) && COUNTS_NODE(c, pod[q].node) && BIT(constraint_counts[c], slot_template[q]) && DOMAIN(c, pod[q].node) == (d))
 /* another ready node passes the pod's static filters (validatePodFitsOnOtherNodes) */
 #define OTHER_NODE_STATIC(q, n) ((n) != pod[q].node && node_ready[n] && !CORDONED_FOR(slot_template[q], n) && BIT(template_static_nodes[slot_template[q]], n))
@@ -241,10 +239,10 @@ inline violating_pods() {
 {% if ir.descheduler.affinity_preferred %}
        if
        :: BIT(AFFINITY_EVICTABLE, ds_t) ->
-          ds_x = affinity_raw[ds_t * (NODES + 1) + pod[ds_q].node];
+          ds_x = affinity_raw[ds_t * (MAX_NODES + 1) + pod[ds_q].node];
           for (ds_n : 1 .. NODES) {
             if
-            :: OTHER_NODE_STATIC(ds_q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(ds_t, ds_n) && !MEM_SHORT(ds_t, ds_n) && affinity_raw[ds_t * (NODES + 1) + ds_n] > ds_x -> ds_mark[ds_q] = PLUGIN_AFFINITY
+            :: OTHER_NODE_STATIC(ds_q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(ds_t, ds_n) && !MEM_SHORT(ds_t, ds_n) && affinity_raw[ds_t * (MAX_NODES + 1) + ds_n] > ds_x -> ds_mark[ds_q] = PLUGIN_AFFINITY
             :: else -> skip
             fi
           }
@@ -261,7 +259,6 @@ inline violating_pods() {
 {% if ir.descheduler.low_utilization %}{% set low = ir.descheduler.low_utilization %}
 #define LOW_EVICTABLE {{ low.evictable }}
 hidden int ds_low, ds_lows, ds_ready, ds_room_cpu, ds_room_mem, ds_room_pods;
-hidden int ds_pods_allocatable[NODES + 1];
 #define UNDER(n) (s_req_cpu[n] * 100 < node_cpu[n] * {{ low.thresholds[0] }} && s_req_mem[n] * 100 < node_mem[n] * {{ low.thresholds[1] }} && s_pods[n] * 100 < ds_pods_allocatable[n] * {{ low.thresholds[2] }})
 #define OVER(n) (s_req_cpu[n] * 100 > node_cpu[n] * {{ low.targets[0] }} || s_req_mem[n] * 100 > node_mem[n] * {{ low.targets[1] }} || s_pods[n] * 100 > ds_pods_allocatable[n] * {{ low.targets[2] }})
 
@@ -307,12 +304,6 @@ inline low_node_utilization() {
 }
 {% endif %}
 proctype Descheduler() {
-  d_step {
-{% for t in ir.descheduler.taint_violations %}{% if not loop.first and t %}    ds_taint_bad[{{ loop.index0 }}] = {{ t }};
-{% endif %}{% endfor %}{% for t in ir.descheduler.affinity_violations %}{% if not loop.first and t %}    ds_affinity_bad[{{ loop.index0 }}] = {{ t }};
-{% endif %}{% endfor %}{% if ir.descheduler.low_utilization %}{% for n in ir.nodes %}    ds_pods_allocatable[{{ loop.index }}] = {{ n.pods_allocatable }};
-{% endfor %}{% endif %}    skip
-  }
 end_descheduler:
   do
   :: atomic {

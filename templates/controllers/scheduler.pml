@@ -14,13 +14,13 @@
  * choice is non-deterministic here (Kivi took the lowest index and missed behaviours).
  * A pod that fits nowhere is marked unschedulable and retried when the cluster changes.
  */
-hidden int s_req_cpu[NODES + 1];
-hidden int s_req_mem[NODES + 1];
-hidden int s_nz_cpu[NODES + 1];
-hidden int s_nz_mem[NODES + 1];
-hidden int s_pods[NODES + 1];
-hidden int s_score[NODES + 1];
-hidden int s_raw[NODES + 1];
+hidden int s_req_cpu[MAX_NODES + 1];
+hidden int s_req_mem[MAX_NODES + 1];
+hidden int s_nz_cpu[MAX_NODES + 1];
+hidden int s_nz_mem[MAX_NODES + 1];
+hidden int s_pods[MAX_NODES + 1];
+hidden int s_score[MAX_NODES + 1];
+hidden int s_raw[MAX_NODES + 1];
 hidden int s_count[MAX_DOMAIN + 1];
 hidden byte s_present[MAX_DOMAIN + 1];
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
@@ -29,7 +29,7 @@ hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
 
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
-#define DOMAIN(c, n) constraint_domain[(c) * (NODES + 1) + (n)]
+#define DOMAIN(c, n) constraint_domain[(c) * (MAX_NODES + 1) + (n)]
 /* Nodes constraint c counts: static inclusion policies, and under nodeTaintsPolicy Honor not
    the nodes tainted while the model runs (not ready: unreachable or not-ready; cordoned). */
 #define COUNTS_NODE(c, n) (BIT(constraint_included[c], n) && !(constraint_honor_taints[c] && (!node_ready[n] || cordoned[n])))
@@ -37,7 +37,7 @@ hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
 #define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
 #define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
 #define SKEW_BROKEN(c, n) (DOMAIN(c, n) == 0 || s_count[DOMAIN(c, n)] + constraint_self[c] - s_min > constraint_skew[c])
-#define TERM_DOMAIN(c, n) term_domain[(c) * (NODES + 1) + (n)]
+#define TERM_DOMAIN(c, n) term_domain[(c) * (MAX_NODES + 1) + (n)]
 /* s_count: matching pods per domain of term c; s_x: matching pods anywhere */
 #define AFFINITY_BROKEN(c, n) (term_anti[c] -> (TERM_DOMAIN(c, n) > 0 && s_count[TERM_DOMAIN(c, n)] > 0) : (TERM_DOMAIN(c, n) == 0 || (s_count[TERM_DOMAIN(c, n)] == 0 && !(s_x == 0 && term_self[c]))))
 /* PodTopologySpread counts assigned pods that are not being deleted, on failed nodes too. */
@@ -109,14 +109,14 @@ inline score_nodes(p) {
   s_max = 0;
   for (s_n : 1 .. NODES) {
     if
-    :: BIT(s_feasible, s_n) && taint_raw[s_t * (NODES + 1) + s_n] > s_max -> s_max = taint_raw[s_t * (NODES + 1) + s_n]
+    :: BIT(s_feasible, s_n) && taint_raw[s_t * (MAX_NODES + 1) + s_n] > s_max -> s_max = taint_raw[s_t * (MAX_NODES + 1) + s_n]
     :: else -> skip
     fi
   }
   for (s_n : 1 .. NODES) {
     if
     :: BIT(s_feasible, s_n) ->
-       s_score[s_n] = s_score[s_n] + {{ ir.scoring.taint }} * (s_max == 0 -> 100 : 100 - taint_raw[s_t * (NODES + 1) + s_n] * 100 / s_max)
+       s_score[s_n] = s_score[s_n] + {{ ir.scoring.taint }} * (s_max == 0 -> 100 : 100 - taint_raw[s_t * (MAX_NODES + 1) + s_n] * 100 / s_max)
     :: else -> skip
     fi
   }
@@ -124,7 +124,7 @@ inline score_nodes(p) {
   s_max = 0;
   for (s_n : 1 .. NODES) {
     if
-    :: BIT(s_feasible, s_n) && affinity_raw[s_t * (NODES + 1) + s_n] > s_max -> s_max = affinity_raw[s_t * (NODES + 1) + s_n]
+    :: BIT(s_feasible, s_n) && affinity_raw[s_t * (MAX_NODES + 1) + s_n] > s_max -> s_max = affinity_raw[s_t * (MAX_NODES + 1) + s_n]
     :: else -> skip
     fi
   }
@@ -132,7 +132,7 @@ inline score_nodes(p) {
   :: s_max > 0 ->
      for (s_n : 1 .. NODES) {
        if
-       :: BIT(s_feasible, s_n) -> s_score[s_n] = s_score[s_n] + {{ ir.scoring.affinity }} * (affinity_raw[s_t * (NODES + 1) + s_n] * 100 / s_max)
+       :: BIT(s_feasible, s_n) -> s_score[s_n] = s_score[s_n] + {{ ir.scoring.affinity }} * (affinity_raw[s_t * (MAX_NODES + 1) + s_n] * 100 / s_max)
        :: else -> skip
        fi
      }
@@ -303,7 +303,7 @@ end_scheduler:
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
             printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned)
           }
-{% for n in range(1, ir.nodes|length + 1) %}
+{% for n in range(1, shape.max_nodes + 1) %}
        :: BIT(top, {{ n }}) ->
           d_step { pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:2:%d:{{ n }}\n", p) }
 {% endfor %}

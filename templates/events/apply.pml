@@ -16,8 +16,8 @@ end_apply:
        d_step {
          applied = 1;
 {% for w in ir.workloads %}{% set wi = loop.index %}{% if ir.apply.replicas[wi] >= 0 %}
-         printf("KIVI:34:{{ wi }}:%d:{{ ir.apply.replicas[wi] }}\n", spec[{{ wi }}]);
-         spec[{{ wi }}] = {{ ir.apply.replicas[wi] }}; mark_dc({{ wi }}); mark_hpa({{ wi }});
+         printf("KIVI:34:{{ wi }}:%d:%d\n", spec[{{ wi }}], apply_replicas[{{ wi }}]);
+         spec[{{ wi }}] = apply_replicas[{{ wi }}]; mark_dc({{ wi }}); mark_hpa({{ wi }});
 {% endif %}{% if ir.apply.template_changed[wi] %}
          if
          :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:25:{{ wi }}\n"); mark_dc({{ wi }})

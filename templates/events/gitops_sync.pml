@@ -8,12 +8,12 @@ proctype GitopsSync() {
 end_gitops_sync:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED && ({% for w in ir.workloads %}{% if w.manifest_replicas >= 0 %}spec[{{ loop.index }}] != {{ w.manifest_replicas }} || {% endif %}{% endfor %}false) ->
+       QUIESCENT && ENVIRONMENT_SETTLED && ({% for w in ir.workloads %}{% if w.manifest_replicas >= 0 %}spec[{{ loop.index }}] != workload_manifest_replicas[{{ loop.index }}] || {% endif %}{% endfor %}false) ->
        if
 {% for w in ir.workloads %}{% if w.manifest_replicas >= 0 %}
-       :: spec[{{ loop.index }}] != {{ w.manifest_replicas }} ->
-          printf("KIVI:20:{{ loop.index }}:%d:{{ w.manifest_replicas }}\n", spec[{{ loop.index }}]);
-          spec[{{ loop.index }}] = {{ w.manifest_replicas }};
+       :: spec[{{ loop.index }}] != workload_manifest_replicas[{{ loop.index }}] ->
+          printf("KIVI:20:{{ loop.index }}:%d:%d\n", spec[{{ loop.index }}], workload_manifest_replicas[{{ loop.index }}]);
+          spec[{{ loop.index }}] = workload_manifest_replicas[{{ loop.index }}];
           mark_dc({{ loop.index }});
           mark_hpa({{ loop.index }})
 {% endif %}{% endfor %}

@@ -6,16 +6,16 @@
  * moment, until it passes. DaemonSet pods are left (--ignore-daemonsets). Once no pod of the
  * node is left, it is uncordoned. Each node once, one at a time.
  */
-bit drained[NODES + 1];
+bit drained[MAX_NODES + 1];
 hidden int e_q, e_left, e_victim;
 
 proctype NodeDrain() {
 end_node_drain:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED && ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !drained[{{ n }}]){% endfor %}) ->
+       QUIESCENT && ENVIRONMENT_SETTLED && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !drained[{{ n }}]){% endfor %}) ->
        if
-{% for n in range(1, ir.nodes|length + 1) %}
+{% for n in range(1, shape.max_nodes + 1) %}
        :: node_ready[{{ n }}] && !drained[{{ n }}] -> draining = {{ n }}; cordoned[{{ n }}] = 1; printf("KIVI:31:{{ n }}\n")
 {% endfor %}
        fi

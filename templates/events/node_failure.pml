@@ -7,12 +7,12 @@
  * deletes them together, once the controllers are idle. Pods that tolerate it forever
  * (DaemonSet pods) stay. A deleted pod stays Terminating until its node is
  * back, but its ReplicaSet replaces it at once.
- * Up to {{ ir.node_failure.count }} node(s) fail, each once, when the cluster has settled.
+ * Up to `count` nodes (failures_max, at most the topology's) fail, each once, when the cluster has settled.
 {% if ir.node_failure.recover %} * A failed node comes back at any later moment: before its pods' tolerations run out or after.
 {% else %} * Failed nodes do not come back.
 {% endif %} */
-#define FAILURES {{ ir.node_failure.count }}
-bit failed_once[NODES + 1];
+#define FAILURES failures_max
+bit failed_once[MAX_NODES + 1];
 byte failures;
 hidden int f_q;
 
@@ -62,9 +62,9 @@ proctype NodeFailure() {
 end_node_failure:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED && failures < FAILURES && ({% for n in range(1, ir.nodes|length + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !failed_once[{{ n }}]){% endfor %}) ->
+       QUIESCENT && ENVIRONMENT_SETTLED && failures < FAILURES && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !failed_once[{{ n }}]){% endfor %}) ->
        if
-{% for n in range(1, ir.nodes|length + 1) %}
+{% for n in range(1, shape.max_nodes + 1) %}
        :: node_ready[{{ n }}] && !failed_once[{{ n }}] -> printf("KIVI:28:{{ n }}\n"); fail_node({{ n }})
 {% endfor %}
        fi
@@ -89,7 +89,7 @@ end_node_failure:
   :: atomic {
        CONTROLLERS_IDLE && nodes_down > 0 ->
        if
-{% for n in range(1, ir.nodes|length + 1) %}
+{% for n in range(1, shape.max_nodes + 1) %}
        :: failed_once[{{ n }}] && !node_ready[{{ n }}] -> printf("KIVI:30:{{ n }}\n"); recover_node({{ n }})
 {% endfor %}
        fi

@@ -3,15 +3,17 @@
  * pod that still uses its startup usage settles to the workload's steady usage. Which pod
  * settles first, and when relative to the controllers, is left open.
  */
+/* a running pod still in its startup phase (slots past PODS stay FREE) */
+#define COLD(s) (pod[s].status == RUNNING && !pod[s].warm && workload_startup[WORKLOAD_OF(s)] > 0)
 proctype StartupEnds() {
 end_startup:
   do
   :: atomic {
-       CONTROLLERS_IDLE && ({% for w in ir.workloads %}{% if w.startup_level %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}(pod[{{ s }}].status == RUNNING && !pod[{{ s }}].warm) || {% endfor %}{% endif %}{% endfor %}false) ->
+       CONTROLLERS_IDLE && ({% for s in range(1, shape.max_pods + 1) %}COLD({{ s }}) || {% endfor %}false) ->
        if
-{% for w in ir.workloads %}{% if w.startup_level %}{% set wi = loop.index %}{% for s in range(w.first_slot, w.first_slot + w.slots) %}
-       :: pod[{{ s }}].status == RUNNING && !pod[{{ s }}].warm -> pod[{{ s }}].warm = 1; printf("KIVI:21:{{ s }}\n"); mark_hpa({{ wi }})
-{% endfor %}{% endif %}{% endfor %}
+{% for s in range(1, shape.max_pods + 1) %}
+       :: COLD({{ s }}) -> pod[{{ s }}].warm = 1; printf("KIVI:21:{{ s }}\n"); mark_hpa(WORKLOAD_OF({{ s }}))
+{% endfor %}
        fi
      }
   od

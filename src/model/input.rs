@@ -1,0 +1,406 @@
+//! What one compiled model reads at run time: the topology's nodes, pods and tables, as lines
+//! of `table index value` (integers only), in the order `init` in `templates/main.pml` reads
+//! them. The table numbers come from [`TABLES`], which also renders `init`'s dispatch, so the
+//! two cannot drift apart.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::Ir;
+use super::ir::{IrAffinityTerm, IrConstraint};
+
+/// The sizes one compiled model is built for: the largest over the topologies it serves.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Shape {
+    pub max_nodes: usize,
+    pub max_pods: usize,
+    /// Largest domain count of a spread constraint or affinity term (at least 1: SPIN rejects
+    /// empty constant loops).
+    pub max_domain: u32,
+    /// Entries per workload in the autoscaler's limit tables.
+    pub hpa_table: usize,
+    /// Some topology has a NoExecute taint a pod does not tolerate.
+    pub taints: bool,
+}
+
+impl Shape {
+    /// The shape that holds every one of `irs`.
+    pub fn of<'a>(irs: impl IntoIterator<Item = &'a Ir>) -> Shape {
+        let mut shape = Shape {
+            max_domain: 1,
+            hpa_table: 1,
+            ..Shape::default()
+        };
+        for ir in irs {
+            let (constraints, terms, _) = flatten(ir);
+            shape.max_nodes = shape.max_nodes.max(ir.nodes.len());
+            shape.max_pods = shape.max_pods.max(ir.pod_slots);
+            shape.max_domain = constraints
+                .iter()
+                .map(|c| c.domain_count)
+                .chain(terms.iter().map(|t| t.domain_count))
+                .fold(shape.max_domain, u32::max);
+            shape.hpa_table = ir
+                .workloads
+                .iter()
+                .filter_map(|w| w.autoscaler.as_ref().map(|a| a.up_limit.len()))
+                .fold(shape.hpa_table, usize::max);
+            shape.taints |= ir.templates.iter().any(|t| t.no_execute != 0);
+        }
+        shape.max_nodes = shape.max_nodes.max(1);
+        shape.max_pods = shape.max_pods.max(1);
+        shape
+    }
+}
+
+/// Where each template's constraints and terms start in the flattened tables (1-based).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Layout {
+    pub hard_first: usize,
+    pub soft_first: usize,
+    pub term_first: usize,
+}
+
+/// Spread constraints and affinity terms of all templates, one after the other, and where each
+/// template's begin (entry 0 unused).
+pub fn flatten(ir: &Ir) -> (Vec<&IrConstraint>, Vec<&IrAffinityTerm>, Vec<Layout>) {
+    let mut constraints = Vec::new();
+    let mut terms = Vec::new();
+    let mut layout = vec![Layout {
+        hard_first: 0,
+        soft_first: 0,
+        term_first: 0,
+    }];
+    for t in &ir.templates {
+        let hard_first = constraints.len() + 1;
+        constraints.extend(t.hard.iter());
+        let soft_first = constraints.len() + 1;
+        constraints.extend(t.soft.iter());
+        let term_first = terms.len() + 1;
+        terms.extend(t.affinity_terms.iter());
+        layout.push(Layout {
+            hard_first,
+            soft_first,
+            term_first,
+        });
+    }
+    (constraints, terms, layout)
+}
+
+/// Bitmask over templates (bit t = template t) that a constraint's selector counts.
+pub fn counts_mask(c: &IrConstraint) -> u32 {
+    c.counts_template
+        .iter()
+        .enumerate()
+        .fold(0, |m, (t, yes)| if *yes { m | (1 << t) } else { m })
+}
+
+/// The tables `init` fills, numbered from 1 in this order. `[]` is the index, `.x` a pod field;
+/// a name without either is a scalar.
+pub const TABLES: &[&str] = &[
+    "node_count",
+    "pod_count",
+    "node_cpu[]",
+    "node_mem[]",
+    "node_pod_cap[]",
+    "node_ready[]",
+    "template_workload[]",
+    "template_cpu[]",
+    "template_mem[]",
+    "template_static_nodes[]",
+    "template_node_name[]",
+    "template_no_execute[]",
+    "template_tolerates_cordon[]",
+    "template_failure_eviction[]",
+    "template_daemon[]",
+    "template_hard_first[]",
+    "template_hard_count[]",
+    "template_soft_first[]",
+    "template_soft_count[]",
+    "template_require_all[]",
+    "template_term_first[]",
+    "template_term_count[]",
+    "affinity_raw[]",
+    "taint_raw[]",
+    "budget_workloads[]",
+    "budget_max_unavailable[]",
+    "budget_value[]",
+    "budget_always_allow[]",
+    "term_anti[]",
+    "term_self[]",
+    "term_counts[]",
+    "term_domain[]",
+    "constraint_skew[]",
+    "constraint_min_domains[]",
+    "constraint_domain_count[]",
+    "constraint_included[]",
+    "constraint_counts[]",
+    "constraint_self[]",
+    "constraint_same_revision[]",
+    "constraint_honor_taints[]",
+    "constraint_weight[]",
+    "constraint_domain[]",
+    "workload_first_slot[]",
+    "workload_slots[]",
+    "workload_template[]",
+    "workload_level_count[]",
+    "workload_base[]",
+    "workload_startup[]",
+    "workload_startup_unready[]",
+    "workload_level[]",
+    "slot_template[]",
+    "workload_autoscaled[]",
+    "hpa_min[]",
+    "hpa_max[]",
+    "hpa_target[]",
+    "hpa_stabilize_down[]",
+    "hpa_stabilize_up[]",
+    "hpa_up_limit[]",
+    "hpa_down_limit[]",
+    "rollout_kind[]",
+    "rollout_surge[]",
+    "rollout_unavailable[]",
+    "spec[]",
+    "load[]",
+    "dc_dirty[]",
+    "dc_work",
+    "min_available[]",
+    "min_resettable[]",
+    "workload_bare[]",
+    "workload_manifest_replicas[]",
+    "apply_replicas[]",
+    "failures_max",
+    "ds_taint_bad[]",
+    "ds_affinity_bad[]",
+    "ds_pods_allocatable[]",
+    "pod.status",
+    "pod.node",
+    "pod.warm",
+    "running[]",
+    "taint_work",
+    "min_reached[]",
+    "check_on[]",
+];
+
+/// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
+pub fn assignments() -> Vec<String> {
+    TABLES
+        .iter()
+        .map(|t| {
+            if let Some(array) = t.strip_suffix("[]") {
+                format!("{array}[in_index] = in_value")
+            } else if let Some((array, field)) = t.split_once('.') {
+                format!("{array}[in_index].{field} = in_value")
+            } else {
+                format!("{t} = in_value")
+            }
+        })
+        .collect()
+}
+
+/// Collects `table index value` lines; tables by name, so a typo fails loudly in tests.
+struct Writer {
+    out: String,
+}
+
+impl Writer {
+    fn set(&mut self, table: &str, index: usize, value: i64) {
+        let id = TABLES
+            .iter()
+            .position(|t| t.strip_suffix("[]").unwrap_or(t) == table)
+            .unwrap_or_else(|| panic!("input table `{table}` is not in TABLES"));
+        let _ = writeln!(self.out, "{} {index} {value}", id + 1);
+    }
+
+    /// Tables start zeroed: only non-zero entries are written.
+    fn nonzero(&mut self, table: &str, index: usize, value: i64) {
+        if value != 0 {
+            self.set(table, index, value);
+        }
+    }
+}
+
+const RUNNING: i64 = 3;
+
+/// The input of one topology's IR for a model of `shape`, monitoring the `enabled` checks of
+/// `ir.checks`.
+pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
+    let mut w = Writer { out: String::new() };
+    let node_stride = shape.max_nodes + 1;
+    w.set("node_count", 0, ir.nodes.len() as i64);
+    w.set("pod_count", 0, ir.pod_slots as i64);
+    for (i, n) in ir.nodes.iter().enumerate() {
+        let n_i = i + 1;
+        w.set("node_cpu", n_i, n.cpu);
+        w.set("node_mem", n_i, n.mem);
+        w.set("node_pod_cap", n_i, n.pods);
+        w.set("node_ready", n_i, 1);
+        if ir.descheduler.as_ref().is_some_and(|d| d.low_utilization.is_some()) {
+            w.set("ds_pods_allocatable", n_i, n.pods_allocatable);
+        }
+    }
+    let (constraints, terms, layout) = flatten(ir);
+    for (i, t) in ir.templates.iter().enumerate() {
+        let ti = i + 1;
+        w.set("template_workload", ti, t.workload as i64);
+        w.nonzero("template_cpu", ti, t.cpu);
+        w.nonzero("template_mem", ti, t.mem);
+        w.nonzero("template_static_nodes", ti, i64::from(t.static_nodes));
+        w.nonzero("template_node_name", ti, i64::from(t.node_name));
+        w.nonzero("template_no_execute", ti, i64::from(t.no_execute));
+        w.nonzero("template_tolerates_cordon", ti, i64::from(t.tolerates_cordon));
+        w.nonzero("template_failure_eviction", ti, i64::from(t.failure_eviction));
+        w.nonzero("template_daemon", ti, i64::from(t.daemon));
+        w.set("template_hard_first", ti, layout[ti].hard_first as i64);
+        w.nonzero("template_hard_count", ti, t.hard.len() as i64);
+        w.set("template_soft_first", ti, layout[ti].soft_first as i64);
+        w.nonzero("template_soft_count", ti, t.soft.len() as i64);
+        w.nonzero("template_require_all", ti, i64::from(t.require_all));
+        w.set("template_term_first", ti, layout[ti].term_first as i64);
+        w.nonzero("template_term_count", ti, t.affinity_terms.len() as i64);
+        for n in 1..=ir.nodes.len() {
+            w.nonzero(
+                "affinity_raw",
+                ti * node_stride + n,
+                t.affinity_raw.get(n).copied().unwrap_or(0),
+            );
+            w.nonzero(
+                "taint_raw",
+                ti * node_stride + n,
+                t.taint_raw.get(n).copied().unwrap_or(0),
+            );
+        }
+    }
+    for (i, b) in ir.disruption_budgets.iter().enumerate() {
+        let bi = i + 1;
+        w.set("budget_workloads", bi, i64::from(b.workloads));
+        w.nonzero("budget_max_unavailable", bi, i64::from(b.max_unavailable));
+        w.nonzero("budget_value", bi, b.value);
+        w.nonzero("budget_always_allow", bi, i64::from(b.always_allow));
+    }
+    for (i, c) in terms.iter().enumerate() {
+        let ci = i + 1;
+        w.nonzero("term_anti", ci, i64::from(c.anti));
+        w.nonzero("term_self", ci, i64::from(c.self_match));
+        w.nonzero("term_counts", ci, i64::from(c.counts));
+        for n in 1..=ir.nodes.len() {
+            w.nonzero("term_domain", ci * node_stride + n, i64::from(c.domains[n]));
+        }
+    }
+    for (i, c) in constraints.iter().enumerate() {
+        let ci = i + 1;
+        w.set("constraint_skew", ci, c.max_skew);
+        w.nonzero("constraint_min_domains", ci, c.min_domains);
+        w.nonzero("constraint_domain_count", ci, i64::from(c.domain_count));
+        w.nonzero("constraint_included", ci, i64::from(c.included));
+        w.nonzero("constraint_counts", ci, i64::from(counts_mask(c)));
+        w.nonzero("constraint_self", ci, i64::from(c.self_match));
+        w.nonzero("constraint_same_revision", ci, i64::from(c.same_revision));
+        w.nonzero("constraint_honor_taints", ci, i64::from(c.honor_taints));
+        w.nonzero("constraint_weight", ci, c.weight_milli);
+        for n in 1..=ir.nodes.len() {
+            w.nonzero("constraint_domain", ci * node_stride + n, i64::from(c.domains[n]));
+        }
+    }
+    let mut taint_work = 0;
+    for (i, wl) in ir.workloads.iter().enumerate() {
+        let wi = i + 1;
+        w.set("workload_first_slot", wi, wl.first_slot as i64);
+        w.set("workload_slots", wi, wl.slots as i64);
+        w.set("workload_template", wi, wl.template as i64);
+        w.set("workload_level_count", wi, wl.load_levels.len() as i64);
+        w.set("workload_base", wi, wl.load_base);
+        w.nonzero("workload_startup", wi, wl.startup_level);
+        w.nonzero("workload_startup_unready", wi, i64::from(wl.startup_unready));
+        for (l, level) in wl.load_levels.iter().enumerate() {
+            w.nonzero("workload_level", wi * 8 + l + 1, *level);
+        }
+        for s in wl.first_slot..wl.first_slot + wl.slots {
+            w.set("slot_template", s, wl.template as i64);
+        }
+        if let Some(a) = &wl.autoscaler {
+            w.set("workload_autoscaled", wi, 1);
+            w.set("hpa_min", wi, a.min);
+            w.set("hpa_max", wi, a.max);
+            w.set("hpa_target", wi, a.target);
+            w.nonzero("hpa_stabilize_down", wi, i64::from(a.stabilize_down));
+            w.nonzero("hpa_stabilize_up", wi, i64::from(a.stabilize_up));
+            for (k, (up, down)) in a.up_limit.iter().zip(&a.down_limit).enumerate() {
+                w.nonzero("hpa_up_limit", wi * shape.hpa_table + k, *up);
+                w.nonzero("hpa_down_limit", wi * shape.hpa_table + k, *down);
+            }
+        }
+        if let Some(r) = &wl.rollout {
+            w.set("rollout_kind", wi, if r.recreate { 2 } else { 1 });
+            w.nonzero("rollout_surge", wi, r.max_surge);
+            w.nonzero("rollout_unavailable", wi, r.max_unavailable);
+        }
+        w.nonzero("spec", wi, wl.replicas);
+        w.set("load", wi, wl.steady_level as i64);
+        w.set("dc_dirty", wi, 1);
+        w.nonzero("min_available", wi, ir.min_available.get(wi).copied().unwrap_or(0));
+        w.nonzero("min_resettable", wi, i64::from(ir.min_resettable));
+        w.nonzero("workload_bare", wi, i64::from(wl.bare));
+        w.set("workload_manifest_replicas", wi, wl.manifest_replicas);
+        if let Some(apply) = &ir.apply {
+            w.set("apply_replicas", wi, apply.replicas.get(wi).copied().unwrap_or(-1));
+        }
+        // Pods already running where the config places them.
+        let template = &ir.templates[wl.template - 1];
+        let mut slot = wl.first_slot;
+        let mut running = 0;
+        for &(node, count) in &wl.initial {
+            for _ in 0..count {
+                if slot >= wl.first_slot + wl.slots {
+                    break;
+                }
+                w.set("pod.status", slot, RUNNING);
+                w.set("pod.node", slot, node as i64);
+                w.set("pod.warm", slot, 1);
+                running += 1;
+                if (template.no_execute >> node) & 1 == 1 {
+                    taint_work += 1;
+                }
+                slot += 1;
+            }
+        }
+        w.nonzero("running", wi, running);
+        if !wl.initial.is_empty() && running >= ir.min_available.get(wi).copied().unwrap_or(0) {
+            w.set("min_reached", wi, 1);
+        }
+    }
+    w.set("dc_work", 0, ir.workloads.len() as i64);
+    w.nonzero("taint_work", 0, taint_work);
+    if let Some(f) = &ir.node_failure {
+        w.set("failures_max", 0, i64::from(f.count));
+    }
+    if let Some(d) = &ir.descheduler {
+        for (t, mask) in d.taint_violations.iter().enumerate().skip(1) {
+            w.nonzero("ds_taint_bad", t, i64::from(*mask));
+        }
+        for (t, mask) in d.affinity_violations.iter().enumerate().skip(1) {
+            w.nonzero("ds_affinity_bad", t, i64::from(*mask));
+        }
+    }
+    for (k, check) in ir.checks.iter().enumerate() {
+        if enabled.contains(check) {
+            w.set("check_on", k + 1, 1);
+        }
+    }
+    w.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_has_an_assignment() {
+        let a = assignments();
+        assert_eq!(a.len(), TABLES.len());
+        assert_eq!(a[0], "node_count = in_value");
+        assert!(a.contains(&"pod[in_index].status = in_value".to_string()));
+        assert!(a.contains(&"node_cpu[in_index] = in_value".to_string()));
+    }
+}

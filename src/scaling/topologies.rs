@@ -1,0 +1,289 @@
+//! The topologies of a unit's search (Kivi's incremental scaling, with the user's bounds):
+//! every node count of each pool in its `[min, max]`, at most `scaling.maxNodes` in all, and
+//! every starting replica count of each autoscaled workload in its HPA's
+//! `[minReplicas, maxReplicas]`, at most `podsPerNode` per node. Smallest first: by nodes,
+//! then by pods. Pools that differ only in names (and in label values nothing selects on) are
+//! interchangeable: of topologies that only swap their counts, the first is kept.
+
+use std::collections::HashSet;
+
+use crate::config::Config;
+use crate::config::cluster::NodePool;
+use crate::manifest::{Body, Object, WorkloadKind};
+use crate::model::Topology;
+use crate::units::{Role, Unit};
+
+/// Which topologies to verify.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// The incremental search.
+    Search,
+    /// One topology: the pools' `count` (the cluster today), replicas as the manifests say.
+    Current,
+    /// One topology: this many nodes in every pool.
+    Nodes(u32),
+}
+
+/// A unit's topologies, smallest first, and what bounds them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub topologies: Vec<Topology>,
+    pub bound: String,
+}
+
+pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> Plan {
+    let pools = &config.cluster.pools;
+    match scale {
+        Scale::Current => {
+            return Plan {
+                topologies: vec![Topology::current(config)],
+                bound: "one topology: the pools' `count`".into(),
+            };
+        }
+        Scale::Nodes(n) => {
+            return Plan {
+                topologies: vec![Topology {
+                    nodes_per_pool: vec![n; pools.len()],
+                    replicas: Vec::new(),
+                }],
+                bound: format!("one topology: --scale {n}"),
+            };
+        }
+        Scale::Search => {}
+    }
+    let max_nodes = config.scaling.max_nodes;
+    let pods_per_node = config.scaling.pods_per_node;
+    // Pools the unit's pods cannot use stay at their smallest size: their size changes
+    // nothing the unit's checks look at.
+    let ranges: Vec<(u32, u32)> = pools
+        .iter()
+        .map(|p| {
+            let usable = unit.node_pools.contains(&p.name);
+            let max = if usable { p.max.min(max_nodes) } else { p.min };
+            (p.min.min(max), max)
+        })
+        .collect();
+    let mut node_counts = Vec::new();
+    let mut counts = vec![0u32; pools.len()];
+    enumerate_nodes(&ranges, 0, max_nodes, &mut counts, &mut node_counts);
+
+    let workloads: Vec<usize> = unit.workloads().collect();
+    // Per workload: its HPA's bounds, if one scales it.
+    let bounds: Vec<Option<(u32, u32)>> = workloads.iter().map(|&w| autoscaler_bounds(unit, objects, w)).collect();
+    let classes = interchangeable(pools, unit, objects);
+    let mut seen = HashSet::new();
+    let mut topologies = Vec::new();
+    for nodes in node_counts {
+        let total: u32 = nodes.iter().sum();
+        let canonical = canonical(&nodes, &classes);
+        let cap = pods_per_node.saturating_mul(total);
+        let choices: Vec<Vec<Option<u32>>> = bounds
+            .iter()
+            .map(|b| match b {
+                Some((min, max)) => {
+                    let high = (*max).min(cap).max(*min);
+                    (*min..=high).map(Some).collect()
+                }
+                None => vec![None],
+            })
+            .collect();
+        let mut replicas = Vec::new();
+        for_each_product(&choices, &mut Vec::new(), &mut |r| replicas.push(r.to_vec()));
+        for r in replicas {
+            if seen.insert((canonical.clone(), r.clone())) {
+                topologies.push(Topology {
+                    nodes_per_pool: nodes.clone(),
+                    replicas: r,
+                });
+            }
+        }
+    }
+    let spec_replicas = |t: &Topology| -> u32 {
+        workloads
+            .iter()
+            .zip(&t.replicas)
+            .map(|(&w, r)| {
+                r.unwrap_or_else(|| {
+                    objects[w]
+                        .workload()
+                        .map_or(0, |wl| wl.desired_replicas().max(0) as u32)
+                })
+            })
+            .sum()
+    };
+    topologies.sort_by(|a, b| {
+        (a.nodes(), spec_replicas(a), &a.nodes_per_pool, &a.replicas).cmp(&(
+            b.nodes(),
+            spec_replicas(b),
+            &b.nodes_per_pool,
+            &b.replicas,
+        ))
+    });
+    let mut bound = Vec::new();
+    let pool_max: u32 = ranges.iter().map(|r| r.1).sum();
+    if pools.iter().any(|p| p.max > max_nodes) || pool_max > max_nodes {
+        bound.push(format!("scaling.maxNodes ({max_nodes})"));
+    }
+    if pools.iter().any(|p| p.max <= max_nodes) {
+        bound.push("the pools' `max`".to_string());
+    }
+    if bounds.iter().any(Option::is_some) {
+        bound.push(format!("maxReplicas, at most podsPerNode ({pods_per_node}) per node"));
+    }
+    let cap = config.scaling.max_topologies as usize;
+    if topologies.len() > cap {
+        topologies.truncate(cap);
+        bound.push(format!("scaling.maxTopologies ({cap})"));
+    }
+    Plan {
+        topologies,
+        bound: bound.join(", "),
+    }
+}
+
+fn enumerate_nodes(ranges: &[(u32, u32)], i: usize, left: u32, counts: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+    if i == ranges.len() {
+        if counts.iter().any(|c| *c > 0) {
+            out.push(counts.clone());
+        }
+        return;
+    }
+    let (min, max) = ranges[i];
+    for n in min..=max.min(left) {
+        counts[i] = n;
+        enumerate_nodes(ranges, i + 1, left - n, counts, out);
+    }
+    counts[i] = 0;
+}
+
+fn for_each_product(choices: &[Vec<Option<u32>>], prefix: &mut Vec<Option<u32>>, f: &mut dyn FnMut(&[Option<u32>])) {
+    match choices.split_first() {
+        None => f(prefix),
+        Some((first, rest)) => {
+            for c in first {
+                prefix.push(*c);
+                for_each_product(rest, prefix, f);
+                prefix.pop();
+            }
+        }
+    }
+}
+
+/// `[minReplicas, maxReplicas]` of the HPA that scales workload `w`, if it has one.
+fn autoscaler_bounds(unit: &Unit, objects: &[Object], w: usize) -> Option<(u32, u32)> {
+    let workload = objects[w].workload()?;
+    if matches!(workload.kind, WorkloadKind::DaemonSet | WorkloadKind::Pod) {
+        return None;
+    }
+    unit.members
+        .iter()
+        .filter(|m| m.role == Role::Autoscaler)
+        .find_map(|m| match &objects[m.object].body {
+            Body::HorizontalPodAutoscaler(h)
+                if h.scale_target_ref.kind == objects[w].id.kind && h.scale_target_ref.name == objects[w].id.name =>
+            {
+                let min = h.min_replicas.value.max(1) as u32;
+                Some((min, (h.max_replicas.value.max(1) as u32).max(min)))
+            }
+            _ => None,
+        })
+}
+
+/// A class id per pool: pools of one class are interchangeable for this unit.
+fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<usize> {
+    // Label keys the unit's pods select nodes by: their values matter. (A key is looked for
+    // in the nodeSelector and node affinity as written: conservative, never too lenient.)
+    let selecting: Vec<String> = unit
+        .workloads()
+        .filter_map(|w| objects[w].workload())
+        .map(|w| {
+            let spec = &w.template.spec;
+            format!(
+                "{}{}",
+                serde_json::to_string(&spec.node_selector).unwrap_or_default(),
+                serde_json::to_string(&spec.affinity).unwrap_or_default()
+            )
+        })
+        .collect();
+    let selected = |key: &str| selecting.iter().any(|s| s.contains(&format!("\"{key}\"")));
+    let signatures: Vec<String> = pools
+        .iter()
+        .map(|p| {
+            let labels: Vec<String> = p
+                .labels
+                .iter()
+                .map(|(k, v)| {
+                    // A value only this pool has, on a key nothing selects by, is a name.
+                    let unique = pools.iter().filter(|o| o.labels.get(k) == Some(v)).count() == 1;
+                    if unique && !selected(k) {
+                        format!("{k}=<unique>")
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
+                .collect();
+            format!(
+                "{labels:?}|{:?}|{:?}|{:?}|{:?}|{}",
+                p.allocatable,
+                p.reserved,
+                p.taints.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>(),
+                p.hostname_labels,
+                unit.node_pools.contains(&p.name)
+            )
+        })
+        .collect();
+    signatures
+        .iter()
+        .map(|s| signatures.iter().position(|o| o == s).unwrap_or(0))
+        .collect()
+}
+
+/// Counts with each class's counts sorted: equal for topologies that only swap
+/// interchangeable pools.
+fn canonical(counts: &[u32], classes: &[usize]) -> Vec<u32> {
+    let mut out = counts.to_vec();
+    let mut seen = HashSet::new();
+    for &class in classes {
+        if !seen.insert(class) {
+            continue;
+        }
+        let members: Vec<usize> = (0..classes.len()).filter(|&i| classes[i] == class).collect();
+        let mut values: Vec<u32> = members.iter().map(|&i| counts[i]).collect();
+        values.sort_unstable_by(|a, b| b.cmp(a));
+        for (i, v) in members.into_iter().zip(values) {
+            out[i] = v;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_counts_smallest_first_within_bounds() {
+        let mut out = Vec::new();
+        enumerate_nodes(&[(0, 2), (1, 1)], 0, 3, &mut vec![0; 2], &mut out);
+        assert_eq!(out, vec![vec![0, 1], vec![1, 1], vec![2, 1]]);
+        let mut out = Vec::new();
+        enumerate_nodes(&[(0, 3), (0, 3)], 0, 2, &mut vec![0; 2], &mut out);
+        assert_eq!(out, vec![vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![2, 0]]);
+    }
+
+    #[test]
+    fn swapped_interchangeable_pools_are_one_topology() {
+        assert_eq!(canonical(&[1, 2, 5], &[0, 0, 2]), vec![2, 1, 5]);
+        assert_eq!(canonical(&[2, 1, 5], &[0, 0, 2]), vec![2, 1, 5]);
+        assert_eq!(canonical(&[1, 2, 5], &[0, 1, 2]), vec![1, 2, 5]);
+    }
+
+    #[test]
+    fn replica_products() {
+        let mut out = Vec::new();
+        for_each_product(&[vec![Some(1), Some(2)], vec![None]], &mut Vec::new(), &mut |r| {
+            out.push(r.to_vec())
+        });
+        assert_eq!(out, vec![vec![Some(1), None], vec![Some(2), None]]);
+    }
+}
