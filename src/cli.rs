@@ -289,14 +289,15 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         }
     };
     let generator = crate::model::Generator::new(scan.templates_dir.as_deref())?;
+    let cache = cache_dir(scan);
     let options = crate::scaling::Options {
         emit_models: scan.emit_models.clone(),
+        result_cache: cache.as_ref().map(|d| d.join("results")),
         jobs,
         scale: scan.scale.unwrap_or(crate::scaling::Scale::Search),
         all: scan.all,
     };
     let engine_options = crate::engine::Options::default();
-    let cache = cache_dir(scan);
     let engine = match crate::engine::Engine::new(tools, engine_options.clone(), cache.as_deref()) {
         Ok(e) => e,
         Err(e) => {

@@ -68,6 +68,8 @@ pub struct UnitResult {
     pub states: u64,
     pub generate: Duration,
     pub elapsed: Duration,
+    /// The verdicts come from the result cache.
+    pub cached: bool,
 }
 
 /// Progress of a verification, for a progress bar or log lines.
@@ -85,6 +87,8 @@ pub struct Progress {
 pub struct Options {
     /// Write each unit's model to `<dir>/<unit id>.pml` and its inputs beside it.
     pub emit_models: Option<PathBuf>,
+    /// Where verified units' results are kept (`None`: no result cache).
+    pub result_cache: Option<PathBuf>,
     pub jobs: usize,
     pub scale: Scale,
     /// Keep searching larger topologies after a check's first violation.
@@ -95,6 +99,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             emit_models: None,
+            result_cache: None,
             jobs: 1,
             scale: Scale::Search,
             all: false,
@@ -126,7 +131,7 @@ struct UnitPlan {
 }
 
 /// What one check came to at one topology.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum PointVerdict {
     Verified,
     Violated(Vec<TraceEvent>),
@@ -140,6 +145,110 @@ struct PointResult {
     verdicts: Vec<(&'static str, PointVerdict)>,
     timings: engine::Timings,
     states: u64,
+}
+
+/// A unit's accepted results as the result cache keeps them (checks by name).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedPoint {
+    group: Vec<String>,
+    verdicts: Vec<(String, PointVerdict)>,
+    states: u64,
+}
+
+/// Bumped when what the result cache stores changes meaning.
+const RESULT_FORMAT: u32 = 1;
+
+/// The result cache key of a unit: everything its verdicts depend on (the models, which hold
+/// the templates and what the IR fixes; every topology's input; the checks; the search and
+/// engine options; the kivi-lint version).
+fn result_key(plan: &UnitPlan, options: &Options, engine: &Engine) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(
+        format!(
+            "{RESULT_FORMAT}\n{}\n{:?}\n{:?}\n{}\n",
+            env!("CARGO_PKG_VERSION"),
+            engine.options(),
+            plan.checks,
+            options.all
+        )
+        .as_bytes(),
+    );
+    for model in &plan.models {
+        h.update(model.as_bytes());
+        h.update(b"\0");
+    }
+    for point in &plan.points {
+        h.update(format!("{}:{:?}\n", point.model, point.topology).as_bytes());
+        h.update(model::input(&point.ir, &plan.shape, &plan.checks).as_bytes());
+        h.update(b"\0");
+    }
+    h.update(format!("{:?}{:?}", plan.failure, plan.bound).as_bytes());
+    h.finalize().to_hex()[..32].to_string()
+}
+
+/// Check names from the cache back to the registry's.
+fn known_check(name: &str) -> Option<&'static str> {
+    MODELLED_CHECKS.iter().copied().find(|c| *c == name)
+}
+
+fn load_results(dir: &std::path::Path, key: &str, points: usize) -> Option<Vec<Option<PointResult>>> {
+    let text = std::fs::read_to_string(dir.join(format!("{key}.json"))).ok()?;
+    let cached: Vec<Option<CachedPoint>> = serde_json::from_str(&text).ok()?;
+    if cached.len() != points {
+        return None;
+    }
+    cached
+        .into_iter()
+        .map(|p| match p {
+            None => Some(None),
+            Some(p) => Some(Some(PointResult {
+                group: p.group.iter().map(|c| known_check(c)).collect::<Option<Vec<_>>>()?,
+                verdicts: p
+                    .verdicts
+                    .into_iter()
+                    .map(|(c, v)| known_check(&c).map(|c| (c, v)))
+                    .collect::<Option<Vec<_>>>()?,
+                timings: engine::Timings::default(),
+                states: p.states,
+            })),
+        })
+        .collect()
+}
+
+/// Keep a unit's results, unless some run was inconclusive (a time or memory limit may not
+/// be reached next time) or the search did not finish.
+fn store_results(dir: &std::path::Path, key: &str, plan: &UnitPlan, results: &[Option<PointResult>], all: bool) {
+    let w = walk(plan, results, all);
+    let finished = w.next >= plan.points.len() || w.open.is_empty();
+    let inconclusive = results.iter().flatten().any(|r| {
+        r.verdicts
+            .iter()
+            .any(|(_, v)| matches!(v, PointVerdict::Inconclusive(_)))
+    });
+    if !finished || inconclusive || plan.failure.is_some() {
+        return;
+    }
+    let cached: Vec<Option<CachedPoint>> = results
+        .iter()
+        .enumerate()
+        .map(|(t, r)| {
+            r.as_ref().filter(|_| t < w.next).map(|r| CachedPoint {
+                group: r.group.iter().map(|c| c.to_string()).collect(),
+                verdicts: r.verdicts.iter().map(|(c, v)| (c.to_string(), v.clone())).collect(),
+                states: r.states,
+            })
+        })
+        .collect();
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let tmp = tempfile::NamedTempFile::new_in(dir)?;
+        serde_json::to_writer(&tmp, &cached).map_err(std::io::Error::other)?;
+        tmp.persist(dir.join(format!("{key}.json"))).map_err(|e| e.error)?;
+        Ok(())
+    };
+    if let Err(e) = write() {
+        tracing::warn!("cannot write the result cache in {}: {e}", dir.display());
+    }
 }
 
 /// Verify every unit of the analysis. `cancel` (Ctrl-C) stops every run; `progress` hears of
@@ -162,12 +271,38 @@ pub fn verify(
     if let Some(dir) = &options.emit_models {
         emit(dir, analysis, &plans);
     }
-    let outcomes = search(&plans, engine, options, cancel, progress);
+    // Units whose results are cached start with them: the search finds nothing to run.
+    let keys: Vec<Option<String>> = plans
+        .iter()
+        .map(|p| options.result_cache.as_ref().map(|_| result_key(p, options, engine)))
+        .collect();
+    let preloaded: Vec<Option<Vec<Option<PointResult>>>> = plans
+        .iter()
+        .zip(&keys)
+        .map(|(p, key)| {
+            let (dir, key) = (options.result_cache.as_ref()?, key.as_ref()?);
+            load_results(dir, key, p.points.len())
+        })
+        .collect();
+    let cached: Vec<bool> = preloaded.iter().map(Option::is_some).collect();
+    let outcomes = search(&plans, preloaded, engine, options, cancel, progress);
+    if let Some(dir) = &options.result_cache {
+        for ((plan, key), ((results, _), was_cached)) in plans.iter().zip(&keys).zip(outcomes.iter().zip(&cached)) {
+            if let (Some(key), false) = (key, was_cached) {
+                store_results(dir, key, plan, results, options.all);
+            }
+        }
+    }
     tracing::debug!("verified {} units in {:.2?}", plans.len(), started.elapsed());
     plans
         .iter()
         .zip(outcomes)
-        .map(|(plan, (points, elapsed))| conclude(analysis, plan, &points, options, elapsed))
+        .zip(cached)
+        .map(|((plan, (points, elapsed)), cached)| {
+            let mut r = conclude(analysis, plan, &points, options, elapsed);
+            r.cached = cached;
+            r
+        })
         .collect()
 }
 
@@ -323,12 +458,17 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
 
 fn search(
     plans: &[UnitPlan],
+    preloaded: Vec<Option<Vec<Option<PointResult>>>>,
     engine: &Engine,
     options: &Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<Searched> {
-    let mut results: Vec<Vec<Option<PointResult>>> = plans.iter().map(|p| vec![None; p.points.len()]).collect();
+    let mut results: Vec<Vec<Option<PointResult>>> = plans
+        .iter()
+        .zip(preloaded)
+        .map(|(p, pre)| pre.unwrap_or_else(|| vec![None; p.points.len()]))
+        .collect();
     let mut elapsed = vec![Duration::ZERO; plans.len()];
     // Per unit, the running jobs: point → (group, cancel flag, job id).
     let mut running: Vec<BTreeMap<usize, Running>> = vec![BTreeMap::new(); plans.len()];
@@ -458,6 +598,8 @@ fn search(
                 break;
             }
             let Ok((id, u, point, result, took)) = done_rx.recv_timeout(Duration::from_millis(100)) else {
+                // Long runs still show progress (the elapsed time, the ETA).
+                progress(&state);
                 continue;
             };
             in_flight -= 1;
@@ -471,7 +613,6 @@ fn search(
             {
                 results[u][point] = Some(result);
             }
-            state.runs_done += 1;
             state.current = plans[u].name.clone();
             progress(&state);
         }
@@ -571,6 +712,7 @@ fn conclude(
         states: 0,
         generate: plan.generate,
         elapsed: elapsed + plan.generate,
+        cached: false,
     };
     // Per check: its verdict once decided, else the largest topology it was verified on.
     let mut decided: BTreeMap<&'static str, (Verdict, Topology)> = BTreeMap::new();

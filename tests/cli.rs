@@ -17,7 +17,10 @@ fn kivi() -> Command {
         .env_remove("NO_COLOR")
         .env_remove("KIVI_LINT_LOG")
         // Compiled models are shared by the tests of one build, never with the user's cache.
-        .env("KIVI_LINT_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"));
+        .env(
+            "KIVI_LINT_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"),
+        );
     c
 }
 
@@ -872,4 +875,95 @@ fn verification_output_is_deterministic() {
     assert_eq!(first, run());
     let v: Value = serde_json::from_slice(&first).unwrap();
     assert!(v["units"][0]["verification"]["states"].as_u64().unwrap() > 0);
+}
+
+/// Run a scan with `--format json` and its own cache directory; parse stdout.
+fn scan_json(args: &[&str], cache: &Path) -> (i32, Value) {
+    let out = kivi()
+        .args(["--format", "json", "-q", "--cache-dir"])
+        .arg(cache)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice(&out.stdout).unwrap(),
+    )
+}
+
+/// The verification part of a report, without what depends on the machine or the cache.
+fn verdicts(report: &Value) -> Value {
+    let mut units = report["units"].as_array().unwrap().clone();
+    for u in &mut units {
+        if let Some(v) = u["verification"].as_object_mut() {
+            v.remove("states");
+        }
+    }
+    Value::Array(units.into_iter().map(|u| u["verification"].clone()).collect())
+}
+
+#[test]
+fn scaling_search_reports_the_smallest_violating_topology() {
+    let cache = assert_fs::TempDir::new().unwrap();
+    let (code, report) = scan_json(&["fixtures/kivi-c3"], cache.path());
+    assert_eq!(code, 1);
+    let v = &report["units"][0]["verification"];
+    // zone-a 1..2 × zone-b 1 × php-apache 5..6 replicas: 4 topologies, smallest first.
+    assert_eq!(v["search"]["planned"], 4);
+    assert_eq!(v["search"]["explored"], 4);
+    let r = v["results"].as_array().unwrap();
+    let violated = r.iter().find(|r| r["check"] == "pods-schedulable").unwrap();
+    assert_eq!(violated["verdict"], "violated");
+    assert_eq!(violated["topology"]["nodesPerPool"], serde_json::json!([2, 1]));
+    assert_eq!(violated["topology"]["replicas"]["Deployment/default/php-apache"], 5);
+    let verified = r.iter().find(|r| r["check"] == "min-replicas-available").unwrap();
+    assert_eq!(verified["verdict"], "verified");
+    assert_eq!(verified["topology"]["nodes"], 3);
+
+    // One topology only: the pools' count today.
+    let (code, report) = scan_json(&["--scale", "current", "fixtures/kivi-c3"], cache.path());
+    assert_eq!(code, 1);
+    assert_eq!(report["units"][0]["verification"]["search"]["planned"], 1);
+    kivi()
+        .args(["--scale", "0", "fixtures/kivi-c3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--scale"));
+}
+
+#[test]
+fn verdicts_do_not_depend_on_jobs_or_the_cache() {
+    let cache = assert_fs::TempDir::new().unwrap();
+    for fixture in ["fixtures/kivi-c8", "fixtures/kivi-c1"] {
+        let (code1, one) = scan_json(&["-j", "1", "--no-cache", fixture], cache.path());
+        let (code2, two) = scan_json(&["-j", "2", fixture], cache.path());
+        // The second run with the same cache takes its verdicts from the result cache.
+        let (code3, again) = scan_json(&["-j", "2", fixture], cache.path());
+        assert_eq!((code1, code2, code3), (code1, code1, code1));
+        assert_eq!(verdicts(&one), verdicts(&two), "{fixture}: -j 1 and -j 2 differ");
+        assert_eq!(verdicts(&two), verdicts(&again), "{fixture}: the cached run differs");
+    }
+    // The cache holds compiled models and results.
+    assert!(cache.path().join("pan").is_dir());
+    assert!(std::fs::read_dir(cache.path().join("results")).unwrap().count() >= 2);
+}
+
+#[test]
+fn cached_run_says_so() {
+    let cache = assert_fs::TempDir::new().unwrap();
+    let run = || {
+        kivi()
+            .args(["--color", "never", "-q", "--cache-dir"])
+            .arg(cache.path())
+            .arg("fixtures/kivi-c6-safe")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let first = String::from_utf8(run()).unwrap();
+    assert!(!first.contains("result cache"), "{first}");
+    let second = String::from_utf8(run()).unwrap();
+    assert!(second.contains("verdicts from the result cache"), "{second}");
 }

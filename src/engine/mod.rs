@@ -96,7 +96,7 @@ impl Default for Options {
 }
 
 /// Why a run has no verdict.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Inconclusive {
     TimeLimit(Duration),
     MemoryLimit(u32),
@@ -124,7 +124,7 @@ impl std::fmt::Display for Inconclusive {
 
 /// One line the model printed on the counterexample, `KIVI:<n>:<n>:...` (integers only: the
 /// findings stage turns them back into names).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TraceEvent {
     pub values: Vec<i64>,
 }

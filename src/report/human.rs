@@ -224,24 +224,36 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
             );
         }
         let t = &r.timings;
-        let _ = writeln!(
-            out,
-            "  {}",
-            paint(
-                color,
-                dim,
-                &format!(
-                    "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
-                    r.elapsed.as_secs_f64(),
-                    r.states,
-                    r.generate,
-                    t.spin,
-                    t.compile,
-                    t.pan,
-                    t.replay
+        if r.cached {
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    color,
+                    dim,
+                    "verdicts from the result cache (--no-cache to verify again)"
                 )
-            )
-        );
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    color,
+                    dim,
+                    &format!(
+                        "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
+                        r.elapsed.as_secs_f64(),
+                        r.states,
+                        r.generate,
+                        t.spin,
+                        t.compile,
+                        t.pan,
+                        t.replay
+                    )
+                )
+            );
+        }
         out.push('\n');
     }
     let _ = writeln!(
