@@ -331,6 +331,10 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
     }
     let topologies = topologies::plan(unit, &analysis.objects, &analysis.config, options.scale);
     plan.bound = topologies.bound;
+    if topologies.topologies.is_empty() {
+        plan.failure = Some("no topology to verify: no node pool can have a node".into());
+        return plan;
+    }
     let pods_per_node = analysis.config.scaling.pods_per_node;
     let mut built = Vec::new();
     for topology in topologies.topologies {
