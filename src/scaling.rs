@@ -506,15 +506,10 @@ fn search(
                     .unwrap_or_else(|_| {
                         Some(PointResult {
                             group: job.group.clone(),
-                            verdicts: job
-                                .group
-                                .iter()
-                                .map(|c| {
-                                    let why =
-                                        engine::Inconclusive::EngineError("internal error (a bug in kivi-lint)".into());
-                                    (*c, PointVerdict::Inconclusive(why))
-                                })
-                                .collect(),
+                            verdicts: inconclusive(
+                                &job.group,
+                                &engine::Inconclusive::EngineError("internal error (a bug in kivi-lint)".into()),
+                            ),
                             timings: engine::Timings::default(),
                             states: 0,
                         })
@@ -649,9 +644,7 @@ fn run_point(
             Ok(o) => o,
             Err(e) => {
                 let why = engine::Inconclusive::EngineError(e.to_string());
-                result
-                    .verdicts
-                    .extend(open.iter().map(|c| (*c, PointVerdict::Inconclusive(why.clone()))));
+                result.verdicts.extend(inconclusive(&open, &why));
                 break;
             }
         };
@@ -666,9 +659,7 @@ fn run_point(
                 break;
             }
             engine::Verdict::Inconclusive(why) => {
-                result
-                    .verdicts
-                    .extend(open.iter().map(|c| (*c, PointVerdict::Inconclusive(why.clone()))));
+                result.verdicts.extend(inconclusive(&open, &why));
                 break;
             }
             engine::Verdict::Violated { trace, violation } => match findings::violated_check(&trace) {
@@ -680,15 +671,21 @@ fn run_point(
                     let why = engine::Inconclusive::EngineError(format!(
                         "the model stopped without a check failing ({violation:?})"
                     ));
-                    result
-                        .verdicts
-                        .extend(open.iter().map(|c| (*c, PointVerdict::Inconclusive(why.clone()))));
+                    result.verdicts.extend(inconclusive(&open, &why));
                     break;
                 }
             },
         }
     }
     Some(result)
+}
+
+/// Every check of `checks` inconclusive for the same reason.
+fn inconclusive(checks: &[&'static str], why: &engine::Inconclusive) -> Vec<(&'static str, PointVerdict)> {
+    checks
+        .iter()
+        .map(|c| (*c, PointVerdict::Inconclusive(why.clone())))
+        .collect()
 }
 
 /// Turn a unit's accepted results into verdicts: each check's first violation (or first

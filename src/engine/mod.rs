@@ -463,18 +463,27 @@ impl Run<'_> {
             }
             Search::Safety { .. } => {}
         }
-        match process::run_cancellable(pan, limit, Some(self.cancel)) {
-            Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
-                "pan was stopped by signal {}: {}",
-                f.signal.unwrap_or(0),
-                first_lines(&f.stdout)
-            ))),
-            Ok(f) if !f.success => Err(Inconclusive::EngineError(format!(
+        let f = self.launch(pan, limit, "pan")?;
+        if !f.success {
+            return Err(Inconclusive::EngineError(format!(
                 "pan exited with {}: {}",
                 f.code.unwrap_or(-1),
                 first_lines(&format!("{}\n{}", f.stdout, f.stderr))
+            )));
+        }
+        Ok(f.stdout)
+    }
+
+    /// Run pan until it exits, `limit` passes or the run is cancelled; a signal (SIGFPE, a
+    /// kill) is an engine error.
+    fn launch(&self, pan: Command, limit: Duration, what: &str) -> Result<process::Finished, Inconclusive> {
+        match process::run_cancellable(pan, limit, Some(self.cancel)) {
+            Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
+                "{what} was stopped by signal {}: {}",
+                f.signal.unwrap_or(0),
+                first_lines(&f.stdout)
             ))),
-            Ok(f) => Ok(f.stdout),
+            Ok(f) => Ok(f),
             Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
             Err(RunError::Cancelled { .. }) => Err(Inconclusive::Cancelled),
             Err(e) => Err(Inconclusive::EngineError(e.to_string())),
@@ -510,18 +519,8 @@ impl Run<'_> {
         }
         let mut pan = self.command();
         pan.arg("-r").arg("-n");
-        let finished = match process::run_cancellable(pan, self.options.time_limit, Some(self.cancel)) {
-            Ok(f) if f.signal.is_none() => f,
-            Ok(f) => {
-                return Err(Inconclusive::EngineError(format!(
-                    "pan -r was stopped by signal {}",
-                    f.signal.unwrap_or(0)
-                )));
-            }
-            Err(RunError::TimedOut { limit, .. }) => return Err(Inconclusive::TimeLimit(limit)),
-            Err(RunError::Cancelled { .. }) => return Err(Inconclusive::Cancelled),
-            Err(e) => return Err(Inconclusive::EngineError(e.to_string())),
-        };
+        // pan -r exits non-zero after replaying an error: only a signal is a failure.
+        let finished = self.launch(pan, self.options.time_limit, "pan -r")?;
         let mut events = Vec::new();
         for line in finished.stdout.lines() {
             let Some(rest) = line.trim_start().strip_prefix(TRACE_PREFIX) else {
