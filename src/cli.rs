@@ -56,6 +56,17 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Join the JSON reports of shards (`--shard i/n`) into one report.
+    Merge {
+        /// JSON reports written with `--format json`, one per shard.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// Exit 1 when a finding at or above this level exists (`never`: findings do not fail).
+        #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
+        fail_on: FailOn,
+        #[command(flatten)]
+        global: GlobalArgs,
+    },
     /// Show configuration.
     Config {
         /// Print the embedded default configuration.
@@ -104,6 +115,20 @@ struct ScanArgs {
     #[arg(long)]
     no_cache: bool,
 
+    /// PR mode: verify only the units that changed since this git ref, and report only the
+    /// violations it does not have.
+    #[arg(long, value_name = "GIT-REF")]
+    changed_since: Option<String>,
+
+    /// With --changed-since, report the violations the base revision has too.
+    #[arg(long, requires = "changed_since")]
+    all_findings: bool,
+
+    /// Verify only shard I of N (1-based): a deterministic slice of the units, for parallel CI
+    /// jobs; join the JSON reports with `kivi-lint merge`.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<crate::report::model::Shard>,
+
     /// Read PROMELA templates from DIR where it has a file of the same name (experiments).
     #[arg(long, value_name = "DIR")]
     templates_dir: Option<PathBuf>,
@@ -126,6 +151,29 @@ fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
             _ => Err("expected `current` or a node count per pool from 1 to 30".into()),
         },
     }
+}
+
+fn parse_shard(s: &str) -> Result<crate::report::model::Shard, String> {
+    let parsed = s
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse::<usize>().ok()?, n.trim().parse::<usize>().ok()?)));
+    match parsed {
+        Some((index, count)) if count >= 1 && (1..=count).contains(&index) => {
+            Ok(crate::report::model::Shard { index, count })
+        }
+        _ => Err("expected I/N with 1 ≤ I ≤ N, e.g. 2/4".into()),
+    }
+}
+
+/// The units of shard `shard` among `units`: every n-th, so shards get as many units as
+/// possible alike, and the slice depends only on the units.
+fn shard_units(units: &[usize], shard: crate::report::model::Shard) -> Vec<usize> {
+    units
+        .iter()
+        .copied()
+        .skip(shard.index - 1)
+        .step_by(shard.count)
+        .collect()
 }
 
 /// The cache directory: the flag, else KIVI_LINT_CACHE_DIR, else the user cache directory.
@@ -222,6 +270,7 @@ pub fn run() -> Result<u8> {
             Ok(exit::OK)
         }
         Some(Command::Units { scan, global }) => scan_command(&scan, &global, true),
+        Some(Command::Merge { files, fail_on, global }) => merge_command(&files, fail_on, &global),
         Some(Command::Rules { format }) => {
             std::io::stdout().write_all(report::rules(format).as_bytes())?;
             Ok(exit::OK)
@@ -270,11 +319,8 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     let analysis = analysis::analyze(&request);
     print_diagnostics(&analysis, global, stderr_color)?;
     if units_only {
-        let report = match global.format {
-            Format::Json => report::json::units(&analysis, None),
-            Format::Human => report::human::units(&analysis, stdout_color),
-        };
-        std::io::stdout().write_all(report.as_bytes())?;
+        let report = report::Report::new(&analysis, None, &report::model::Context::default());
+        std::io::stdout().write_all(report::units(&report, global.format, stdout_color).as_bytes())?;
         return Ok(if analysis.diagnostics.has_errors() {
             exit::INPUT_ERROR
         } else {
@@ -312,19 +358,77 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         let _ = ctrlc::set_handler(move || cancel.store(true, std::sync::atomic::Ordering::Relaxed));
     }
     let progress = crate::progress::Reporter::new(global.quiet);
-    let results = crate::scaling::verify(&analysis, &generator, &engine, &options, &cancel, &|p| {
-        progress.update(p)
-    });
+    let mut context = report::model::Context {
+        shard: scan.shard,
+        changed_since: scan.changed_since.clone(),
+        all_findings: scan.all_findings,
+        ..Default::default()
+    };
+    let mut selected: Vec<usize> = (0..analysis.units.len()).collect();
+    let base = match &scan.changed_since {
+        None => None,
+        Some(git_ref) => match crate::changes::analyze_base(&request, git_ref) {
+            Ok(base) => Some(base),
+            Err(e) => {
+                eprintln!("error: --changed-since {git_ref}: {e}");
+                return Ok(exit::INPUT_ERROR);
+            }
+        },
+    };
+    if let Some(base) = &base {
+        let unchanged = crate::changes::unchanged_units(&analysis, base, &generator, &engine, &options);
+        tracing::info!(
+            "{} of {} units unchanged since {}",
+            unchanged.len(),
+            selected.len(),
+            base.revision
+        );
+        selected.retain(|u| !unchanged.contains(u));
+        context.not_verified.extend(
+            unchanged
+                .into_iter()
+                .map(|u| (u, report::model::NotVerified::Unchanged)),
+        );
+    }
+    if let Some(shard) = scan.shard {
+        let mine = shard_units(&selected, shard);
+        context.not_verified.extend(
+            selected
+                .iter()
+                .filter(|u| !mine.contains(u))
+                .map(|&u| (u, report::model::NotVerified::OtherShard)),
+        );
+        selected = mine;
+    }
+    let on_progress = |p: &crate::scaling::Progress| progress.update(p);
+    let mut results = crate::scaling::verify(
+        &analysis,
+        &selected,
+        &generator,
+        &engine,
+        &options,
+        &cancel,
+        &on_progress,
+    );
+    if let Some(base) = &base {
+        crate::changes::mark_existing(
+            &analysis,
+            &mut results,
+            base,
+            &generator,
+            &engine,
+            &options,
+            &cancel,
+            &on_progress,
+        );
+    }
     progress.finish();
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("error: interrupted");
         return Ok(exit::INTERRUPTED);
     }
-    let report = match global.format {
-        Format::Json => report::json::units(&analysis, Some(&results)),
-        Format::Human => report::human::results(&analysis, &results, stdout_color),
-    };
-    std::io::stdout().write_all(report.as_bytes())?;
+    let report = report::Report::new(&analysis, Some(&results), &context);
+    std::io::stdout().write_all(report::results(&report, global.format, stdout_color).as_bytes())?;
     for r in &results {
         tracing::info!(
             "unit {}: generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?}",
@@ -342,31 +446,78 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         analysis.timings.manifests,
         analysis.timings.units
     );
-    Ok(exit_code(&analysis, &results, scan.fail_on))
+    Ok(exit_code(&report, scan.fail_on))
+}
+
+/// `kivi-lint merge`: read the shards' JSON reports, join them, print the report.
+fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Result<u8> {
+    let stderr_color = global.color.enabled(std::io::stderr().is_terminal());
+    let stdout_color = global.color.enabled(std::io::stdout().is_terminal());
+    init_logging(global, stderr_color);
+    let mut reports = Vec::new();
+    let mut failed = false;
+    for file in files {
+        let shown = crate::discover::display_path(file);
+        let text = match crate::discover::read_source(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{}:1:1: error: {}", shown.display(), e.message);
+                failed = true;
+                continue;
+            }
+        };
+        match report::merge::parse(&text) {
+            Ok(r) => reports.push(r),
+            Err((message, line, column)) => {
+                eprintln!("{}:{line}:{column}: error: {message}", shown.display());
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Ok(exit::INPUT_ERROR);
+    }
+    let merged = match report::merge::merge(reports) {
+        Ok(m) => m,
+        Err(report::merge::MergeError::Invalid { file, message }) => {
+            eprintln!(
+                "{}: error: {message}",
+                crate::discover::display_path(&files[file]).display()
+            );
+            return Ok(exit::INPUT_ERROR);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::INPUT_ERROR);
+        }
+    };
+    // The shards scanned the same files, so each holds every diagnostic: print them once.
+    if !global.quiet {
+        for d in &merged.diagnostics {
+            if d.severity == Severity::Info && global.verbose == 0 {
+                continue;
+            }
+            let severity = serde_json::to_value(d.severity)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            eprintln!("{}:{}:{}: {severity}: {}", d.file, d.line, d.column, d.message);
+        }
+    }
+    std::io::stdout().write_all(report::results(&merged, global.format, stdout_color).as_bytes())?;
+    Ok(exit_code(&merged, fail_on))
 }
 
 /// 2 for input or engine errors, else 1 for findings at or above `fail_on`, else 3 when
-/// something was inconclusive, else 0.
-fn exit_code(analysis: &Analysis, results: &[crate::scaling::UnitResult], fail_on: FailOn) -> u8 {
-    use crate::engine::Inconclusive;
-    use crate::findings::Verdict;
-    let verdicts = || results.iter().flat_map(|r| r.results.iter());
-    let engine_error = verdicts().any(|c| matches!(c.verdict, Verdict::Inconclusive(Inconclusive::EngineError(_))));
-    let level = |check: &str| {
-        analysis
-            .config
-            .checks
-            .severity
-            .get(check)
-            .copied()
-            .or_else(|| crate::checks::find(check).map(|c| c.level))
-            .unwrap_or(crate::checks::Level::Error)
-    };
-    if analysis.diagnostics.has_errors() || engine_error {
+/// something was inconclusive, else 0. Violations a PR-mode report leaves out do not count.
+fn exit_code(report: &report::Report, fail_on: FailOn) -> u8 {
+    use report::model::VerdictKind;
+    let outcomes = || report.outcomes().map(|(_, c)| c);
+    if report.summary.errors > 0 || outcomes().any(|c| c.engine_error) {
         exit::INPUT_ERROR
-    } else if verdicts().any(|c| matches!(c.verdict, Verdict::Violated { .. }) && fail_on.fails(level(c.check))) {
+    } else if outcomes().any(|c| c.verdict == VerdictKind::Violated && fail_on.fails(c.level)) {
         exit::FINDINGS
-    } else if verdicts().any(|c| matches!(c.verdict, Verdict::Inconclusive(_))) {
+    } else if outcomes().any(|c| c.verdict == VerdictKind::Inconclusive) {
         exit::INCONCLUSIVE
     } else {
         exit::OK

@@ -38,6 +38,8 @@ pub struct CheckResult {
     /// Where the verdict was reached: the topology of the violation or of the inconclusive
     /// run, or the largest one a verified check was verified on.
     pub topology: Option<crate::model::Topology>,
+    /// PR mode, violations only: whether the base revision has the same violation.
+    pub baseline: Option<bool>,
 }
 
 /// Names of things in the model, for messages.

@@ -5,6 +5,7 @@
 //! `analysis` runs the stages in order; `cli` is the command line around it.
 
 pub mod analysis;
+pub mod changes;
 pub mod checks;
 pub mod cli;
 pub mod config;

@@ -251,10 +251,11 @@ fn store_results(dir: &std::path::Path, key: &str, plan: &UnitPlan, results: &[O
     }
 }
 
-/// Verify every unit of the analysis. `cancel` (Ctrl-C) stops every run; `progress` hears of
-/// each finished run.
+/// Verify the given units of the analysis (indices into its units). `cancel` (Ctrl-C) stops
+/// every run; `progress` hears of each finished run.
 pub fn verify(
     analysis: &Analysis,
+    units: &[usize],
     generator: &Generator,
     engine: &Engine,
     options: &Options,
@@ -262,11 +263,9 @@ pub fn verify(
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
     let started = Instant::now();
-    let plans: Vec<UnitPlan> = analysis
-        .units
+    let plans: Vec<UnitPlan> = units
         .iter()
-        .enumerate()
-        .map(|(i, _)| plan_unit(analysis, generator, options, i))
+        .map(|&i| plan_unit(analysis, generator, options, i))
         .collect();
     if let Some(dir) = &options.emit_models {
         emit(dir, analysis, &plans);
@@ -303,6 +302,14 @@ pub fn verify(
             r.cached = cached;
             r
         })
+        .collect()
+}
+
+/// Per unit, a hash of everything its verdicts depend on (the result cache key): equal
+/// fingerprints mean equal verdicts, whatever the manifests look like.
+pub fn fingerprints(analysis: &Analysis, generator: &Generator, engine: &Engine, options: &Options) -> Vec<String> {
+    (0..analysis.units.len())
+        .map(|i| result_key(&plan_unit(analysis, generator, options, i), options, engine))
         .collect()
 }
 
@@ -769,6 +776,7 @@ fn conclude(
             check,
             verdict,
             topology,
+            baseline: None,
         });
     }
     out

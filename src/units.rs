@@ -24,7 +24,7 @@ use crate::manifest::taint::{TaintEffect, tolerates_for_scheduling};
 use crate::manifest::{Body, Object, WorkloadKind};
 use crate::source::Span;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     Workload,

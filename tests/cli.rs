@@ -967,3 +967,229 @@ fn cached_run_says_so() {
     let second = String::from_utf8(run()).unwrap();
     assert!(second.contains("verdicts from the result cache"), "{second}");
 }
+
+/// Copy every file under `from` into `to`, keeping relative paths.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `fixtures/pr-mode/repo` committed in a fresh git repository (real git).
+fn pr_mode_repository() -> assert_fs::TempDir {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("repo").create_dir_all().unwrap();
+    copy_tree(&root().join("fixtures/pr-mode/repo"), &dir.path().join("repo"));
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path().join("repo"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    dir
+}
+
+/// The results of the unit whose name is `name`, or `None` when it was not verified.
+fn unit_results<'a>(report: &'a Value, name: &str) -> Option<&'a Vec<Value>> {
+    let unit = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == name)
+        .unwrap_or_else(|| panic!("no unit {name}"));
+    unit["verification"]["results"].as_array()
+}
+
+#[test]
+fn pr_mode_verifies_changed_units_and_reports_new_violations() {
+    let dir = pr_mode_repository();
+    let repo = dir.path().join("repo");
+    let cache = dir.path().join("cache");
+    let scan = |extra: &[&str]| {
+        let out = kivi()
+            .current_dir(&repo)
+            .args(["--format", "json", "-q", "--changed-since", "HEAD", "--cache-dir"])
+            .arg(&cache)
+            .args(extra)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code().unwrap(), report)
+    };
+
+    // Nothing changed: nothing is verified, and the existing violation does not fail the run.
+    let (code, report) = scan(&[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["changedSince"]["unchangedUnits"], 2);
+    for u in report["units"].as_array().unwrap() {
+        assert_eq!(u["notVerified"], "unchanged", "{u}");
+        assert!(u.get("verification").is_none());
+    }
+
+    // The pull request: checkout changes but keeps its violation; search gains one.
+    copy_tree(&root().join("fixtures/pr-mode/change"), &repo);
+    let (code, report) = scan(&[]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["changedSince"]["unchangedUnits"], 0);
+    assert_eq!(report["changedSince"]["existingFindingsHidden"], 1);
+    let search = unit_results(&report, "search/search").unwrap();
+    let new = search.iter().find(|r| r["verdict"] == "violated").unwrap();
+    assert_eq!(new["check"], "pods-schedulable");
+    assert_eq!(new["baselineState"], "new");
+    assert_eq!(new["file"], "apps/search/deployment.yaml");
+    let checkout = unit_results(&report, "checkout/checkout").unwrap();
+    assert!(checkout.iter().all(|r| r["verdict"] == "verified"), "{checkout:?}");
+
+    // --all-findings keeps the existing violation, marked as such.
+    let (code, report) = scan(&["--all-findings"]);
+    assert_eq!(code, 1);
+    let checkout = unit_results(&report, "checkout/checkout").unwrap();
+    let existing = checkout.iter().find(|r| r["verdict"] == "violated").unwrap();
+    assert_eq!(existing["baselineState"], "unchanged");
+    kivi()
+        .current_dir(&repo)
+        .args([
+            "--color",
+            "never",
+            "-q",
+            "--changed-since",
+            "HEAD",
+            "--all-findings",
+            "--cache-dir",
+        ])
+        .arg(&cache)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("(also on HEAD)"));
+
+    // The human report says what PR mode left out.
+    kivi()
+        .current_dir(&repo)
+        .args(["--color", "never", "-q", "--changed-since", "HEAD", "--cache-dir"])
+        .arg(&cache)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "changed since HEAD: 0 units unchanged, not verified again; 1 violation also on HEAD not shown",
+        ));
+
+    // A ref that does not exist, and a directory outside any repository, are input errors.
+    kivi()
+        .current_dir(&repo)
+        .args(["--changed-since", "no-such-branch"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`no-such-branch` is not a directory or a git ref",
+        ));
+    let outside = assert_fs::TempDir::new().unwrap();
+    kivi()
+        .current_dir(outside.path())
+        .args(["--changed-since", "HEAD"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not in a git repository"));
+}
+
+#[test]
+fn shards_merge_into_the_report_of_one_run() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let cache = dir.path().join("cache");
+    let scan = |extra: &[&str], out: &str| {
+        let output = kivi()
+            .args(["--format", "json", "-q", "--cache-dir"])
+            .arg(&cache)
+            .args(extra)
+            .arg("fixtures/pr-mode/repo")
+            .output()
+            .unwrap();
+        std::fs::write(dir.path().join(out), &output.stdout).unwrap();
+        let report = serde_json::from_slice::<Value>(&output.stdout).unwrap();
+        (output.status.code().unwrap(), report)
+    };
+    let (code, whole) = scan(&[], "whole.json");
+    assert_eq!(code, 1);
+    // Each shard's exit code is about its own units: one has the violation.
+    let (code1, one) = scan(&["--shard", "1/2"], "shard-1.json");
+    let (code2, two) = scan(&["--shard", "2/2"], "shard-2.json");
+    assert_eq!(code1 + code2, 1);
+    // Each shard verifies one of the two units and says the other is another shard's.
+    for (shard, index) in [(&one, 1), (&two, 2)] {
+        assert_eq!(shard["shard"], serde_json::json!({"index": index, "count": 2}));
+        let units = shard["units"].as_array().unwrap();
+        assert_eq!(units.iter().filter(|u| u.get("verification").is_some()).count(), 1);
+        assert_eq!(units.iter().filter(|u| u["notVerified"] == "other-shard").count(), 1);
+    }
+    let path = |f: &str| dir.path().join(f).display().to_string();
+    let merged = kivi()
+        .args([
+            "merge",
+            "--format",
+            "json",
+            &path("shard-2.json"),
+            &path("shard-1.json"),
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let merged: Value = serde_json::from_slice(&merged).unwrap();
+    assert_eq!(verdicts(&merged), verdicts(&whole));
+    assert_eq!(merged["units"], whole["units"]);
+    assert!(merged.get("shard").is_none());
+
+    // Any format.
+    kivi()
+        .args([
+            "merge",
+            "--color",
+            "never",
+            &path("shard-1.json"),
+            &path("shard-2.json"),
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("2 units checked: 1 violated"));
+    // A missing shard, a shard given twice, and a file that is not a report are input errors.
+    kivi()
+        .args(["merge", &path("shard-1.json")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("shard 2/2 is missing"));
+    kivi()
+        .args(["merge", &path("shard-1.json"), &path("shard-1.json")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("given twice"));
+    dir.child("bad.json")
+        .write_str("{\"schemaVersion\": 2,\n  \"tool\": 7\n")
+        .unwrap();
+    kivi()
+        .args(["merge", &path("bad.json"), &path("shard-1.json")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::is_match(r"bad\.json:\d+:\d+: error: not JSON").unwrap());
+    kivi()
+        .args(["--shard", "3/2", "fixtures/pr-mode/repo"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected I/N"));
+}

@@ -27,7 +27,7 @@ use crate::yaml::{self, Document, Node};
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScopeKind {
     /// Plain manifest files under one scanned path.

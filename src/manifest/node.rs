@@ -9,7 +9,7 @@ use crate::source::Span;
 use crate::yaml::Node;
 
 /// Allocatable or capacity of a node: millicores, bytes, pod slots.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeResources {
     pub cpu_millis: i64,

@@ -38,7 +38,7 @@ impl ResourceAmounts {
 }
 
 /// Plain totals in millicores and bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Amounts {
     pub cpu_millis: i64,

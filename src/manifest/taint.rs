@@ -12,7 +12,7 @@ pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
 pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 pub enum TaintEffect {
     NoSchedule,
     PreferNoSchedule,
@@ -30,7 +30,7 @@ impl TaintEffect {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 pub struct Taint {
     pub key: String,
     pub value: String,

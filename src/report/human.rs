@@ -4,8 +4,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use crate::analysis::Analysis;
-use crate::diagnostics::Severity;
+use super::model::{BaselineState, NotVerified, Report, VerdictKind};
 use crate::units::Role;
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -18,16 +17,15 @@ fn paint(color: bool, style: Style, text: &str) -> String {
 
 /// One block per unit: members with their locations, node pools, checks, and why the
 /// workloads were grouped.
-pub fn units(a: &Analysis, color: bool) -> String {
+pub fn units(r: &Report, color: bool) -> String {
     let mut out = String::new();
     let bold = Style::new().bold();
     let dim = Style::new().dimmed();
     let cyan = Style::new().fg_color(Some(AnsiColor::Cyan.into()));
-    for u in &a.units {
-        let scope = a
-            .scopes
-            .get(u.scope)
-            .map(|s| format!("{:?} {}", s.kind, s.path.display()).to_lowercase())
+    for u in &r.units {
+        let kind = serde_json::to_value(u.scope_kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
         let _ = writeln!(
             out,
@@ -36,23 +34,17 @@ pub fn units(a: &Analysis, color: bool) -> String {
             paint(color, cyan, &u.id),
             paint(color, bold, &u.name)
         );
-        let _ = writeln!(out, "  scope: {scope}");
-        let width = u
-            .members
-            .iter()
-            .map(|m| a.objects[m.object].id.to_string().len())
-            .max()
-            .unwrap_or(0);
+        let _ = writeln!(out, "  scope: {kind} {}", u.scope);
+        let width = u.members.iter().map(|m| m.id().len()).max().unwrap_or(0);
         for m in &u.members {
-            let o = &a.objects[m.object];
             let role = match m.role {
                 Role::Workload => "",
                 Role::Autoscaler => " (autoscaler)",
                 Role::DisruptionBudget => " (disruption budget)",
                 Role::DeschedulerPolicy => " (descheduler policy)",
             };
-            let at = format!("{}:{}", a.sources.path(o.span.file).display(), o.span.start.line);
-            let _ = writeln!(out, "  {:width$}  {}{}", o.id.to_string(), paint(color, dim, &at), role);
+            let at = format!("{}:{}", m.file, m.line);
+            let _ = writeln!(out, "  {:width$}  {}{}", m.id(), paint(color, dim, &at), role);
         }
         let pools = if u.node_pools.is_empty() {
             "none".to_string()
@@ -62,102 +54,81 @@ pub fn units(a: &Analysis, color: bool) -> String {
         let _ = writeln!(out, "  node pools: {pools}");
         let _ = writeln!(out, "  checks: {}", u.checks.join(", "));
         for e in &u.edges {
-            let _ = writeln!(
-                out,
-                "  grouped: {} ↔ {}: {}",
-                a.objects[e.from].id, a.objects[e.to].id, e.reason
-            );
+            let _ = writeln!(out, "  grouped: {} ↔ {}: {}", e.from, e.to, e.reason);
         }
         out.push('\n');
     }
-    out.push_str(&summary(a));
+    out.push_str(&summary(r));
     out
 }
 
 /// `N units from M objects in F files (R renders); E errors, W warnings`.
-pub fn summary(a: &Analysis) -> String {
-    let objects = a.objects.iter().filter(|o| !o.embedded).count();
-    let workloads = a.objects.iter().filter(|o| o.workload().is_some()).count();
+pub fn summary(r: &Report) -> String {
+    let s = &r.summary;
     format!(
         "{} units, {} workloads, {} objects from {} files and {} renders; {} errors, {} warnings\n",
-        a.units.len(),
-        workloads,
-        objects,
-        a.files,
-        a.renders,
-        a.diagnostics.count(Severity::Error),
-        a.diagnostics.count(Severity::Warning)
+        s.units, s.workloads, s.objects, s.files, s.renders, s.errors, s.warnings
     )
 }
 
-/// Verdict of every check of every unit, with counterexamples.
-pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool) -> String {
-    use crate::findings::Verdict;
+/// Verdict of every check of every verified unit, with counterexamples.
+pub fn results(r: &Report, color: bool) -> String {
     let mut out = String::new();
     let bold = Style::new().bold();
     let red = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
     let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
     let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
     let dim = Style::new().dimmed();
-    let (mut violated, mut verified, mut inconclusive) = (0, 0, 0);
-    let unmodelled = crate::scaling::unmodelled_events(&a.config);
-    for r in results {
-        let u = &a.units[r.unit];
-        let scope = a
-            .scopes
-            .get(u.scope)
-            .map(|s| s.path.display().to_string())
-            .unwrap_or_default();
+    let (mut violated, mut verified, mut inconclusive, mut checked) = (0, 0, 0, 0);
+    for u in &r.units {
+        let Some(v) = &u.verification else { continue };
+        checked += 1;
         let _ = writeln!(
             out,
             "{} {}  {}  {}",
             paint(color, bold, "unit"),
             u.id,
             paint(color, bold, &u.name),
-            paint(color, dim, &scope)
+            paint(color, dim, &u.scope)
         );
-        if r.search.planned > 0 {
-            let _ = writeln!(
-                out,
-                "  {}",
-                paint(
-                    color,
-                    dim,
-                    &format!(
-                        "{} of {} topologies explored; search bounded by {}",
-                        r.search.explored,
-                        r.search.planned,
-                        if r.search.bound.is_empty() {
-                            "one topology"
-                        } else {
-                            &r.search.bound
-                        }
-                    )
-                )
+        if v.search.planned > 0 {
+            let bound = if v.search.bound.is_empty() {
+                "one topology"
+            } else {
+                &v.search.bound
+            };
+            let line = format!(
+                "{} of {} topologies explored; search bounded by {bound}",
+                v.search.explored, v.search.planned
             );
+            let _ = writeln!(out, "  {}", paint(color, dim, &line));
         }
-        for c in &r.results {
-            match &c.verdict {
-                Verdict::Violated { steps, location } => {
+        for c in &v.results {
+            match c.verdict {
+                VerdictKind::Violated => {
                     violated += 1;
-                    let at = location
-                        .map(|s| format!("  {}", crate::diagnostics::location_string(&a.sources, s)))
-                        .unwrap_or_default();
+                    let at = match (&c.file, c.line, c.column) {
+                        (Some(f), Some(l), Some(col)) => format!("  {f}:{l}:{col}"),
+                        _ => String::new(),
+                    };
+                    let existing = match c.baseline_state {
+                        Some(BaselineState::Unchanged) => paint(color, dim, &format!(" (also on {})", base_name(r))),
+                        _ => String::new(),
+                    };
                     let _ = writeln!(
                         out,
-                        "  {} {}{}",
+                        "  {} {}{at}{existing}",
                         paint(color, red, "✗ violated"),
-                        paint(color, bold, c.check),
-                        at
+                        paint(color, bold, &c.check),
                     );
                     if let Some(t) = &c.topology {
-                        let _ = writeln!(out, "    at {}", crate::scaling::describe(a, r.unit, t));
+                        let _ = writeln!(out, "    at {}", t.description);
                     }
-                    for (i, step) in steps.iter().enumerate() {
-                        let at = step
-                            .location
-                            .map(|s| format!(" — {}:{}", a.sources.path(s.file).display(), s.start.line))
-                            .unwrap_or_default();
+                    for (i, step) in c.steps.iter().enumerate() {
+                        let at = match (&step.file, step.line) {
+                            (Some(f), Some(l)) => format!(" — {f}:{l}"),
+                            _ => String::new(),
+                        };
                         let _ = writeln!(
                             out,
                             "    [{}] {}: {}{}",
@@ -168,38 +139,32 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
                         );
                     }
                 }
-                Verdict::Verified => {
+                VerdictKind::Verified => {
                     verified += 1;
                     let up_to = c
                         .topology
                         .as_ref()
-                        .map(|t| {
-                            paint(
-                                color,
-                                dim,
-                                &format!(" up to {}", crate::scaling::describe(a, r.unit, t)),
-                            )
-                        })
+                        .map(|t| paint(color, dim, &format!(" up to {}", t.description)))
                         .unwrap_or_default();
                     let _ = writeln!(out, "  {} {}{}", paint(color, green, "✓ verified"), c.check, up_to);
                 }
-                Verdict::Inconclusive(why) => {
+                VerdictKind::Inconclusive => {
                     inconclusive += 1;
                     let at = c
                         .topology
                         .as_ref()
-                        .map(|t| format!(" (at {})", crate::scaling::describe(a, r.unit, t)))
+                        .map(|t| format!(" (at {})", t.description))
                         .unwrap_or_default();
                     let _ = writeln!(
                         out,
                         "  {} {}: {}{}",
                         paint(color, yellow, "? inconclusive"),
                         c.check,
-                        why,
+                        c.reason.as_deref().unwrap_or("no verdict"),
                         at
                     );
                 }
-                Verdict::NotChecked => {
+                VerdictKind::NotChecked => {
                     let _ = writeln!(
                         out,
                         "  {} {}: not modelled yet",
@@ -209,57 +174,89 @@ pub fn results(a: &Analysis, results: &[crate::scaling::UnitResult], color: bool
                 }
             }
         }
-        if !unmodelled.is_empty() {
-            let _ = writeln!(
-                out,
-                "  {}",
-                paint(
-                    color,
-                    yellow,
-                    &format!(
-                        "note: events not modelled yet, so not explored: {}",
-                        unmodelled.join(", ")
-                    )
-                )
+        if !v.unmodelled_events.is_empty() {
+            let note = format!(
+                "note: events not modelled yet, so not explored: {}",
+                v.unmodelled_events.join(", ")
             );
+            let _ = writeln!(out, "  {}", paint(color, yellow, &note));
         }
-        let t = &r.timings;
-        if r.cached {
-            let _ = writeln!(
-                out,
-                "  {}",
-                paint(
-                    color,
-                    dim,
-                    "verdicts from the result cache (--no-cache to verify again)"
-                )
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "  {}",
-                paint(
-                    color,
-                    dim,
-                    &format!(
-                        "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
-                        r.elapsed.as_secs_f64(),
-                        r.states,
-                        r.generate,
-                        t.spin,
-                        t.compile,
-                        t.pan,
-                        t.replay
+        match &v.run {
+            Some(run) if run.cached => {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    paint(
+                        color,
+                        dim,
+                        "verdicts from the result cache (--no-cache to verify again)"
                     )
-                )
-            );
+                );
+            }
+            Some(run) => {
+                let t = &run.engine;
+                let line = format!(
+                    "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
+                    run.elapsed.as_secs_f64(),
+                    v.states,
+                    run.generate,
+                    t.spin,
+                    t.compile,
+                    t.pan,
+                    t.replay
+                );
+                let _ = writeln!(out, "  {}", paint(color, dim, &line));
+            }
+            None => {
+                let _ = writeln!(out, "  {}", paint(color, dim, &format!("{} states", v.states)));
+            }
         }
         out.push('\n');
     }
     let _ = writeln!(
         out,
-        "{} units checked: {violated} violated, {verified} verified, {inconclusive} inconclusive",
-        results.len()
+        "{checked} units checked: {violated} violated, {verified} verified, {inconclusive} inconclusive"
     );
+    if let Some(c) = &r.changed_since {
+        let mut line = format!(
+            "changed since {}: {} unchanged, not verified again",
+            c.revision,
+            plural(c.unchanged_units, "unit")
+        );
+        if c.existing_findings_hidden > 0 {
+            line.push_str(&format!(
+                "; {} also on {} not shown (--all-findings shows them)",
+                plural(c.existing_findings_hidden, "violation"),
+                c.revision
+            ));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(s) = &r.shard {
+        let _ = writeln!(
+            out,
+            "shard {} of {}: {} units left to the other shards (`kivi-lint merge` joins the JSON reports)",
+            s.index,
+            s.count,
+            r.units
+                .iter()
+                .filter(|u| u.not_verified == Some(NotVerified::OtherShard))
+                .count()
+        );
+    }
     out
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+fn base_name(r: &Report) -> &str {
+    r.changed_since
+        .as_ref()
+        .map_or("the base revision", |c| c.revision.as_str())
 }

@@ -2,6 +2,10 @@
 
 pub mod human;
 pub mod json;
+pub mod merge;
+pub mod model;
+
+pub use model::Report;
 
 use clap::ValueEnum;
 
@@ -11,6 +15,22 @@ pub enum Format {
     Human,
     /// The documented JSON schema (see README, "JSON output").
     Json,
+}
+
+/// The report of a verification run in `format`.
+pub fn results(report: &Report, format: Format, color: bool) -> String {
+    match format {
+        Format::Json => json::render(report),
+        Format::Human => human::results(report, color),
+    }
+}
+
+/// The report of `kivi-lint units` (no verification) in `format`.
+pub fn units(report: &Report, format: Format, color: bool) -> String {
+    match format {
+        Format::Json => json::render(report),
+        Format::Human => human::units(report, color),
+    }
 }
 
 /// The check registry, for `kivi-lint rules`.

@@ -1,0 +1,251 @@
+//! PR mode (`--changed-since <git-ref>`): the same scan of the base revision, which units
+//! changed since, and which violations are new.
+//!
+//! A unit is unchanged when the base revision has a unit in the same scope with the same
+//! fingerprint: the same models and topology inputs, so the same verdicts. That covers every
+//! way a unit can change: its own objects, an object that joins it through a selector, a node
+//! pool or any config it reads. A violation is existing when the base revision's version of the
+//! unit violates the same check at the same object.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use crate::analysis::{self, Analysis, Request};
+use crate::discover::revision::{self, Checkout};
+use crate::engine::Engine;
+use crate::findings::Verdict;
+use crate::model::Generator;
+use crate::scaling::{self, Progress, UnitResult};
+
+/// The base revision, scanned like the working tree.
+pub struct Base {
+    pub revision: String,
+    pub analysis: Analysis,
+    checkout: Checkout,
+}
+
+/// Check out `git_ref` of the repository holding the scanned paths and analyse the same paths
+/// there. Its diagnostics are not reported: only the working tree's are.
+pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
+    if request.paths.iter().any(|p| p.as_os_str() == "-") {
+        return Err("PR mode cannot compare manifests read from stdin".into());
+    }
+    let first = request.paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    let dir = if first.is_dir() {
+        first.clone()
+    } else {
+        first.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    };
+    let checkout = revision::checkout_repository(&dir, git_ref)?;
+    let outside = |p: &Path| format!("{} is outside the git repository of {}", p.display(), dir.display());
+    let paths = request
+        .paths
+        .iter()
+        .map(|p| checkout.map(p).ok_or_else(|| outside(p)))
+        .collect::<Result<Vec<_>, _>>()?;
+    // The working tree's config file, at the revision when it is in the repository (a config
+    // outside the repository is the same for both).
+    let config = request
+        .config
+        .clone()
+        .or_else(|| crate::config::Config::discover(&first))
+        .map(|c| checkout.map(&c).unwrap_or(c));
+    tracing::info!("scanning {git_ref} checked out in {}", checkout.root.display());
+    let analysis = analysis::analyze(&Request {
+        paths,
+        config,
+        stdin_filename: None,
+        render: request.render,
+        jobs: request.jobs,
+    });
+    let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
+    if errors > 0 {
+        tracing::info!("{git_ref} has {errors} input errors; its units may differ for that reason alone");
+    }
+    Ok(Base {
+        revision: git_ref.to_string(),
+        analysis,
+        checkout,
+    })
+}
+
+/// A path of the working tree or of the base checkout, relative to the repository's top.
+fn repository_path(path: &Path, top: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let canonical = absolute.canonicalize().unwrap_or(absolute);
+    canonical
+        .strip_prefix(top)
+        .map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
+/// Each unit's scope as a path inside the repository, the same on both revisions.
+fn scope_keys(analysis: &Analysis, top: &Path) -> Vec<String> {
+    analysis
+        .units
+        .iter()
+        .map(|u| {
+            analysis
+                .scopes
+                .get(u.scope)
+                .map_or_else(|| "<config>".to_string(), |s| repository_path(&s.path, top))
+        })
+        .collect()
+}
+
+/// Each unit as the same on both revisions: its scope, its members, and what its verdicts
+/// depend on. The members matter too: two units can have the same models.
+fn unit_keys(
+    analysis: &Analysis,
+    top: &Path,
+    generator: &Generator,
+    engine: &Engine,
+    options: &scaling::Options,
+) -> Vec<String> {
+    let fingerprints = scaling::fingerprints(analysis, generator, engine, options);
+    scope_keys(analysis, top)
+        .into_iter()
+        .zip(fingerprints)
+        .zip(&analysis.units)
+        .map(|((scope, fingerprint), unit)| {
+            let mut members: Vec<String> = unit
+                .members
+                .iter()
+                .map(|m| analysis.objects[m.object].id.to_string())
+                .collect();
+            members.sort();
+            format!("{scope}\n{}\n{fingerprint}", members.join("\n"))
+        })
+        .collect()
+}
+
+/// Units of the working tree the base revision has too: same scope, members and fingerprint.
+pub fn unchanged_units(
+    current: &Analysis,
+    base: &Base,
+    generator: &Generator,
+    engine: &Engine,
+    options: &scaling::Options,
+) -> BTreeSet<usize> {
+    let before: BTreeSet<String> = unit_keys(&base.analysis, &base.checkout.root, generator, engine, options)
+        .into_iter()
+        .collect();
+    unit_keys(current, &base.checkout.toplevel, generator, engine, options)
+        .iter()
+        .enumerate()
+        .filter(|(_, key)| before.contains(*key))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// What identifies a violation across revisions: the scope, the check, and the member object
+/// the counterexample points at (else the unit's workloads).
+fn violation_key(
+    analysis: &Analysis,
+    scope: &str,
+    result: &UnitResult,
+    check: &str,
+    location: Option<crate::source::Span>,
+) -> String {
+    let unit = &analysis.units[result.unit];
+    let located = location.and_then(|at| {
+        unit.members
+            .iter()
+            .map(|m| &analysis.objects[m.object])
+            .find(|o| o.span.file == at.file && o.span.start <= at.start && at.start <= o.span.end)
+    });
+    let what = match located {
+        Some(o) => o.id.to_string(),
+        None => {
+            let mut workloads: Vec<String> = unit.workloads().map(|w| analysis.objects[w].id.to_string()).collect();
+            workloads.sort();
+            workloads.join(",")
+        }
+    };
+    format!("{scope}\n{check}\n{what}")
+}
+
+fn violations(analysis: &Analysis, scopes: &[String], results: &[UnitResult]) -> BTreeMap<String, (usize, usize)> {
+    let mut out = BTreeMap::new();
+    for (r, result) in results.iter().enumerate() {
+        for (c, check) in result.results.iter().enumerate() {
+            if let Verdict::Violated { location, .. } = &check.verdict {
+                let key = violation_key(analysis, &scopes[result.unit], result, check.check, *location);
+                out.insert(key, (r, c));
+            }
+        }
+    }
+    out
+}
+
+/// Mark each violation of `results` as new or existing: verify the base revision's units that
+/// share an object with a violating unit (usually from the result cache), and compare.
+#[allow(clippy::too_many_arguments)]
+pub fn mark_existing(
+    current: &Analysis,
+    results: &mut [UnitResult],
+    base: &Base,
+    generator: &Generator,
+    engine: &Engine,
+    options: &scaling::Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) {
+    let scopes = scope_keys(current, &base.checkout.toplevel);
+    let found = violations(current, &scopes, results);
+    if found.is_empty() {
+        return;
+    }
+    // Objects of violating units, by scope.
+    let violating: BTreeSet<(String, String)> = found
+        .values()
+        .flat_map(|&(r, _)| {
+            let unit = &current.units[results[r].unit];
+            let scope = scopes[results[r].unit].clone();
+            unit.members
+                .iter()
+                .map(move |m| (scope.clone(), current.objects[m.object].id.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let base_scopes = scope_keys(&base.analysis, &base.checkout.root);
+    let related: Vec<usize> = base
+        .analysis
+        .units
+        .iter()
+        .enumerate()
+        .filter(|(i, u)| {
+            u.members
+                .iter()
+                .any(|m| violating.contains(&(base_scopes[*i].clone(), base.analysis.objects[m.object].id.to_string())))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    tracing::info!(
+        "verifying {} units of {} to tell new violations from existing ones",
+        related.len(),
+        base.revision
+    );
+    let before = scaling::verify(&base.analysis, &related, generator, engine, options, cancel, progress);
+    let existing = violations(&base.analysis, &base_scopes, &before);
+    for (key, (r, c)) in found {
+        results[r].results[c].baseline = Some(existing.contains_key(&key));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_paths_are_relative_to_the_top() {
+        let top = std::env::current_dir().unwrap().canonicalize().unwrap();
+        assert_eq!(repository_path(Path::new("src"), &top), "src");
+        assert_eq!(repository_path(Path::new("/elsewhere/x"), &top), "/elsewhere/x");
+    }
+}

@@ -1,0 +1,526 @@
+//! The report as plain, owned data: what every output format renders, what `--format json`
+//! writes, and what `kivi-lint merge` reads back from shards. Field names are the JSON
+//! schema's (README, "JSON output"); fields are only ever added within a schema version.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::Analysis;
+use crate::diagnostics::Severity;
+use crate::discover::ScopeKind;
+use crate::findings::Verdict;
+use crate::units::Role;
+
+pub const SCHEMA_VERSION: u32 = 2;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub config: Option<String>,
+    /// Set on the report of one shard (`--shard i/n`); `merge` removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// Set in PR mode (`--changed-since`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_since: Option<ChangedSince>,
+    pub cluster: Vec<Pool>,
+    pub summary: Summary,
+    pub scopes: Vec<Scope>,
+    pub units: Vec<Unit>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// Which slice of the units a shard verified: `index` counts from 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedSince {
+    /// The git ref given.
+    pub revision: String,
+    /// Units whose models and inputs are the same on that revision (not verified again).
+    pub unchanged_units: usize,
+    /// Violations the revision has too, left out of the report (`--all-findings` keeps them).
+    pub existing_findings_hidden: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub files: usize,
+    pub renders: usize,
+    pub objects: usize,
+    #[serde(default)]
+    pub workloads: usize,
+    pub objects_by_kind: BTreeMap<String, usize>,
+    pub skipped_documents: usize,
+    pub units: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pool {
+    pub name: String,
+    pub count: u32,
+    pub min: u32,
+    pub max: u32,
+    pub labels: crate::manifest::Labels,
+    pub allocatable: crate::manifest::node::NodeResources,
+    pub reserved: crate::manifest::pod::Amounts,
+    pub taints: Vec<crate::manifest::taint::Taint>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scope {
+    pub kind: ScopeKind,
+    pub path: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unit {
+    pub id: String,
+    pub name: String,
+    pub scope: String,
+    pub scope_kind: ScopeKind,
+    pub members: Vec<Member>,
+    pub node_pools: Vec<String>,
+    pub checks: Vec<String>,
+    pub edges: Vec<Edge>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
+    /// Why a scan did not verify the unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_verified: Option<NotVerified>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotVerified {
+    /// Another shard verifies it.
+    OtherShard,
+    /// PR mode: its models and inputs are those of the base revision.
+    Unchanged,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub role: Role,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Member {
+    /// `Kind/namespace/name`, as objects are named everywhere else.
+    pub fn id(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{ns}/{}", self.kind, self.name),
+            None => format!("{}/{}", self.kind, self.name),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verification {
+    pub search: Search,
+    /// Configured events the model does not explore yet.
+    pub unmodelled_events: Vec<String>,
+    /// States pan stored over its runs (deterministic for a given input and kivi-lint).
+    pub states: u64,
+    pub results: Vec<CheckOutcome>,
+    /// Machine-dependent, so not in JSON: for the human report only.
+    #[serde(skip)]
+    pub run: Option<RunStats>,
+}
+
+/// How long a unit took, or that its verdicts came from the result cache.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct RunStats {
+    pub cached: bool,
+    pub elapsed: std::time::Duration,
+    pub generate: std::time::Duration,
+    pub engine: crate::engine::Timings,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Search {
+    pub planned: usize,
+    pub explored: usize,
+    pub bound: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_up_to: Option<TopologyOut>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopologyOut {
+    pub nodes: u32,
+    /// Nodes per pool, in the order of the config's pools.
+    pub nodes_per_pool: Vec<u32>,
+    /// Starting replicas of the workloads whose count the search varies.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub replicas: BTreeMap<String, u32>,
+    pub description: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictKind {
+    Violated,
+    Verified,
+    Inconclusive,
+    NotChecked,
+}
+
+/// Whether a violation is on the base revision too (PR mode; SARIF's `baselineState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaselineState {
+    New,
+    Unchanged,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckOutcome {
+    pub check: String,
+    pub verdict: VerdictKind,
+    /// The check's level (config `checks.severity`, else its default).
+    #[serde(default = "default_level")]
+    pub level: crate::checks::Level,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For inconclusive verdicts: an engine error (spin, the compiler or pan failed), which
+    /// fails the run like an input error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub engine_error: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_state: Option<BaselineState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyOut>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepOut>,
+}
+
+fn default_level() -> crate::checks::Level {
+    crate::checks::Level::Error
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepOut {
+    pub actor: String,
+    pub message: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+/// How the report treats PR-mode baselines.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    pub shard: Option<Shard>,
+    pub changed_since: Option<String>,
+    /// Per unit index, a reason it was not verified.
+    pub not_verified: BTreeMap<usize, NotVerified>,
+    /// Keep violations the base revision has too (`--all-findings`).
+    pub all_findings: bool,
+}
+
+impl Report {
+    /// The report of an analysis and, once verified, its results.
+    pub fn new(a: &Analysis, results: Option<&[crate::scaling::UnitResult]>, context: &Context) -> Report {
+        let path = |file| a.sources.path(file).display().to_string();
+        let scope = |i: usize| {
+            a.scopes
+                .get(i)
+                .map_or((String::from("<config>"), ScopeKind::Files), |s| {
+                    (s.path.display().to_string(), s.kind)
+                })
+        };
+        let mut hidden = 0;
+        let units = a
+            .units
+            .iter()
+            .enumerate()
+            .map(|(ui, u)| {
+                let (scope_path, scope_kind) = scope(u.scope);
+                let verification = results
+                    .and_then(|rs| rs.iter().find(|r| r.unit == ui))
+                    .map(|r| verification(a, r, context.all_findings, &mut hidden));
+                Unit {
+                    id: u.id.clone(),
+                    name: u.name.clone(),
+                    scope: scope_path,
+                    scope_kind,
+                    members: u
+                        .members
+                        .iter()
+                        .map(|m| {
+                            let o = &a.objects[m.object];
+                            Member {
+                                kind: o.id.kind.clone(),
+                                namespace: o.id.namespace.clone(),
+                                name: o.id.name.clone(),
+                                role: m.role,
+                                file: path(o.span.file),
+                                line: o.span.start.line,
+                                column: o.span.start.column,
+                            }
+                        })
+                        .collect(),
+                    node_pools: u.node_pools.clone(),
+                    checks: u.checks.iter().map(|c| c.to_string()).collect(),
+                    edges: u
+                        .edges
+                        .iter()
+                        .map(|e| Edge {
+                            from: a.objects[e.from].id.to_string(),
+                            to: a.objects[e.to].id.to_string(),
+                            reason: e.reason.clone(),
+                        })
+                        .collect(),
+                    not_verified: if verification.is_none() && results.is_some() {
+                        context.not_verified.get(&ui).copied()
+                    } else {
+                        None
+                    },
+                    verification,
+                }
+            })
+            .collect();
+        Report {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "kivi-lint".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            config: a
+                .config
+                .path
+                .as_ref()
+                .map(|p| crate::discover::display_path(p).display().to_string()),
+            shard: context.shard,
+            changed_since: context.changed_since.as_ref().map(|revision| ChangedSince {
+                revision: revision.clone(),
+                unchanged_units: context
+                    .not_verified
+                    .values()
+                    .filter(|v| **v == NotVerified::Unchanged)
+                    .count(),
+                existing_findings_hidden: hidden,
+            }),
+            cluster: a
+                .config
+                .cluster
+                .pools
+                .iter()
+                .map(|p| Pool {
+                    name: p.name.clone(),
+                    count: p.count,
+                    min: p.min,
+                    max: p.max,
+                    labels: p.labels.clone(),
+                    allocatable: p.allocatable,
+                    reserved: p.reserved,
+                    taints: p.taints.clone(),
+                })
+                .collect(),
+            summary: Summary {
+                files: a.files,
+                renders: a.renders,
+                objects: a.objects.iter().filter(|o| !o.embedded).count(),
+                workloads: a.objects.iter().filter(|o| o.workload().is_some()).count(),
+                objects_by_kind: a.objects_by_kind(),
+                skipped_documents: a.skipped.len(),
+                units: a.units.len(),
+                errors: a.diagnostics.count(Severity::Error),
+                warnings: a.diagnostics.count(Severity::Warning),
+            },
+            scopes: a
+                .scopes
+                .iter()
+                .map(|s| Scope {
+                    kind: s.kind,
+                    path: s.path.display().to_string(),
+                })
+                .collect(),
+            units,
+            diagnostics: a
+                .diagnostics
+                .iter()
+                .map(|d| Diagnostic {
+                    severity: d.severity,
+                    file: path(d.span.file),
+                    line: d.span.start.line,
+                    column: d.span.start.column,
+                    message: d.message.clone(),
+                    help: d.help.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Every check outcome of every verified unit.
+    pub fn outcomes(&self) -> impl Iterator<Item = (&Unit, &CheckOutcome)> {
+        self.units
+            .iter()
+            .filter_map(|u| u.verification.as_ref().map(|v| (u, v)))
+            .flat_map(|(u, v)| v.results.iter().map(move |c| (u, c)))
+    }
+
+    /// Whether the run verified anything (a `units` listing has no verification at all).
+    pub fn verified(&self) -> bool {
+        self.units
+            .iter()
+            .any(|u| u.verification.is_some() || u.not_verified.is_some())
+    }
+}
+
+fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool, hidden: &mut usize) -> Verification {
+    let place = |span: Option<crate::source::Span>| {
+        span.map_or((None, None, None), |s| {
+            (
+                Some(a.sources.path(s.file).display().to_string()),
+                Some(s.start.line),
+                Some(s.start.column),
+            )
+        })
+    };
+    let topology = |t: &crate::model::Topology| TopologyOut {
+        nodes: t.nodes(),
+        nodes_per_pool: t.nodes_per_pool.clone(),
+        replicas: a.units[r.unit]
+            .workloads()
+            .zip(&t.replicas)
+            .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
+            .collect(),
+        description: crate::scaling::describe(a, r.unit, t),
+    };
+    let level = |check: &str| {
+        a.config
+            .checks
+            .severity
+            .get(check)
+            .copied()
+            .or_else(|| crate::checks::find(check).map(|c| c.level))
+            .unwrap_or(crate::checks::Level::Error)
+    };
+    let mut results = Vec::new();
+    for c in &r.results {
+        let baseline_state = c.baseline.map(|existing| {
+            if existing {
+                BaselineState::Unchanged
+            } else {
+                BaselineState::New
+            }
+        });
+        if baseline_state == Some(BaselineState::Unchanged) && !all_findings {
+            *hidden += 1;
+            continue;
+        }
+        let (verdict, reason, location, steps) = match &c.verdict {
+            Verdict::Violated { steps, location } => (VerdictKind::Violated, None, *location, steps.as_slice()),
+            Verdict::Verified => (VerdictKind::Verified, None, None, &[][..]),
+            Verdict::Inconclusive(why) => (VerdictKind::Inconclusive, Some(why.to_string()), None, &[][..]),
+            Verdict::NotChecked => (
+                VerdictKind::NotChecked,
+                Some("not modelled yet".to_string()),
+                None,
+                &[][..],
+            ),
+        };
+        let (file, line, column) = place(location);
+        results.push(CheckOutcome {
+            check: c.check.to_string(),
+            verdict,
+            level: level(c.check),
+            reason,
+            engine_error: matches!(
+                c.verdict,
+                Verdict::Inconclusive(crate::engine::Inconclusive::EngineError(_))
+            ),
+            baseline_state,
+            topology: c.topology.as_ref().map(topology),
+            file,
+            line,
+            column,
+            steps: steps
+                .iter()
+                .map(|s| {
+                    let (file, line, column) = place(s.location);
+                    StepOut {
+                        actor: s.actor.to_string(),
+                        message: s.message.clone(),
+                        file,
+                        line,
+                        column,
+                    }
+                })
+                .collect(),
+        });
+    }
+    Verification {
+        search: Search {
+            planned: r.search.planned,
+            explored: r.search.explored,
+            bound: r.search.bound.clone(),
+            verified_up_to: r.search.verified_up_to.as_ref().map(topology),
+        },
+        unmodelled_events: crate::scaling::unmodelled_events(&a.config)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        states: r.states,
+        results,
+        run: Some(RunStats {
+            cached: r.cached,
+            elapsed: r.elapsed,
+            generate: r.generate,
+            engine: r.timings,
+        }),
+    }
+}
