@@ -563,6 +563,27 @@ mod tests {
     }
 
     #[test]
+    fn shards_partition_the_units_evenly() {
+        let units: Vec<usize> = (0..11).collect();
+        for count in 1..=12 {
+            let mut seen = Vec::new();
+            for index in 1..=count {
+                let mine = shard_units(&units, crate::report::model::Shard { index, count });
+                assert!(mine.len() <= units.len().div_ceil(count));
+                assert!(mine.len() >= units.len() / count);
+                seen.extend(mine);
+            }
+            seen.sort();
+            assert_eq!(seen, units, "{count} shards");
+        }
+        assert!(parse_shard("0/2").is_err());
+        assert!(parse_shard("3/2").is_err());
+        assert!(parse_shard("1/0").is_err());
+        assert!(parse_shard("x").is_err());
+        assert_eq!(parse_shard("2/3").unwrap().index, 2);
+    }
+
+    #[test]
     fn exit_codes_are_distinct() {
         let codes = [exit::OK, exit::FINDINGS, exit::INPUT_ERROR, exit::INCONCLUSIVE];
         let mut sorted = codes.to_vec();

@@ -113,3 +113,21 @@ pub fn merge(reports: Vec<Report>) -> Result<Report, MergeError> {
     }
     Ok(merged)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_schema_versions_and_non_reports_are_refused_with_a_location() {
+        let (message, line, column) = parse("{\"schemaVersion\": 1}").unwrap_err();
+        assert!(message.contains("schemaVersion 1"), "{message}");
+        assert_eq!((line, column), (1, 1));
+        let (message, _, _) = parse("[]").unwrap_err();
+        assert!(message.contains("no `schemaVersion`"), "{message}");
+        let (message, line, _) = parse("{\n\"schemaVersion\": 2,\n\"tool\": 3}").unwrap_err();
+        assert!(message.starts_with("not a kivi-lint JSON report"), "{message}");
+        assert_eq!(line, 3);
+        assert!(matches!(merge(Vec::new()), Err(MergeError::Invalid { .. })));
+    }
+}

@@ -411,13 +411,6 @@ impl Report {
             .filter_map(|u| u.verification.as_ref().map(|v| (u, v)))
             .flat_map(|(u, v)| v.results.iter().map(move |c| (u, c)))
     }
-
-    /// Whether the run verified anything (a `units` listing has no verification at all).
-    pub fn verified(&self) -> bool {
-        self.units
-            .iter()
-            .any(|u| u.verification.is_some() || u.not_verified.is_some())
-    }
 }
 
 fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool, hidden: &mut usize) -> Verification {
