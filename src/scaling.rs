@@ -70,6 +70,8 @@ pub struct UnitResult {
     pub elapsed: Duration,
     /// The verdicts come from the result cache.
     pub cached: bool,
+    /// The unit (index) whose runs this one shares: they have the same models and inputs.
+    pub shares_runs_with: Option<usize>,
 }
 
 /// Progress of a verification, for a progress bar or log lines.
@@ -263,43 +265,60 @@ pub fn verify(
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
     let started = Instant::now();
-    let plans: Vec<UnitPlan> = units
+    let all_plans: Vec<UnitPlan> = units
         .iter()
         .map(|&i| plan_unit(analysis, generator, options, i))
         .collect();
     if let Some(dir) = &options.emit_models {
-        emit(dir, analysis, &plans);
+        emit(dir, analysis, &all_plans);
     }
+    // Units with the same models and inputs have the same verdicts (the overlays of one base
+    // often are): the first is searched, and the others share its runs but decode them with
+    // their own names.
+    let keys: Vec<String> = all_plans.iter().map(|p| result_key(p, options, engine)).collect();
+    let mut leaders: Vec<usize> = Vec::new();
+    let mut leader_of: Vec<usize> = Vec::with_capacity(all_plans.len());
+    for key in &keys {
+        match leaders.iter().position(|&l| keys[l] == *key) {
+            Some(k) => leader_of.push(k),
+            None => {
+                leader_of.push(leaders.len());
+                leaders.push(leader_of.len() - 1);
+            }
+        }
+    }
+    let plans: Vec<&UnitPlan> = leaders.iter().map(|&i| &all_plans[i]).collect();
     // Units whose results are cached start with them: the search finds nothing to run.
-    let keys: Vec<Option<String>> = plans
+    let preloaded: Vec<Option<Vec<Option<PointResult>>>> = leaders
         .iter()
-        .map(|p| options.result_cache.as_ref().map(|_| result_key(p, options, engine)))
-        .collect();
-    let preloaded: Vec<Option<Vec<Option<PointResult>>>> = plans
-        .iter()
-        .zip(&keys)
-        .map(|(p, key)| {
-            let (dir, key) = (options.result_cache.as_ref()?, key.as_ref()?);
-            load_results(dir, key, p.points.len())
-        })
+        .map(|&i| load_results(options.result_cache.as_ref()?, &keys[i], all_plans[i].points.len()))
         .collect();
     let cached: Vec<bool> = preloaded.iter().map(Option::is_some).collect();
     let outcomes = search(&plans, preloaded, engine, options, cancel, progress);
     if let Some(dir) = &options.result_cache {
-        for ((plan, key), ((results, _), was_cached)) in plans.iter().zip(&keys).zip(outcomes.iter().zip(&cached)) {
-            if let (Some(key), false) = (key, was_cached) {
-                store_results(dir, key, plan, results, options.all);
+        for ((&i, (results, _)), was_cached) in leaders.iter().zip(&outcomes).zip(&cached) {
+            if !was_cached {
+                store_results(dir, &keys[i], &all_plans[i], results, options.all);
             }
         }
     }
-    tracing::debug!("verified {} units in {:.2?}", plans.len(), started.elapsed());
-    plans
+    tracing::debug!(
+        "verified {} units ({} searched) in {:.2?}",
+        all_plans.len(),
+        plans.len(),
+        started.elapsed()
+    );
+    all_plans
         .iter()
-        .zip(outcomes)
-        .zip(cached)
-        .map(|((plan, (points, elapsed)), cached)| {
-            let mut r = conclude(analysis, plan, &points, options, elapsed);
-            r.cached = cached;
+        .enumerate()
+        .map(|(i, plan)| {
+            let k = leader_of[i];
+            let (points, elapsed) = &outcomes[k];
+            let leader = leaders[k];
+            let elapsed = if leader == i { *elapsed } else { Duration::ZERO };
+            let mut r = conclude(analysis, plan, points, options, elapsed);
+            r.cached = cached[k];
+            r.shares_runs_with = (leader != i).then(|| all_plans[leader].unit);
             r
         })
         .collect()
@@ -468,7 +487,7 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
 }
 
 fn search(
-    plans: &[UnitPlan],
+    plans: &[&UnitPlan],
     preloaded: Vec<Option<Vec<Option<PointResult>>>>,
     engine: &Engine,
     options: &Options,
@@ -508,7 +527,7 @@ fn search(
                     let t = Instant::now();
                     // A panic in a run must not leave the coordinator waiting for it.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_point(&plans[job.plan], job.point, &job.group, engine, &job.cancel)
+                        run_point(plans[job.plan], job.point, &job.group, engine, &job.cancel)
                     }))
                     .unwrap_or_else(|_| {
                         Some(PointResult {
@@ -615,7 +634,7 @@ fn search(
             }
             // A point the search has passed keeps the result it was accepted with.
             if let Some(result) = result
-                && point >= walk(&plans[u], &results[u], options.all).next
+                && point >= walk(plans[u], &results[u], options.all).next
             {
                 results[u][point] = Some(result);
             }
@@ -721,6 +740,7 @@ fn conclude(
         generate: plan.generate,
         elapsed: elapsed + plan.generate,
         cached: false,
+        shares_runs_with: None,
     };
     // Per check: its verdict once decided, else the largest topology it was verified on.
     let mut decided: BTreeMap<&'static str, (Verdict, Topology)> = BTreeMap::new();

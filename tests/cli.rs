@@ -675,6 +675,21 @@ kivi_case! {
     apply_drops_replicas_safe: "apply-drops-replicas-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
 }
 
+/// Run real git in `dir`, with an identity for commits.
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `apply` from a git ref: the committed revision is what the cluster runs, the working tree
 /// is applied over it (the pull-request case). Real git.
 #[test]
@@ -693,19 +708,7 @@ fn apply_from_a_git_ref_reads_the_committed_revision() {
     dir.child("deploy/storefront.yaml")
         .write_str(&std::fs::read_to_string(fixture.join("revisions/previous/deploy/storefront.yaml")).unwrap())
         .unwrap();
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            status.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&status.stderr)
-        );
-    };
+    let git = |args: &[&str]| git(dir.path(), args);
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-q", "-m", "release"]);
@@ -987,19 +990,7 @@ fn pr_mode_repository() -> assert_fs::TempDir {
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child("repo").create_dir_all().unwrap();
     copy_tree(&root().join("fixtures/pr-mode/repo"), &dir.path().join("repo"));
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir.path().join("repo"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |args: &[&str]| git(&dir.path().join("repo"), args);
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-q", "-m", "base"]);

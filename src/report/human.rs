@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::model::{BaselineState, NotVerified, Report, VerdictKind};
+use super::model::{BaselineState, NotVerified, Report, RunStats, VerdictKind};
 use crate::units::Role;
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -182,6 +182,13 @@ pub fn results(r: &Report, color: bool) -> String {
             let _ = writeln!(out, "  {}", paint(color, yellow, &note));
         }
         match &v.run {
+            Some(RunStats {
+                shares_runs_with: Some(unit),
+                ..
+            }) => {
+                let line = format!("the same models and inputs as unit {unit}: verdicts from its runs");
+                let _ = writeln!(out, "  {}", paint(color, dim, &line));
+            }
             Some(run) if run.cached => {
                 let _ = writeln!(
                     out,

@@ -163,6 +163,8 @@ pub struct Verification {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct RunStats {
     pub cached: bool,
+    /// The id of the unit whose runs this one shares (the same models and inputs).
+    pub shares_runs_with: Option<String>,
     pub elapsed: std::time::Duration,
     pub generate: std::time::Duration,
     pub engine: crate::engine::Timings,
@@ -511,6 +513,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool
         results,
         run: Some(RunStats {
             cached: r.cached,
+            shares_runs_with: r.shares_runs_with.map(|u| a.units[u].id.clone()),
             elapsed: r.elapsed,
             generate: r.generate,
             engine: r.timings,
