@@ -1183,3 +1183,38 @@ fn shards_merge_into_the_report_of_one_run() {
         .code(2)
         .stderr(predicate::str::contains("expected I/N"));
 }
+
+/// Two apps alike but for their names: one search, each counterexample in its own names.
+#[test]
+fn units_alike_but_for_names_share_one_search() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    copy_tree(&root().join("fixtures/pr-mode/repo"), dir.path());
+    copy_tree(
+        &root().join("fixtures/pr-mode/change/apps/search"),
+        &dir.path().join("apps/search"),
+    );
+    let out = kivi()
+        .args(["--color", "never", "-q", "--no-cache"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let human = String::from_utf8(out).unwrap();
+    assert_eq!(
+        human.matches("the same models and inputs as unit").count(),
+        1,
+        "{human}"
+    );
+    let (code, report) = scan_json(&["--no-cache", &dir.path().display().to_string()], dir.path());
+    assert_eq!(code, 1);
+    for app in ["checkout", "search"] {
+        let results = unit_results(&report, &format!("{app}/{app}")).unwrap();
+        let violated = results.iter().find(|r| r["verdict"] == "violated").unwrap();
+        let steps = violated["steps"].to_string();
+        assert!(steps.contains(&format!("Deployment/{app}/{app}")), "{steps}");
+        let file = violated["file"].as_str().unwrap();
+        assert!(file.ends_with(&format!("apps/{app}/deployment.yaml")), "{file}");
+    }
+}
