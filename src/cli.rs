@@ -481,7 +481,7 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
         Ok(m) => m,
         Err(report::merge::MergeError::Invalid { file, message }) => {
             eprintln!(
-                "{}: error: {message}",
+                "{}:1:1: error: {message}",
                 crate::discover::display_path(&files[file]).display()
             );
             return Ok(exit::INPUT_ERROR);

@@ -6,8 +6,11 @@ use super::model::{NotVerified, Report, SCHEMA_VERSION, Shard};
 /// Why shard reports cannot be joined; `file` is an index into the inputs.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
+    /// One report does not fit with the others.
     #[error("{message}")]
     Invalid { file: usize, message: String },
+    #[error("{0}")]
+    Incomplete(String),
     #[error("no shard verified unit {unit} ({name}); is a shard report missing?")]
     Unverified { unit: String, name: String },
 }
@@ -43,7 +46,7 @@ pub fn parse(text: &str) -> Result<Report, (String, usize, usize)> {
 pub fn merge(reports: Vec<Report>) -> Result<Report, MergeError> {
     let invalid = |file: usize, message: String| MergeError::Invalid { file, message };
     let Some(first) = reports.first() else {
-        return Err(invalid(0, "no reports to merge".into()));
+        return Err(MergeError::Incomplete("no reports to merge".into()));
     };
     let count = first.shard.map_or(1, |s| s.count);
     let mut seen = vec![false; count];
@@ -86,7 +89,10 @@ pub fn merge(reports: Vec<Report>) -> Result<Report, MergeError> {
         }
     }
     if let Some(missing) = seen.iter().position(|s| !s) {
-        return Err(invalid(0, format!("shard {}/{count} is missing", missing + 1)));
+        return Err(MergeError::Incomplete(format!(
+            "shard {}/{count} is missing",
+            missing + 1
+        )));
     }
     let mut merged = first.clone();
     merged.shard = None;
@@ -128,6 +134,6 @@ mod tests {
         let (message, line, _) = parse("{\n\"schemaVersion\": 2,\n\"tool\": 3}").unwrap_err();
         assert!(message.starts_with("not a kivi-lint JSON report"), "{message}");
         assert_eq!(line, 3);
-        assert!(matches!(merge(Vec::new()), Err(MergeError::Invalid { .. })));
+        assert!(matches!(merge(Vec::new()), Err(MergeError::Incomplete(_))));
     }
 }
