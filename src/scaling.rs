@@ -217,17 +217,21 @@ fn load_results(dir: &std::path::Path, key: &str, points: usize) -> Option<Vec<O
         .collect()
 }
 
-/// Keep a unit's results, unless some run was inconclusive (a time or memory limit may not
-/// be reached next time) or the search did not finish.
+/// Keep a unit's results, unless a run was cancelled or failed, or the search did not finish.
 fn store_results(dir: &std::path::Path, key: &str, plan: &UnitPlan, results: &[Option<PointResult>], all: bool) {
     let w = walk(plan, results, all);
     let finished = w.next >= plan.points.len() || w.open.is_empty();
-    let inconclusive = results.iter().flatten().any(|r| {
-        r.verdicts
-            .iter()
-            .any(|(_, v)| matches!(v, PointVerdict::Inconclusive(_)))
+    // A limit reached is what the same run reaches again (the limits are in the key); a
+    // cancelled run or an engine error (a missing compiler, a full disk) may not be.
+    let transient = results.iter().flatten().any(|r| {
+        r.verdicts.iter().any(|(_, v)| {
+            matches!(
+                v,
+                PointVerdict::Inconclusive(engine::Inconclusive::Cancelled | engine::Inconclusive::EngineError(_))
+            )
+        })
     });
-    if !finished || inconclusive || plan.failure.is_some() {
+    if !finished || transient || plan.failure.is_some() {
         return;
     }
     let cached: Vec<Option<CachedPoint>> = results
