@@ -497,10 +497,7 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
             if d.severity == Severity::Info && global.verbose == 0 {
                 continue;
             }
-            let severity = serde_json::to_value(d.severity)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
+            let severity = d.severity.label();
             eprintln!("{}:{}:{}: {severity}: {}", d.file, d.line, d.column, d.message);
         }
     }

@@ -16,7 +16,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",

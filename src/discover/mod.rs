@@ -37,6 +37,18 @@ pub enum ScopeKind {
     Stdin,
 }
 
+impl ScopeKind {
+    /// The name in reports, as JSON spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScopeKind::Files => "files",
+            ScopeKind::Kustomize => "kustomize",
+            ScopeKind::Helm => "helm",
+            ScopeKind::Stdin => "stdin",
+        }
+    }
+}
+
 /// Objects of one scope are deployed together; objects of different scopes (two overlays, two
 /// charts) are different environments and never share a verification unit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

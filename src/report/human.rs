@@ -23,10 +23,7 @@ pub fn units(r: &Report, color: bool) -> String {
     let dim = Style::new().dimmed();
     let cyan = Style::new().fg_color(Some(AnsiColor::Cyan.into()));
     for u in &r.units {
-        let kind = serde_json::to_value(u.scope_kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
+        let kind = u.scope_kind.name();
         let _ = writeln!(
             out,
             "{} {}  {}",
