@@ -93,6 +93,7 @@ pub fn analyze(request: &Request) -> Analysis {
     config.previous_revision = previous_revision(&config, request, &mut diags);
     check_duplicates(&mut objects, &discovery.scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
+    check_ignore_annotations(&objects, &mut diags);
     let manifests_time = start.elapsed();
 
     let start = Instant::now();
@@ -339,6 +340,34 @@ fn check_duplicates(objects: &mut [Object], scopes: &[Scope], sources: &SourceMa
     }
 }
 
+/// `ignore-check.kivi-lint.io/<check>` annotations must name a check and give a reason.
+fn check_ignore_annotations(objects: &[Object], diags: &mut Diagnostics) {
+    for o in objects {
+        for ignore in &o.ignores {
+            if let Some(check) = &ignore.check
+                && crate::checks::find(check).is_none()
+            {
+                diags.push(
+                    Diagnostic::warning(
+                        ignore.span,
+                        format!(
+                            "`{}{check}` names no check; it suppresses nothing",
+                            crate::manifest::IGNORE_CHECK_PREFIX
+                        ),
+                    )
+                    .with_help(format!("known checks: {}", crate::checks::known_names())),
+                );
+            }
+            if ignore.reason.trim().is_empty() {
+                diags.push(Diagnostic::warning(
+                    ignore.span,
+                    "a suppression annotation should say why in its value",
+                ));
+            }
+        }
+    }
+}
+
 /// Objects named in the config that no scanned object matches.
 fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diagnostics) {
     let known: BTreeSet<String> = objects.iter().map(|o| o.id.to_string()).collect();
@@ -361,7 +390,17 @@ fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diag
             ));
         }
     }
+    let today = crate::config::Date::today();
     for s in &config.suppressions {
+        if let Some(expires) = s.expires.filter(|e| *e < today) {
+            diags.push(Diagnostic::warning(
+                s.span,
+                format!(
+                    "the suppression of {} for {} expired on {expires}: its findings count again",
+                    s.check, s.object
+                ),
+            ));
+        }
         if !known.contains(&s.object.to_string()) {
             diags.push(Diagnostic::warning(
                 s.span,

@@ -67,6 +67,81 @@ pub struct Check {
     pub level: Level,
     pub applies: Applies,
     pub params: &'static [Param],
+    /// SARIF tags (at most 20).
+    pub tags: &'static [&'static str],
+    /// A configuration that violates the check, told in a few lines.
+    pub example: &'static str,
+    /// The usual ways out.
+    pub fixes: &'static [&'static str],
+}
+
+/// Where kivi-lint and its rule documentation live.
+pub const INFORMATION_URI: &str = "https://github.com/kivi-lint/kivi-lint";
+
+impl Check {
+    /// The id in UpperCamelCase, SARIF's `name`.
+    pub fn rule_name(&self) -> String {
+        self.id
+            .split('-')
+            .map(|w| {
+                let mut c = w.chars();
+                c.next()
+                    .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+            })
+            .collect()
+    }
+
+    pub fn help_uri(&self) -> String {
+        format!("{INFORMATION_URI}/blob/main/docs/rules.md#{}", self.id)
+    }
+
+    /// Definition, example and fixes as plain text (`kivi-lint explain`, SARIF `help.text`).
+    pub fn help_text(&self) -> String {
+        let mut out = format!("{}\n\nExample: {}\n\nUsual fixes:\n", self.definition, self.example);
+        for f in self.fixes {
+            out.push_str(&format!("- {f}\n"));
+        }
+        out.push_str(&format!(
+            "\nSuppress with the annotation `ignore-check.kivi-lint.io/{}: \"<reason>\"` on any object of the unit.\n",
+            self.id
+        ));
+        out
+    }
+
+    /// The same as Markdown (SARIF `help.markdown`, `kivi-lint rules --format markdown`).
+    pub fn help_markdown(&self) -> String {
+        let mut out = format!(
+            "{}\n\n**Default level:** {}\n\n**Example.** {}\n\n**Usual fixes**\n\n",
+            self.definition,
+            self.level.as_str(),
+            self.example
+        );
+        for f in self.fixes {
+            out.push_str(&format!("- {f}\n"));
+        }
+        if !self.params.is_empty() {
+            out.push_str("\n**Parameters** (config `checks.params`)\n\n");
+            for p in self.params {
+                let default = p.default.map(|d| format!(" Default {d}.")).unwrap_or_default();
+                out.push_str(&format!("- `{}`: {}.{default}\n", p.name, p.description));
+            }
+        }
+        if !self.aliases.is_empty() {
+            out.push_str(&format!(
+                "\n**Kivi names:** {}\n",
+                self.aliases
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        out.push_str(&format!(
+            "\n**Suppress:** annotate any object of the unit with `ignore-check.kivi-lint.io/{}: \"<reason>\"`, or add a `suppressions` entry to the config.\n",
+            self.id
+        ));
+        out
+    }
 }
 
 pub const CHECKS: &[Check] = &[
@@ -80,6 +155,14 @@ pub const CHECKS: &[Check] = &[
         level: Level::Error,
         applies: Applies::Always,
         params: &[],
+        tags: &["reliability", "scheduling", "topology-spread", "affinity"],
+        example: "A Deployment with 6 replicas and a required `topologySpreadConstraint` on `topology.kubernetes.io/zone` (maxSkew 1) runs on 3 zones of which one has a single small node: once the HPA scales to 6, the sixth pod has no zone where it keeps the skew and stays Pending.",
+        fixes: &[
+            "Use `whenUnsatisfiable: ScheduleAnyway` for spread constraints that are a preference, not a rule.",
+            "Give every zone (or node pool) the capacity for maxReplicas / zones pods, or lower the HPA's maxReplicas.",
+            "Make required anti-affinity preferred, or allow as many nodes as replicas.",
+            "Check that nodeSelector, affinity and tolerations match a pool that exists.",
+        ],
     },
     Check {
         id: "min-replicas-available",
@@ -99,6 +182,13 @@ pub const CHECKS: &[Check] = &[
             description: "the bound to hold instead of minReplicas or spec.replicas",
             default: None,
         }],
+        tags: &["reliability", "availability", "disruption", "hpa"],
+        example: "A PodDisruptionBudget allows 1 unavailable pod of a 3-replica Deployment, but the descheduler also evicts a pod whose replacement cannot be scheduled: available replicas fall to 1.",
+        fixes: &[
+            "Set a PodDisruptionBudget that matches the availability you need.",
+            "Leave room in the cluster for a replacement pod (requests below allocatable with one node gone).",
+            "Raise minReplicas, or spread the pods so that one node or zone holds fewer of them.",
+        ],
     },
     Check {
         id: "no-replica-oscillation",
@@ -109,6 +199,13 @@ pub const CHECKS: &[Check] = &[
         level: Level::Warning,
         applies: Applies::WithAutoscaler,
         params: &[],
+        tags: &["reliability", "autoscaling", "hpa"],
+        example: "A container's startup cpu is far above its steady cpu and the HPA's target sits between them: each new pod pushes utilisation over the target, the HPA scales to maxReplicas, and scales back once the pods settle, again and again.",
+        fixes: &[
+            "Raise the HPA's target utilisation above the startup burst, or lower the startup burst.",
+            "Add a scale-down stabilisation window (`behavior.scaleDown.stabilizationWindowSeconds`).",
+            "Set the cpu request closer to the steady usage.",
+        ],
     },
     Check {
         id: "no-eviction-loop",
@@ -124,6 +221,13 @@ pub const CHECKS: &[Check] = &[
             description: "evict/recreate repetitions that count as a loop",
             default: Some(3),
         }],
+        tags: &["reliability", "descheduler", "taints", "scheduling"],
+        example: "The descheduler's RemovePodsViolatingTopologySpreadConstraint evicts a pod that the scheduler can only place on the same node again, because a node affinity pins it there: evict, recreate, evict, forever.",
+        fixes: &[
+            "Align the descheduler's plugins with the scheduler's constraints (the same spread constraints, affinity and taints).",
+            "Exclude the workload from the plugin (namespaces or labelSelector in the policy).",
+            "Give NoExecute tolerations no `tolerationSeconds` when the pod must stay, or none at all when it must not.",
+        ],
     },
     Check {
         id: "no-node-overload",
@@ -134,6 +238,12 @@ pub const CHECKS: &[Check] = &[
         level: Level::Error,
         applies: Applies::WithOverloadEvents,
         params: &[],
+        tags: &["reliability", "resources", "capacity"],
+        example: "Pods whose cpu request is a fraction of their usage pack onto one node; it overloads and restarts, the pods come back to the same node and overload it again.",
+        fixes: &[
+            "Set requests at the pods' real usage so the scheduler does not overcommit nodes.",
+            "Set limits, or spread the pods with anti-affinity or a topology spread constraint.",
+        ],
     },
     Check {
         id: "pods-balanced",
@@ -148,6 +258,13 @@ pub const CHECKS: &[Check] = &[
             description: "largest allowed difference of pod counts between two nodes",
             default: Some(1),
         }],
+        tags: &["reliability", "scheduling", "topology-spread", "balance"],
+        example: "After a node comes back from maintenance, all replicas stay on the other nodes because a soft spread constraint never moves running pods and no descheduler rebalances them.",
+        fixes: &[
+            "Run the descheduler's RemovePodsViolatingTopologySpreadConstraint or RemoveDuplicates.",
+            "Use a required (DoNotSchedule) spread constraint when balance matters.",
+            "Raise the balance param `maxSkew` if a skew is acceptable.",
+        ],
     },
     Check {
         id: "rollout-completes",
@@ -160,6 +277,13 @@ pub const CHECKS: &[Check] = &[
         level: Level::Error,
         applies: Applies::WithRollout,
         params: &[],
+        tags: &["reliability", "rollout", "deployment", "affinity"],
+        example: "A Deployment with required pod anti-affinity on the hostname runs one pod on each of 3 nodes with `maxSurge: 1, maxUnavailable: 0`: the surge pod of the new revision fits on no node, no old pod may go first, and the rollout never finishes.",
+        fixes: &[
+            "Allow `maxUnavailable: 1` (or more) so that an old pod makes room first.",
+            "Have more nodes than replicas when pods must not share nodes.",
+            "Use preferred anti-affinity instead of required.",
+        ],
     },
 ];
 

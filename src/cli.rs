@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::analysis::{self, Analysis};
 use crate::config::DEFAULT_CONFIG;
 use crate::diagnostics::{self, Severity};
-use crate::report::{self, Format};
+use crate::report::{self, Format, Output, RulesFormat};
 
 /// Exit codes (documented in the README).
 pub mod exit {
@@ -19,6 +19,18 @@ pub mod exit {
     pub const INCONCLUSIVE: u8 = 3;
     /// Ctrl-C (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: u8 = 130;
+
+    /// What an exit code means (SARIF `exitCodeDescription`, summaries).
+    pub fn describe(code: u8) -> &'static str {
+        match code {
+            OK => "no unsuppressed finding at or above --fail-on",
+            FINDINGS => "findings at or above --fail-on",
+            INPUT_ERROR => "input, configuration or model-checker error",
+            INCONCLUSIVE => "some checks are inconclusive (a time, memory or depth limit was reached)",
+            INTERRUPTED => "interrupted",
+            _ => "unknown",
+        }
+    }
 }
 
 #[derive(Parser, Debug)]
@@ -53,8 +65,14 @@ enum Command {
     /// List the checks: ids, aliases, default levels and definitions.
     Rules {
         /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
+        #[arg(short = 'f', long, value_enum, default_value_t = RulesFormat::Human)]
+        format: RulesFormat,
+    },
+    /// Explain a check: its definition, an example and the usual fixes.
+    Explain {
+        /// A check id (or a Kivi alias).
+        #[arg(value_name = "CHECK")]
+        check: String,
     },
     /// Join the JSON reports of shards (`--shard i/n`) into one report.
     Merge {
@@ -140,6 +158,16 @@ struct ScanArgs {
     /// Exit 1 when a finding at or above this level exists (`never`: findings do not fail).
     #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
     fail_on: FailOn,
+
+    /// Ignore `ignore-check.kivi-lint.io/<check>` annotations (audits); config suppressions
+    /// still apply.
+    #[arg(long)]
+    no_inline_suppressions: bool,
+
+    /// pre-commit mode: the paths are changed files; check each render unit they belong to
+    /// (chart root, kustomization root, else directory) once.
+    #[arg(long)]
+    pre_commit: bool,
 }
 
 fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
@@ -220,9 +248,11 @@ impl FailOn {
 
 #[derive(Args, Debug, Clone)]
 struct GlobalArgs {
-    /// Output format of the report on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    /// Report format, repeatable: human (default), json, sarif, junit, github, codequality,
+    /// markdown, html. `FORMAT=FILE` writes to FILE; at most one format goes to stdout. On
+    /// GitHub Actions (GITHUB_ACTIONS=true) with no stdout format, `github` is added.
+    #[arg(short = 'f', long = "format", value_name = "FORMAT[=FILE]")]
+    format: Vec<Output>,
 
     /// Print only the report and errors.
     #[arg(short, long, conflicts_with = "verbose")]
@@ -275,6 +305,19 @@ pub fn run() -> Result<u8> {
             std::io::stdout().write_all(report::rules(format).as_bytes())?;
             Ok(exit::OK)
         }
+        Some(Command::Explain { check }) => match crate::checks::find(&check) {
+            Some(c) => {
+                std::io::stdout().write_all(report::explain(c).as_bytes())?;
+                Ok(exit::OK)
+            }
+            None => {
+                eprintln!(
+                    "error: no check `{check}`; known checks: {}",
+                    crate::checks::known_names()
+                );
+                Ok(exit::INPUT_ERROR)
+            }
+        },
         None => scan_command(&cli.scan, &cli.global, false),
     }
 }
@@ -305,6 +348,13 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     let stderr_color = global.color.enabled(std::io::stderr().is_terminal());
     let stdout_color = global.color.enabled(std::io::stdout().is_terminal());
     init_logging(global, stderr_color);
+    let outputs = match outputs(&global.format) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::INPUT_ERROR);
+        }
+    };
     let jobs = scan
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
@@ -320,7 +370,18 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     print_diagnostics(&analysis, global, stderr_color)?;
     if units_only {
         let report = report::Report::new(&analysis, None, &report::model::Context::default());
-        std::io::stdout().write_all(report::units(&report, global.format, stdout_color).as_bytes())?;
+        let format = outputs
+            .iter()
+            .find(|o| o.file.is_none())
+            .map_or(Format::Human, |o| o.format);
+        let Some(text) = report::units(&report, format, stdout_color) else {
+            eprintln!(
+                "error: `kivi-lint units` prints `human` or `json`, not `{}`",
+                format.name()
+            );
+            return Ok(exit::INPUT_ERROR);
+        };
+        std::io::stdout().write_all(text.as_bytes())?;
         return Ok(if analysis.diagnostics.has_errors() {
             exit::INPUT_ERROR
         } else {
@@ -362,6 +423,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         shard: scan.shard,
         changed_since: scan.changed_since.clone(),
         all_findings: scan.all_findings,
+        no_inline_suppressions: scan.no_inline_suppressions,
         ..Default::default()
     };
     let mut selected: Vec<usize> = (0..analysis.units.len()).collect();
@@ -428,7 +490,8 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         return Ok(exit::INTERRUPTED);
     }
     let report = report::Report::new(&analysis, Some(&results), &context);
-    std::io::stdout().write_all(report::results(&report, global.format, stdout_color).as_bytes())?;
+    let code = exit_code(&report, scan.fail_on);
+    let written = write_reports(&report, &outputs, code, stdout_color)?;
     for r in &results {
         tracing::info!(
             "unit {}: generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?}",
@@ -446,7 +509,110 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         analysis.timings.manifests,
         analysis.timings.units
     );
-    Ok(exit_code(&report, scan.fail_on))
+    Ok(if written { code } else { exit::INPUT_ERROR })
+}
+
+/// The outputs asked for, checked: at most one on stdout, no file twice. On GitHub Actions
+/// with no stdout format, `github`; elsewhere `human`.
+fn outputs(asked: &[Output]) -> Result<Vec<Output>, String> {
+    let to_stdout: Vec<&Output> = asked.iter().filter(|o| o.file.is_none()).collect();
+    if to_stdout.len() > 1 {
+        let names: Vec<&str> = to_stdout.iter().map(|o| o.format.name()).collect();
+        return Err(format!(
+            "only one format can go to stdout, got {}; give the others a file: --format {}=FILE",
+            names.join(", "),
+            names[1]
+        ));
+    }
+    let mut files = std::collections::BTreeSet::new();
+    for o in asked {
+        if let Some(f) = &o.file
+            && !files.insert(f.clone())
+        {
+            return Err(format!("{} is the file of two formats", f.display()));
+        }
+    }
+    let mut out = asked.to_vec();
+    if to_stdout.is_empty() {
+        let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+        out.push(Output {
+            format: if on_github { Format::Github } else { Format::Human },
+            file: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Where the working directory is in its git repository: the path from the root to it, and
+/// the root as a `file://` URI. Outside a repository, the working directory is the root.
+fn repository_position() -> (std::path::PathBuf, Option<std::path::PathBuf>, Option<String>) {
+    let Ok(cwd) = std::env::current_dir() else {
+        return (std::path::PathBuf::new(), None, None);
+    };
+    let root = cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(&cwd);
+    let prefix = cwd.strip_prefix(root).map(|p| p.to_path_buf()).unwrap_or_default();
+    let uri = format!(
+        "file:///{}/",
+        report::repo_uri(std::path::Path::new(""), &root.display().to_string())
+    );
+    (prefix, Some(root.to_path_buf()), Some(uri))
+}
+
+/// Write every report; `false` when a file could not be written.
+fn write_reports(report: &report::Report, outputs: &[Output], code: u8, stdout_color: bool) -> Result<bool> {
+    let (repo_prefix, repo_root, working_directory) = repository_position();
+    let emit = report::Emit {
+        report,
+        color: stdout_color,
+        repo_prefix,
+        repo_root,
+        working_directory,
+        exit_code: code,
+    };
+    let mut ok = true;
+    for o in outputs {
+        let text = report::results(&emit, o.format);
+        match &o.file {
+            None => std::io::stdout().write_all(text.as_bytes())?,
+            Some(file) => {
+                let written = file
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::write(file, &text));
+                match written {
+                    Ok(()) => eprintln!("wrote {} to {}", o.format.name(), file.display()),
+                    Err(e) => {
+                        eprintln!(
+                            "error: cannot write the {} report to {}: {e}",
+                            o.format.name(),
+                            file.display()
+                        );
+                        ok = false;
+                    }
+                }
+            }
+        }
+    }
+    // The job summary goes with the annotations: one Markdown report per step.
+    if outputs.iter().any(|o| o.format == Format::Github)
+        && let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty())
+    {
+        let text = report::results(&emit, Format::Markdown);
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&summary)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!(
+                "error: cannot append the job summary to {}: {e}",
+                std::path::Path::new(&summary).display()
+            );
+            ok = false;
+        }
+    }
+    Ok(ok)
 }
 
 /// `kivi-lint merge`: read the shards' JSON reports, join them, print the report.
@@ -501,8 +667,16 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
             eprintln!("{}:{}:{}: {severity}: {}", d.file, d.line, d.column, d.message);
         }
     }
-    std::io::stdout().write_all(report::results(&merged, global.format, stdout_color).as_bytes())?;
-    Ok(exit_code(&merged, fail_on))
+    let code = exit_code(&merged, fail_on);
+    let outputs = match outputs(&global.format) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::INPUT_ERROR);
+        }
+    };
+    let written = write_reports(&merged, &outputs, code, stdout_color)?;
+    Ok(if written { code } else { exit::INPUT_ERROR })
 }
 
 /// 2 for input or engine errors, else 1 for findings at or above `fail_on`, else 3 when
@@ -512,7 +686,9 @@ fn exit_code(report: &report::Report, fail_on: FailOn) -> u8 {
     let outcomes = || report.outcomes().map(|(_, c)| c);
     if report.summary.errors > 0 || outcomes().any(|c| c.engine_error) {
         exit::INPUT_ERROR
-    } else if outcomes().any(|c| c.verdict == VerdictKind::Violated && fail_on.fails(c.level)) {
+    } else if outcomes()
+        .any(|c| c.verdict == VerdictKind::Violated && c.suppression.is_none() && fail_on.fails(c.level))
+    {
         exit::FINDINGS
     } else if outcomes().any(|c| c.verdict == VerdictKind::Inconclusive) {
         exit::INCONCLUSIVE

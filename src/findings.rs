@@ -17,6 +17,75 @@ pub struct Step {
     /// The manifest field that drives the step, when there is one.
     #[serde(skip)]
     pub location: Option<Span>,
+    /// What the step changes in the cluster.
+    pub effect: Option<Effect>,
+}
+
+/// A step's change to the cluster state: which pod or node, and how.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Effect {
+    pub change: Change,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// A controller created the pod; it waits for the scheduler.
+    PodCreated,
+    PodBound,
+    /// The scheduler found no feasible node: the pod stays Pending.
+    PodUnschedulable,
+    PodStarted,
+    /// Deleted, evicted or lost with its node.
+    PodRemoved,
+    NodeDown,
+    NodeUp,
+    NodeCordoned,
+    NodeUncordoned,
+}
+
+/// A decoded step before its effect is attached.
+struct Told {
+    actor: &'static str,
+    message: String,
+    location: Option<Span>,
+}
+
+/// The change a trail event makes (event numbers as in `decode`).
+fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let pod = |change| Effect {
+        change,
+        pod: Some(namer.pod(at(1))),
+        node: None,
+    };
+    let pod_on = |change| Effect {
+        change,
+        pod: Some(namer.pod(at(1))),
+        node: Some(namer.node(at(2))),
+    };
+    let node = |change| Effect {
+        change,
+        pod: None,
+        node: Some(namer.node(at(1))),
+    };
+    Some(match at(0) {
+        1 => pod(Change::PodCreated),
+        2 => pod_on(Change::PodBound),
+        3 => pod(Change::PodUnschedulable),
+        4 => pod_on(Change::PodStarted),
+        5 | 12 | 15 | 16 | 29 | 32 => pod_on(Change::PodRemoved),
+        7 => pod(Change::PodRemoved),
+        10 | 17 | 28 => node(Change::NodeDown),
+        11 | 19 | 30 => node(Change::NodeUp),
+        31 => node(Change::NodeCordoned),
+        33 => node(Change::NodeUncordoned),
+        _ => return None,
+    })
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -139,12 +208,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
         let v = &event.values;
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
         let step = match at(0) {
-            1 => Step {
+            1 => Told {
                 actor: "deployment-controller",
                 message: format!("creates pod {}", namer.pod(at(1))),
                 location: namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])),
             },
-            2 => Step {
+            2 => Told {
                 actor: "scheduler",
                 message: format!("binds {} to {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
@@ -213,18 +282,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 if span.is_some() {
                     location = span;
                 }
-                Step {
+                Told {
                     actor: "scheduler",
                     message: format!("no feasible node for {}: {}", namer.pod(at(1)), parts.join("; ")),
                     location: span,
                 }
             }
-            4 => Step {
+            4 => Told {
                 actor: "kubelet",
                 message: format!("starts {} on {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            5 => Step {
+            5 => Told {
                 actor: "kubelet",
                 message: format!("removes {} from {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
@@ -232,7 +301,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             6 => {
                 let workload = namer.workload(at(1));
                 let hpa = workload.and_then(|w| namer.autoscaler_of(w));
-                Step {
+                Told {
                     actor: "horizontal-pod-autoscaler",
                     message: format!(
                         "{} scales {} from {} to {} replicas (cpu usage {}% of the request per running pod)",
@@ -248,12 +317,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     }),
                 }
             }
-            7 => Step {
+            7 => Told {
                 actor: "deployment-controller",
                 message: format!("deletes pod {}", namer.pod(at(1))),
                 location: None,
             },
-            8 => Step {
+            8 => Told {
                 actor: "load-change",
                 message: format!(
                     "the pods of {} now use {}% of their cpu request",
@@ -262,17 +331,17 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            9 => Step {
+            9 => Told {
                 actor: "check",
                 message: "the cluster has settled with a pod that no node can take".into(),
                 location: None,
             },
-            10 => Step {
+            10 => Told {
                 actor: "node-maintenance",
                 message: format!("{} goes down for maintenance", namer.node(at(1))),
                 location: None,
             },
-            11 => Step {
+            11 => Told {
                 actor: "node-maintenance",
                 message: format!("{} is back", namer.node(at(1))),
                 location: None,
@@ -281,7 +350,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let location = namer
                     .owner(at(1))
                     .and_then(|(_, o)| objects[o].workload().map(|w| w.template.spec.span));
-                Step {
+                Told {
                     actor: "taint-eviction-controller",
                     message: format!(
                         "evicts {} from {}: it does not tolerate the node's NoExecute taint",
@@ -295,7 +364,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let workload = namer.workload(at(1));
                 let span = workload.map(replicas_span);
                 location = span;
-                Step {
+                Told {
                     actor: "check",
                     message: format!(
                         "{} has {} available replicas, fewer than {}",
@@ -329,7 +398,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     .and_then(|i| names.descheduler_plugins.get(i).copied().flatten());
                 let span = plugin.or(span);
                 location = location.or(span);
-                Step {
+                Told {
                     actor: "check",
                     message: format!(
                         "pods of {} were evicted and replaced {} times in a row",
@@ -339,7 +408,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            17 => Step {
+            17 => Told {
                 actor: "node-overload",
                 message: format!(
                     "{} is overloaded (its pods use {}m of {}m cpu) and crashes",
@@ -358,20 +427,20 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     .and_then(|e| namer.owner(e.values[1]))
                     .and_then(|(_, o)| cpu_request_span(&objects[o]));
                 location = span;
-                Step {
+                Told {
                     actor: "check",
                     message: format!("{} was overloaded again after it restarted", namer.node(at(1))),
                     location: span,
                 }
             }
-            19 => Step {
+            19 => Told {
                 actor: "node-overload",
                 message: format!("{} has restarted", namer.node(at(1))),
                 location: None,
             },
             20 => {
                 let workload = namer.workload(at(1));
-                Step {
+                Told {
                     actor: "gitops-sync",
                     message: format!(
                         "re-applies {}: spec.replicas {} drifted from the manifest's {}",
@@ -382,7 +451,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: workload.map(replicas_span),
                 }
             }
-            21 => Step {
+            21 => Told {
                 actor: "time",
                 message: format!("{} is past its startup phase and uses its steady cpu", namer.pod(at(1))),
                 location: None,
@@ -395,7 +464,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     _ => None,
                 });
                 location = span;
-                Step {
+                Told {
                     actor: "check",
                     message: format!(
                         "{} rose to its maximum of {} replicas and fell back to {} without a change of load",
@@ -410,7 +479,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let workload = namer.workload(at(1));
                 let span = workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.spec.span));
                 location = span;
-                Step {
+                Told {
                     actor: "check",
                     message: format!(
                         "the cluster has settled with {} unbalanced: {} pods on {}, {} on {}, more than {} apart",
@@ -426,7 +495,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             }
             25 => {
                 let workload = namer.workload(at(1));
-                Step {
+                Told {
                     actor: "apply",
                     message: format!(
                         "a new revision of {}'s pod template is applied: a rollout starts",
@@ -442,7 +511,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     _ => w.span,
                 });
                 location = span;
-                Step {
+                Told {
                     actor: "check",
                     message: format!(
                         "the rollout of {} is stuck: the old ReplicaSet keeps {} replicas, the new one {}",
@@ -453,7 +522,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            27 => Step {
+            27 => Told {
                 actor: "deployment-controller",
                 message: format!(
                     "the rollout of {} is complete",
@@ -476,18 +545,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         at(2)
                     ),
                 };
-                Step {
+                Told {
                     actor: "apply",
                     message,
                     location: workload.map(replicas_span),
                 }
             }
-            28 => Step {
+            28 => Told {
                 actor: "node-failure",
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
                 location: None,
             },
-            29 => Step {
+            29 => Told {
                 actor: "taint-eviction-controller",
                 message: format!(
                     "deletes {} from the unreachable {}: its toleration has run out",
@@ -496,12 +565,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            30 => Step {
+            30 => Told {
                 actor: "node-failure",
                 message: format!("{} reports again", namer.node(at(1))),
                 location: None,
             },
-            31 => Step {
+            31 => Told {
                 actor: "node-drain",
                 message: format!("cordons {} and starts draining it", namer.node(at(1))),
                 location: None,
@@ -514,13 +583,13 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
                     format!("{} allows it", names.join(", "))
                 };
-                Step {
+                Told {
                     actor: "node-drain",
                     message: format!("evicts {} from {}: {why}", namer.pod(at(1)), namer.node(at(2))),
                     location: budgets.first().map(|b| budget_span(b)),
                 }
             }
-            33 => Step {
+            33 => Told {
                 actor: "node-drain",
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
@@ -534,7 +603,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     5 => "LowNodeUtilization: the node is above the target thresholds",
                     _ => "a descheduler plugin",
                 };
-                Step {
+                Told {
                     actor: "descheduler",
                     message: format!("evicts {} from {} ({plugin})", namer.pod(at(1)), namer.node(at(2))),
                     location: usize::try_from(at(3))
@@ -542,18 +611,23 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         .and_then(|i| names.descheduler_plugins.get(i).copied().flatten()),
                 }
             }
-            15 => Step {
+            15 => Told {
                 actor: "node",
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            other => Step {
+            other => Told {
                 actor: "model",
                 message: format!("unknown trace event {other}"),
                 location: None,
             },
         };
-        steps.push(step);
+        steps.push(Step {
+            actor: step.actor,
+            message: step.message,
+            location: step.location,
+            effect: effect(v, &namer),
+        });
     }
     (steps, location)
 }

@@ -171,6 +171,31 @@ impl Date {
         };
         (1..=days).contains(&date.day).then_some(date)
     }
+
+    /// Today in UTC, or `KIVI_LINT_TODAY` (`YYYY-MM-DD`) when set, so expiry is testable.
+    pub fn today() -> Date {
+        if let Some(d) = std::env::var("KIVI_LINT_TODAY").ok().and_then(|t| Date::parse(&t)) {
+            return d;
+        }
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Date::from_days_since_epoch((secs / 86_400) as i64)
+    }
+
+    /// The civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+    fn from_days_since_epoch(days: i64) -> Date {
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+        let year = (yoe + era * 400 + i64::from(month <= 2)) as u16;
+        Date { year, month, day }
+    }
 }
 
 impl std::fmt::Display for Date {
@@ -977,6 +1002,9 @@ suppressions:
         );
         assert_eq!(c.checks.params["no-eviction-loop"]["loops"], 3);
         assert_eq!(c.suppressions[0].expires.unwrap().to_string(), "2027-06-30");
+        assert_eq!(Date::from_days_since_epoch(0).to_string(), "1970-01-01");
+        assert_eq!(Date::from_days_since_epoch(20_414).to_string(), "2025-11-22");
+        assert_eq!(Date::from_days_since_epoch(11_016).to_string(), "2000-02-29");
         let web = ObjectId::parse("Deployment/default/web").unwrap();
         assert_eq!(c.workloads[&web].startup.as_ref().unwrap().cpu_millis, Some(1000));
     }

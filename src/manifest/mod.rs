@@ -105,6 +105,45 @@ pub struct Object {
     #[serde(skip)]
     pub shadowed: bool,
     pub body: Body,
+    /// `ignore-check.kivi-lint.io/<check>` and `kivi-lint.io/ignore-all` annotations, on the
+    /// object or its pod template (upstream charts often expose only pod annotations).
+    #[serde(skip)]
+    pub ignores: Vec<Ignore>,
+}
+
+/// An annotation that acknowledges findings of one check (or all) on an object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ignore {
+    /// A check id or alias as written, or `None` for `kivi-lint.io/ignore-all`.
+    pub check: Option<String>,
+    pub reason: String,
+    /// The annotation's key.
+    pub span: Span,
+}
+
+pub const IGNORE_CHECK_PREFIX: &str = "ignore-check.kivi-lint.io/";
+pub const IGNORE_ALL: &str = "kivi-lint.io/ignore-all";
+
+/// The kivi-lint annotations of a `metadata` mapping.
+fn read_ignores(metadata: Option<&Node>, out: &mut Vec<Ignore>) {
+    let Some(annotations) = metadata.and_then(|m| m.get("annotations")).and_then(|a| a.as_map()) else {
+        return;
+    };
+    for (k, v) in annotations {
+        let Some(key) = k.scalar_text() else { continue };
+        let check = if let Some(check) = key.strip_prefix(IGNORE_CHECK_PREFIX) {
+            Some(check.to_string())
+        } else if key == IGNORE_ALL {
+            None
+        } else {
+            continue;
+        };
+        out.push(Ignore {
+            check,
+            reason: v.scalar_text().unwrap_or_default(),
+            span: k.span,
+        });
+    }
 }
 
 impl Object {
@@ -296,6 +335,15 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
     if name.is_empty() && modelled {
         r.error(span, format!("{kind} has no `metadata.name`"));
     }
+    let mut ignores = Vec::new();
+    read_ignores(metadata, &mut ignores);
+    if matches!(body, Some(Body::Workload(_))) {
+        let template = node
+            .get("spec")
+            .and_then(|s| s.get("template"))
+            .and_then(|t| t.get("metadata"));
+        read_ignores(template, &mut ignores);
+    }
     Some(Object {
         id: ObjectId {
             kind: kind.to_string(),
@@ -309,6 +357,7 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
         scope: 0,
         shadowed: false,
         body: body.unwrap_or(Body::Other),
+        ignores,
     })
 }
 

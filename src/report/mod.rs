@@ -1,43 +1,201 @@
 //! Reports: one emitter per output format. Stdout carries only the chosen report.
 
+pub mod codequality;
+pub mod finding;
+pub mod github;
+pub mod html;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod sarif;
 
 pub use model::Report;
 
+use std::path::{Component, Path, PathBuf};
+
 use clap::ValueEnum;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Format {
     /// Text for people (default).
     Human,
     /// The documented JSON schema (see README, "JSON output").
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// JUnit XML, for GitLab and Jenkins test reports.
+    Junit,
+    /// GitHub Actions workflow commands (annotations on the causing lines).
+    Github,
+    /// GitLab Code Quality JSON.
+    Codequality,
+    /// Markdown with Mermaid counterexamples (what the GitHub job summary gets).
+    Markdown,
+    /// One self-contained HTML page with each counterexample as a timeline of cluster states.
+    Html,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit",
+            Format::Github => "github",
+            Format::Codequality => "codequality",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+}
+
+/// `--format FORMAT[=FILE]`: a report and where it goes (stdout without a file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    pub format: Format,
+    pub file: Option<PathBuf>,
+}
+
+impl std::str::FromStr for Output {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Output, String> {
+        let (name, file) = match s.split_once('=') {
+            Some((name, "")) => return Err(format!("`{name}=` needs a file name after `=`")),
+            Some((name, file)) => (name, Some(PathBuf::from(file))),
+            None => (s, None),
+        };
+        let format = Format::from_str(name, true).map_err(|_| {
+            let names: Vec<&str> = Format::value_variants().iter().map(|f| f.name()).collect();
+            format!(
+                "unknown format `{name}`; expected one of {}, optionally `=FILE`",
+                names.join(", ")
+            )
+        })?;
+        Ok(Output { format, file })
+    }
+}
+
+/// What an emitter needs besides the report.
+#[derive(Clone, Debug)]
+pub struct Emit<'a> {
+    pub report: &'a Report,
+    pub color: bool,
+    /// The working directory relative to the repository root (`""` at the root): report paths
+    /// are relative to the working directory, SARIF and annotations want them relative to the
+    /// repository.
+    pub repo_prefix: PathBuf,
+    /// The repository root, to make absolute report paths relative.
+    pub repo_root: Option<PathBuf>,
+    /// `file://` URI of the repository root, for SARIF's `workingDirectory`.
+    pub working_directory: Option<String>,
+    pub exit_code: u8,
+}
+
+impl<'a> Emit<'a> {
+    /// For a report printed where the repository root is the working directory.
+    pub fn new(report: &'a Report, exit_code: u8) -> Emit<'a> {
+        Emit {
+            report,
+            color: false,
+            repo_prefix: PathBuf::new(),
+            repo_root: None,
+            working_directory: None,
+            exit_code,
+        }
+    }
+
+    /// A report path as a repository-relative URI reference: forward slashes, `.` and `..`
+    /// resolved, reserved characters percent-encoded.
+    pub fn uri(&self, path: &str) -> String {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            return match self.repo_root.as_deref().and_then(|root| p.strip_prefix(root).ok()) {
+                Some(inside) => repo_uri(Path::new(""), &inside.to_string_lossy()),
+                // Outside the repository: an absolute URI is all that can be said.
+                None => format!("file:///{}", repo_uri(Path::new(""), path)),
+            };
+        }
+        repo_uri(&self.repo_prefix, path)
+    }
+}
+
+/// `path` (relative to the working directory) as a URI reference relative to the repository
+/// root, where the working directory is `prefix`.
+pub fn repo_uri(prefix: &Path, path: &str) -> String {
+    {
+        let joined = prefix.join(path);
+        let mut parts: Vec<String> = Vec::new();
+        for c in Path::new(&joined).components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if parts.last().is_some_and(|p| p != "..") {
+                        parts.pop();
+                    } else {
+                        parts.push("..".into());
+                    }
+                }
+                Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+                Component::RootDir | Component::Prefix(_) => parts.clear(),
+            }
+        }
+        let mut out = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            for b in p.bytes() {
+                if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
+                    out.push(b as char);
+                } else {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The report of a verification run in `format`.
-pub fn results(report: &Report, format: Format, color: bool) -> String {
+pub fn results(e: &Emit, format: Format) -> String {
     match format {
-        Format::Json => json::render(report),
-        Format::Human => human::results(report, color),
+        Format::Json => json::render(e.report),
+        Format::Human => human::results(e.report, e.color),
+        Format::Sarif => sarif::render(e),
+        Format::Junit => junit::render(e),
+        Format::Github => github::render(e),
+        Format::Codequality => codequality::render(e),
+        Format::Markdown => markdown::render(e),
+        Format::Html => html::render(e),
     }
 }
 
-/// The report of `kivi-lint units` (no verification) in `format`.
-pub fn units(report: &Report, format: Format, color: bool) -> String {
+/// The report of `kivi-lint units` (no verification): `human` or `json` only.
+pub fn units(report: &Report, format: Format, color: bool) -> Option<String> {
     match format {
-        Format::Json => json::render(report),
-        Format::Human => human::units(report, color),
+        Format::Json => Some(json::render(report)),
+        Format::Human => Some(human::units(report, color)),
+        _ => None,
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    Human,
+    Json,
+    Markdown,
 }
 
 /// The check registry, for `kivi-lint rules`.
-pub fn rules(format: Format) -> String {
+pub fn rules(format: RulesFormat) -> String {
     use crate::checks::CHECKS;
     match format {
-        Format::Json => {
+        RulesFormat::Json => {
             let list: Vec<serde_json::Value> = CHECKS
                 .iter()
                 .map(|c| {
@@ -47,6 +205,10 @@ pub fn rules(format: Format) -> String {
                         "level": c.level.as_str(),
                         "summary": c.summary,
                         "definition": c.definition,
+                        "tags": c.tags,
+                        "example": c.example,
+                        "fixes": c.fixes,
+                        "helpUri": c.help_uri(),
                         "params": c.params.iter().map(|p| serde_json::json!({"name": p.name, "description": p.description, "default": p.default})).collect::<Vec<_>>(),
                     })
                 })
@@ -55,7 +217,19 @@ pub fn rules(format: Format) -> String {
             out.push('\n');
             out
         }
-        Format::Human => {
+        RulesFormat::Markdown => {
+            let mut out = String::from("# kivi-lint checks\n\nGenerated by `kivi-lint rules --format markdown`.\n");
+            for c in CHECKS {
+                out.push_str(&format!(
+                    "\n## {}\n\n{}.\n\n{}",
+                    c.id,
+                    capitalized(c.summary),
+                    c.help_markdown()
+                ));
+            }
+            out
+        }
+        RulesFormat::Human => {
             let mut out = String::new();
             for c in CHECKS {
                 out.push_str(&format!("{} ({})\n  {}\n", c.id, c.level.as_str(), c.definition));
@@ -70,5 +244,49 @@ pub fn rules(format: Format) -> String {
             }
             out
         }
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+/// `kivi-lint explain <check>`: the definition, an example and the usual fixes.
+pub fn explain(check: &crate::checks::Check) -> String {
+    let mut out = format!("{} ({}): {}\n\n", check.id, check.level.as_str(), check.summary);
+    out.push_str(&check.help_text());
+    if !check.aliases.is_empty() {
+        out.push_str(&format!("\nKivi names: {}\n", check.aliases.join(", ")));
+    }
+    for p in check.params {
+        let default = p.default.map(|d| format!(" (default {d})")).unwrap_or_default();
+        out.push_str(&format!("param {}: {}{}\n", p.name, p.description, default));
+    }
+    out.push_str(&format!("\nDocs: {}\n", check.help_uri()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_parse_with_and_without_files() {
+        let o: Output = "sarif=out/k.sarif".parse().unwrap();
+        assert_eq!(o.format, Format::Sarif);
+        assert_eq!(o.file.as_deref(), Some(Path::new("out/k.sarif")));
+        assert_eq!("HTML".parse::<Output>().unwrap().format, Format::Html);
+        assert!("sarif=".parse::<Output>().is_err());
+        assert!("pdf".parse::<Output>().unwrap_err().contains("expected one of human"));
+    }
+
+    #[test]
+    fn uris_are_repository_relative() {
+        assert_eq!(repo_uri(Path::new(""), "./a b/c.yaml"), "a%20b/c.yaml");
+        let prefix = Path::new("sub/dir");
+        assert_eq!(repo_uri(prefix, "../x.yaml"), "sub/x.yaml");
+        assert_eq!(repo_uri(prefix, "y.yaml"), "sub/dir/y.yaml");
     }
 }

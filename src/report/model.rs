@@ -190,6 +190,17 @@ pub struct TopologyOut {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub replicas: BTreeMap<String, u32>,
     pub description: String,
+    /// Every node of the topology, pool by pool (for timelines of cluster states).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_list: Vec<NodeOut>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeOut {
+    pub name: String,
+    pub pool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,6 +242,15 @@ pub struct CheckOutcome {
     pub line: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<u32>,
+    /// End of the causing field (exclusive column), on the line it starts on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<u32>,
+    /// The violation is acknowledged by an annotation or a config suppression: reported, but it
+    /// does not fail the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppression: Option<Suppression>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologyOut>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -242,12 +262,41 @@ fn default_level() -> crate::checks::Level {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StepOut {
     pub actor: String,
     pub message: String,
     pub file: Option<String>,
     pub line: Option<u32>,
     pub column: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<u32>,
+    /// What the step changes in the cluster, for timelines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<crate::findings::Effect>,
+}
+
+/// Why a violation does not count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Suppression {
+    /// `in-source`: an `ignore-check.kivi-lint.io/<check>` annotation; `external`: the config's
+    /// `suppressions`.
+    pub kind: SuppressionKind,
+    pub justification: String,
+    /// Where the annotation or the config entry is.
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuppressionKind {
+    InSource,
+    External,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -270,6 +319,8 @@ pub struct Context {
     pub not_verified: BTreeMap<usize, NotVerified>,
     /// Keep violations the base revision has too (`--all-findings`).
     pub all_findings: bool,
+    /// Ignore `ignore-check.kivi-lint.io` annotations (audits).
+    pub no_inline_suppressions: bool,
 }
 
 impl Report {
@@ -292,7 +343,7 @@ impl Report {
                 let (scope_path, scope_kind) = scope(u.scope);
                 let verification = results
                     .and_then(|rs| rs.iter().find(|r| r.unit == ui))
-                    .map(|r| verification(a, r, context.all_findings, &mut hidden));
+                    .map(|r| verification(a, r, context, &mut hidden));
                 Unit {
                     id: u.id.clone(),
                     name: u.name.clone(),
@@ -415,16 +466,58 @@ impl Report {
     }
 }
 
-fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool, hidden: &mut usize) -> Verification {
-    let place = |span: Option<crate::source::Span>| {
-        span.map_or((None, None, None), |s| {
-            (
-                Some(a.sources.path(s.file).display().to_string()),
-                Some(s.start.line),
-                Some(s.start.column),
-            )
-        })
+/// The annotation or config entry that suppresses `check`'s findings in `unit`, if any.
+/// Annotations count on every member object; an expired config entry does not count.
+fn suppression(a: &Analysis, unit: usize, check: &str, context: &Context) -> Option<Suppression> {
+    let members = || a.units[unit].members.iter().map(|m| &a.objects[m.object]);
+    let place = |span: crate::source::Span| {
+        (
+            a.sources.path(span.file).display().to_string(),
+            span.start.line,
+            span.start.column,
+        )
     };
+    let inline = members()
+        .filter(|_| !context.no_inline_suppressions)
+        .flat_map(|o| &o.ignores)
+        .find(|i| {
+            i.check
+                .as_deref()
+                .is_none_or(|c| crate::checks::find(c).is_some_and(|k| k.id == check))
+        })
+        .map(|i| {
+            let (file, line, column) = place(i.span);
+            Suppression {
+                kind: SuppressionKind::InSource,
+                justification: i.reason.clone(),
+                file,
+                line,
+                column,
+            }
+        });
+    let today = crate::config::Date::today();
+    inline.or_else(|| {
+        a.config
+            .suppressions
+            .iter()
+            .filter(|s| s.check == check && s.expires.is_none_or(|e| e >= today))
+            .find(|s| members().any(|o| o.id == s.object))
+            .map(|s| {
+                let (file, line, column) = place(s.span);
+                Suppression {
+                    kind: SuppressionKind::External,
+                    justification: s.reason.clone(),
+                    file,
+                    line,
+                    column,
+                }
+            })
+    })
+}
+
+fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context, hidden: &mut usize) -> Verification {
+    let all_findings = context.all_findings;
+    let place = |span: Option<crate::source::Span>| Place::of(a, span);
     let topology = |t: &crate::model::Topology| TopologyOut {
         nodes: t.nodes(),
         nodes_per_pool: t.nodes_per_pool.clone(),
@@ -434,6 +527,20 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool
             .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
             .collect(),
         description: crate::scaling::describe(a, r.unit, t),
+        node_list: a
+            .config
+            .cluster
+            .pools
+            .iter()
+            .zip(&t.nodes_per_pool)
+            .flat_map(|(pool, &count)| {
+                (1..=count).map(move |i| NodeOut {
+                    name: pool.node_name(i),
+                    pool: pool.name.clone(),
+                    zone: pool.labels.get("topology.kubernetes.io/zone").cloned(),
+                })
+            })
+            .collect(),
     };
     let level = |check: &str| {
         a.config
@@ -468,7 +575,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool
                 &[][..],
             ),
         };
-        let (file, line, column) = place(location);
+        let at = place(location);
         results.push(CheckOutcome {
             check: c.check.to_string(),
             verdict,
@@ -480,19 +587,27 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool
             ),
             baseline_state,
             topology: c.topology.as_ref().map(topology),
-            file,
-            line,
-            column,
+            file: at.file,
+            line: at.line,
+            column: at.column,
+            end_line: at.end_line,
+            end_column: at.end_column,
+            suppression: (verdict == VerdictKind::Violated)
+                .then(|| suppression(a, r.unit, c.check, context))
+                .flatten(),
             steps: steps
                 .iter()
                 .map(|s| {
-                    let (file, line, column) = place(s.location);
+                    let at = place(s.location);
                     StepOut {
                         actor: s.actor.to_string(),
                         message: s.message.clone(),
-                        file,
-                        line,
-                        column,
+                        file: at.file,
+                        line: at.line,
+                        column: at.column,
+                        end_line: at.end_line,
+                        end_column: at.end_column,
+                        effect: s.effect.clone(),
                     }
                 })
                 .collect(),
@@ -518,5 +633,39 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, all_findings: bool
             generate: r.generate,
             engine: r.timings,
         }),
+    }
+}
+
+/// A span as the report shows it: path, start, and an end on the start line (a mapping's span
+/// ends lines later; a region that long would hide which field is meant).
+#[derive(Default)]
+struct Place {
+    file: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+    end_line: Option<u32>,
+    end_column: Option<u32>,
+}
+
+impl Place {
+    fn of(a: &Analysis, span: Option<crate::source::Span>) -> Place {
+        let Some(s) = span else { return Place::default() };
+        let end_column = if s.end.line == s.start.line && s.end.column > s.start.column {
+            s.end.column
+        } else {
+            let text = &a.sources.file(s.file).text;
+            let line_chars = text
+                .lines()
+                .nth(s.start.line.saturating_sub(1) as usize)
+                .map_or(0, |l| l.trim_end().chars().count() as u32);
+            (line_chars + 1).max(s.start.column + 1)
+        };
+        Place {
+            file: Some(a.sources.path(s.file).display().to_string()),
+            line: Some(s.start.line),
+            column: Some(s.start.column),
+            end_line: Some(s.start.line),
+            end_column: Some(end_column),
+        }
     }
 }

@@ -1,0 +1,211 @@
+//! What every machine format says about one violation: its headline, the object to fix, the
+//! other objects involved and a stable fingerprint. Kept in one place so SARIF, JUnit, GitHub
+//! annotations, Code Quality and the Markdown and HTML reports agree.
+
+use super::model::{CheckOutcome, Member, Report, StepOut, Unit, VerdictKind};
+use crate::checks::Level;
+use crate::units::Role;
+
+/// A violated check of a unit.
+#[derive(Clone, Copy)]
+pub struct Finding<'a> {
+    pub unit: &'a Unit,
+    pub outcome: &'a CheckOutcome,
+}
+
+/// Every violation of the report, in report order (units, then checks).
+pub fn findings(report: &Report) -> Vec<Finding<'_>> {
+    report
+        .outcomes()
+        .filter(|(_, c)| c.verdict == VerdictKind::Violated)
+        .map(|(unit, outcome)| Finding { unit, outcome })
+        .collect()
+}
+
+/// Every outcome that could not be decided: an engine error or a limit reached.
+pub fn inconclusive(report: &Report) -> Vec<Finding<'_>> {
+    report
+        .outcomes()
+        .filter(|(_, c)| c.verdict == VerdictKind::Inconclusive)
+        .map(|(unit, outcome)| Finding { unit, outcome })
+        .collect()
+}
+
+impl<'a> Finding<'a> {
+    pub fn check(&self) -> &'a str {
+        &self.outcome.check
+    }
+
+    pub fn level(&self) -> Level {
+        self.outcome.level
+    }
+
+    pub fn suppressed(&self) -> bool {
+        self.outcome.suppression.is_some()
+    }
+
+    /// The object to fix: the member whose manifest holds the causing field, else the first
+    /// workload of the unit.
+    pub fn primary(&self) -> Option<&'a Member> {
+        let members = &self.unit.members;
+        let located = match (&self.outcome.file, self.outcome.line) {
+            (Some(file), Some(line)) => members
+                .iter()
+                .filter(|m| &m.file == file && m.line <= line)
+                .max_by_key(|m| m.line),
+            _ => None,
+        };
+        located.or_else(|| members.iter().find(|m| m.role == Role::Workload))
+    }
+
+    /// The workload the finding is counted against (JUnit test cases are per workload): the
+    /// primary object if it is a workload, else the first workload the trace names.
+    pub fn workload(&self) -> Option<&'a Member> {
+        let workloads = || self.unit.members.iter().filter(|m| m.role == Role::Workload);
+        if let Some(p) = self.primary().filter(|p| p.role == Role::Workload) {
+            return Some(p);
+        }
+        let named = self.outcome.steps.iter().rev().find_map(|s| {
+            workloads().find(|w| s.message.contains(&w.id()) || s.message.contains(&format!("{}-", w.name)))
+        });
+        named.or_else(|| workloads().next())
+    }
+
+    /// The other members of the unit, for related locations.
+    pub fn related(&self) -> impl Iterator<Item = &'a Member> {
+        let primary = self.primary().map(Member::id);
+        self.unit.members.iter().filter(move |m| Some(m.id()) != primary)
+    }
+
+    /// One sentence that stands alone (GitHub shows only the first when space is short).
+    pub fn headline(&self) -> String {
+        let o = self.outcome;
+        let decisive = decisive_step(o).map(|s| capitalize(&s.message));
+        let what = decisive.unwrap_or_else(|| format!("{} is violated", o.check));
+        let at = o
+            .topology
+            .as_ref()
+            .map(|t| format!(" on {}", t.description))
+            .unwrap_or_default();
+        format!("{what}{at}.")
+    }
+
+    /// The headline, then the check's definition and how the trace goes.
+    pub fn message(&self) -> String {
+        let mut out = self.headline();
+        if let Some(check) = crate::checks::find(self.check()) {
+            out.push_str(&format!(" Check {}: {}", check.id, check.summary));
+            out.push('.');
+        }
+        out.push_str(&format!(
+            " Unit {} ({}); the counterexample has {} steps.",
+            self.unit.name,
+            self.unit.scope,
+            self.outcome.steps.len()
+        ));
+        if let Some(s) = &self.outcome.suppression {
+            out.push_str(&format!(" Suppressed: {}", s.justification));
+        }
+        out
+    }
+
+    /// A key that stays the same while the same check fails on the same object of the same
+    /// unit, whatever the line numbers or the counterexample.
+    pub fn fingerprint(&self) -> String {
+        let mut hasher = blake3::Hasher::new();
+        for part in [
+            "kiviLintFinding/v1",
+            self.check(),
+            &self.unit.scope,
+            &self.unit.name,
+            &self.primary().map(Member::id).unwrap_or_default(),
+        ] {
+            hasher.update(part.as_bytes());
+            hasher.update(&[0]);
+        }
+        hasher.finalize().to_hex()[..32].to_string()
+    }
+
+    /// `(file, line, column, end line, end column)` of the causing field, else of the primary
+    /// object's start.
+    pub fn region(&self) -> Option<Region<'a>> {
+        let o = self.outcome;
+        match (&o.file, o.line, o.column) {
+            (Some(file), Some(line), Some(column)) => Some(Region {
+                file,
+                line,
+                column,
+                end_line: o.end_line.unwrap_or(line),
+                end_column: o.end_column.unwrap_or(column + 1),
+            }),
+            _ => self.primary().map(Region::of_member),
+        }
+    }
+}
+
+/// A 1-based range on one line (end column exclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region<'a> {
+    pub file: &'a str,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+impl<'a> Region<'a> {
+    pub fn of_member(m: &'a Member) -> Region<'a> {
+        Region {
+            file: &m.file,
+            line: m.line,
+            column: m.column,
+            end_line: m.line,
+            end_column: m.column + 1,
+        }
+    }
+
+    pub fn of_step(s: &'a StepOut) -> Option<Region<'a>> {
+        let (file, line, column) = (s.file.as_deref()?, s.line?, s.column?);
+        Some(Region {
+            file,
+            line,
+            column,
+            end_line: s.end_line.unwrap_or(line),
+            end_column: s.end_column.unwrap_or(column + 1),
+        })
+    }
+}
+
+/// The step that says best what went wrong: the check's own conclusion, or for an
+/// unschedulable pod, the scheduler's reasons.
+fn decisive_step(o: &CheckOutcome) -> Option<&StepOut> {
+    if o.check == "pods-schedulable"
+        && let Some(s) = o
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.actor == "scheduler" && s.message.starts_with("no feasible node"))
+    {
+        return Some(s);
+    }
+    o.steps.iter().rev().find(|s| s.actor == "check")
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capitalizes_the_first_letter_only() {
+        assert_eq!(capitalize("no feasible node for web-3"), "No feasible node for web-3");
+        assert_eq!(capitalize(""), "");
+    }
+}

@@ -1,0 +1,165 @@
+//! Markdown for GitHub job summaries and merge request comments: a table of findings, then
+//! each counterexample as a Mermaid sequence diagram (controllers and events as actors, the
+//! steps as messages).
+
+use std::fmt::Write as _;
+
+use super::Emit;
+use super::finding::{self, Finding};
+use super::model::VerdictKind;
+
+/// GitHub accepts about 1 MiB of job summary per step; stay well under it.
+const MAX_BYTES: usize = 900 * 1024;
+
+pub fn render(e: &Emit) -> String {
+    let r = e.report;
+    let findings = finding::findings(r);
+    let mut out = String::new();
+    let count = |k: VerdictKind| r.outcomes().filter(|(_, c)| c.verdict == k).count();
+    let suppressed = findings.iter().filter(|f| f.suppressed()).count();
+    let _ = writeln!(out, "## kivi-lint {}\n", r.tool.version);
+    let _ = writeln!(
+        out,
+        "{} units verified: **{} violated**{}, {} verified, {} inconclusive. {} input errors, {} warnings. Exit code {} ({}).\n",
+        r.units.iter().filter(|u| u.verification.is_some()).count(),
+        findings.len() - suppressed,
+        if suppressed > 0 {
+            format!(" ({suppressed} more suppressed)")
+        } else {
+            String::new()
+        },
+        count(VerdictKind::Verified),
+        count(VerdictKind::Inconclusive),
+        r.summary.errors,
+        r.summary.warnings,
+        e.exit_code,
+        crate::cli::exit::describe(e.exit_code),
+    );
+    if findings.is_empty() {
+        out.push_str("No findings.\n");
+    } else {
+        out.push_str("| | check | unit | object | where |\n|---|---|---|---|---|\n");
+        for f in &findings {
+            let mark = match (f.suppressed(), f.level()) {
+                (true, _) => "⚪ suppressed",
+                (false, crate::checks::Level::Error) => "🔴 error",
+                (false, crate::checks::Level::Warning) => "🟠 warning",
+                (false, crate::checks::Level::Note) => "🔵 note",
+            };
+            let object = f.primary().map(|m| m.id()).unwrap_or_default();
+            let at = f
+                .region()
+                .map(|r| format!("`{}:{}`", e.uri(r.file), r.line))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "| {mark} | [`{}`]({}) | {} | `{}` | {at} |",
+                f.check(),
+                crate::checks::find(f.check()).map(|c| c.help_uri()).unwrap_or_default(),
+                cell(&f.unit.name),
+                cell(&object)
+            );
+        }
+        out.push('\n');
+    }
+    for f in finding::inconclusive(r) {
+        let _ = writeln!(
+            out,
+            "- ❔ `{}` of unit {} is inconclusive: {}",
+            f.check(),
+            cell(&f.unit.name),
+            f.outcome.reason.as_deref().unwrap_or("no verdict")
+        );
+    }
+    let mut omitted = 0;
+    for f in &findings {
+        let section = details(e, f);
+        if out.len() + section.len() > MAX_BYTES {
+            omitted += 1;
+            continue;
+        }
+        out.push_str(&section);
+    }
+    if omitted > 0 {
+        let _ = writeln!(
+            out,
+            "\n{omitted} more counterexamples left out to stay within the summary size limit; see the JSON or HTML report."
+        );
+    }
+    out
+}
+
+fn details(e: &Emit, f: &Finding) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n### `{}` in {}\n", f.check(), cell(&f.unit.name));
+    let _ = writeln!(out, "{}\n", f.headline());
+    if let Some(r) = f.region() {
+        let _ = writeln!(out, "Caused by `{}:{}:{}`.\n", e.uri(r.file), r.line, r.column);
+    }
+    if let Some(s) = &f.outcome.suppression {
+        let _ = writeln!(out, "Suppressed: {}\n", s.justification);
+    }
+    out.push_str(&mermaid(f));
+    out
+}
+
+/// The counterexample as a sequence diagram: each step is a message from its actor to the
+/// cluster.
+pub fn mermaid(f: &Finding) -> String {
+    let mut actors: Vec<&str> = Vec::new();
+    for s in &f.outcome.steps {
+        if !actors.contains(&s.actor.as_str()) {
+            actors.push(&s.actor);
+        }
+    }
+    let mut out = String::from("```mermaid\nsequenceDiagram\n");
+    for (i, a) in actors.iter().enumerate() {
+        let _ = writeln!(out, "    participant a{i} as {}", mermaid_text(a));
+    }
+    out.push_str("    participant cluster as cluster\n");
+    for (n, s) in f.outcome.steps.iter().enumerate() {
+        let i = actors.iter().position(|a| *a == s.actor).unwrap_or(0);
+        let at = match (&s.file, s.line) {
+            (Some(file), Some(line)) => format!(" ({file}:{line})"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "    a{i}->>cluster: {}. {}{}",
+            n + 1,
+            mermaid_text(&s.message),
+            mermaid_text(&at)
+        );
+    }
+    out.push_str("```\n");
+    out
+}
+
+/// Mermaid ends a statement at `;` and reads `#…;` as an entity: write both as entities.
+fn mermaid_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A table cell: no pipes or line breaks.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mermaid_text_escapes_statement_ends() {
+        assert_eq!(mermaid_text("a; b #1"), "a#59; b #35;1");
+    }
+}

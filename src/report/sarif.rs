@@ -1,0 +1,218 @@
+//! SARIF 2.1.0 for GitHub code scanning and other SARIF viewers: one run, the whole rule
+//! catalogue, one result per violation with the causing field as its region, the other objects
+//! as related locations and the counterexample as a code flow.
+
+use serde_json::{Value, json};
+
+use super::Emit;
+use super::finding::{self, Finding, Region};
+use super::model::{SuppressionKind, VerdictKind};
+use crate::checks::{CHECKS, Level};
+use crate::diagnostics::Severity;
+
+pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+/// GitHub keeps the first 5,000 results of a run; more only make the upload bigger.
+const MAX_RESULTS: usize = 5000;
+/// GitHub shows 1,000 thread-flow locations per result.
+const MAX_FLOW_STEPS: usize = 1000;
+
+pub fn render(e: &Emit) -> String {
+    let mut results: Vec<Value> = finding::findings(e.report).iter().map(|f| result(e, f)).collect();
+    // Keep the most severe when there are too many: errors, then warnings, then notes.
+    if results.len() > MAX_RESULTS {
+        let total = results.len();
+        results.sort_by_key(|r| level_rank(r["level"].as_str().unwrap_or("note")));
+        results.truncate(MAX_RESULTS - 1);
+        results.push(json!({
+            "ruleId": CHECKS[0].id,
+            "ruleIndex": 0,
+            "level": "note",
+            "message": {"text": format!("{} more findings omitted; see the JSON report.", total - (MAX_RESULTS - 1))},
+            "locations": [],
+        }));
+    }
+    let mut notifications: Vec<Value> = e
+        .report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Info)
+        .map(|d| {
+            json!({
+                "level": if d.severity == Severity::Error { "error" } else { "warning" },
+                "message": {"text": d.message},
+                "locations": [location(e, &Region { file: &d.file, line: d.line, column: d.column, end_line: d.line, end_column: d.column + 1 }, None)],
+            })
+        })
+        .collect();
+    for f in finding::inconclusive(e.report) {
+        let why = f.outcome.reason.as_deref().unwrap_or("no verdict");
+        notifications.push(json!({
+            "level": if f.outcome.engine_error { "error" } else { "warning" },
+            "message": {"text": format!("{} of unit {} is inconclusive: {why}", f.check(), f.unit.name)},
+            "associatedRule": {"id": f.check(), "index": rule_index(f.check())},
+        }));
+    }
+    let mut invocation = json!({
+        "executionSuccessful": e.exit_code != crate::cli::exit::INPUT_ERROR,
+        "exitCode": e.exit_code,
+        "exitCodeDescription": crate::cli::exit::describe(e.exit_code),
+        "toolExecutionNotifications": notifications,
+    });
+    if let Some(dir) = &e.working_directory {
+        invocation["workingDirectory"] = json!({"uri": dir});
+    }
+    let log = json!({
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "kivi-lint",
+                "semanticVersion": e.report.tool.version,
+                "version": e.report.tool.version,
+                "informationUri": crate::checks::INFORMATION_URI,
+                "rules": CHECKS.iter().map(rule).collect::<Vec<_>>(),
+            }},
+            "columnKind": "unicodeCodePoints",
+            "invocations": [invocation],
+            "results": results,
+        }],
+    });
+    let mut out = serde_json::to_string_pretty(&log).expect("SARIF is serialisable");
+    out.push('\n');
+    out
+}
+
+fn level_rank(level: &str) -> u8 {
+    match level {
+        "error" => 0,
+        "warning" => 1,
+        _ => 2,
+    }
+}
+
+fn rule_index(check: &str) -> usize {
+    CHECKS.iter().position(|c| c.id == check).unwrap_or(0)
+}
+
+fn level(l: Level) -> &'static str {
+    l.as_str()
+}
+
+fn rule(c: &crate::checks::Check) -> Value {
+    json!({
+        "id": c.id,
+        "name": c.rule_name(),
+        "shortDescription": {"text": c.summary},
+        "fullDescription": {"text": c.definition},
+        "help": {"text": c.help_text(), "markdown": c.help_markdown()},
+        "helpUri": c.help_uri(),
+        "defaultConfiguration": {"level": level(c.level)},
+        "properties": {
+            "tags": c.tags,
+            "precision": "high",
+            "problem.severity": match c.level {
+                Level::Error => "error",
+                Level::Warning => "warning",
+                Level::Note => "recommendation",
+            },
+        },
+    })
+}
+
+/// A physical location with a repository-relative URI.
+fn location(e: &Emit, r: &Region, message: Option<String>) -> Value {
+    let mut l = json!({
+        "physicalLocation": {
+            "artifactLocation": {"uri": e.uri(r.file)},
+            "region": {
+                "startLine": r.line,
+                "startColumn": r.column,
+                "endLine": r.end_line,
+                "endColumn": r.end_column,
+            },
+        },
+    });
+    if let Some(text) = message {
+        l["message"] = json!({ "text": text });
+    }
+    l
+}
+
+fn result(e: &Emit, f: &Finding) -> Value {
+    let o = f.outcome;
+    let mut result = json!({
+        "ruleId": f.check(),
+        "ruleIndex": rule_index(f.check()),
+        "level": level(f.level()),
+        "message": {"text": f.message()},
+        "partialFingerprints": {"kiviLintFinding/v1": f.fingerprint()},
+        "properties": {"unit": f.unit.name, "unitId": f.unit.id, "scope": f.unit.scope},
+    });
+    let primary = f.primary();
+    result["locations"] = match f.region() {
+        Some(r) => json!([location(e, &r, primary.map(|p| p.id()))]),
+        None => json!([]),
+    };
+    let related: Vec<Value> = f
+        .related()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut l = location(e, &Region::of_member(m), Some(m.id()));
+            l["id"] = json!(i + 1);
+            l
+        })
+        .collect();
+    if !related.is_empty() {
+        result["relatedLocations"] = json!(related);
+    }
+    if let Some(t) = &o.topology {
+        result["properties"]["topology"] = json!(t.description);
+    }
+    let steps: Vec<Value> = o
+        .steps
+        .iter()
+        .take(MAX_FLOW_STEPS)
+        .enumerate()
+        .map(|(i, s)| {
+            let text = format!("[{}] {}: {}", i + 1, s.actor, s.message);
+            let location = match Region::of_step(s) {
+                Some(r) => location(e, &r, Some(text)),
+                None => json!({"message": {"text": text}}),
+            };
+            json!({"location": location, "executionOrder": i + 1, "kinds": [s.actor]})
+        })
+        .collect();
+    if !steps.is_empty() {
+        result["codeFlows"] = json!([{
+            "message": {"text": format!("Counterexample found by SPIN{}", o.topology.as_ref().map(|t| format!(" on {}", t.description)).unwrap_or_default())},
+            "threadFlows": [{"locations": steps}],
+        }]);
+    }
+    if let Some(s) = &o.suppression {
+        let mut suppression = json!({
+            "kind": match s.kind {
+                SuppressionKind::InSource => "inSource",
+                SuppressionKind::External => "external",
+            },
+            "status": "accepted",
+            "justification": s.justification,
+        });
+        let at = Region {
+            file: &s.file,
+            line: s.line,
+            column: s.column,
+            end_line: s.line,
+            end_column: s.column + 1,
+        };
+        suppression["location"] = location(e, &at, None);
+        result["suppressions"] = json!([suppression]);
+    }
+    if let Some(b) = o.baseline_state {
+        result["baselineState"] = json!(match b {
+            super::model::BaselineState::New => "new",
+            super::model::BaselineState::Unchanged => "unchanged",
+        });
+    }
+    debug_assert_eq!(o.verdict, VerdictKind::Violated);
+    result
+}
