@@ -1,28 +1,13 @@
 //! End-to-end tests through the binary, on the repositories in `fixtures/`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use assert_fs::prelude::*;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn kivi() -> Command {
-    let mut c = Command::cargo_bin("kivi-lint").expect("binary built");
-    c.current_dir(root())
-        .env_remove("NO_COLOR")
-        .env_remove("KIVI_LINT_LOG")
-        // Compiled models are shared by the tests of one build, never with the user's cache.
-        .env(
-            "KIVI_LINT_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"),
-        );
-    c
-}
+mod common;
+use common::{kivi, root};
 
 /// Run `kivi-lint units --format json ARGS`, check the exit code, parse stdout.
 fn units_json(args: &[&str], code: i32) -> Value {

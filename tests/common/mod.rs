@@ -1,0 +1,26 @@
+//! What the integration tests share: the repository root and the binary with a test cache.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The binary, run from the repository root, with no colour settings or logging from the
+/// environment.
+pub fn kivi() -> Command {
+    let mut c = Command::cargo_bin("kivi-lint").expect("binary built");
+    c.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("KIVI_LINT_LOG")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        // Compiled models are shared by the tests of one build, never with the user's cache.
+        .env(
+            "KIVI_LINT_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"),
+        );
+    c
+}
