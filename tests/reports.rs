@@ -3,6 +3,7 @@
 //! fields, JUnit that parses, and the HTML report rendered in headless Chromium.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -216,4 +217,304 @@ report_case! {
     kivi_c7_safe: "kivi-c7-safe", 0;
     kivi_c8: "kivi-c8", 1;
     kivi_c8_safe: "kivi-c8-safe", 0;
+}
+
+/// demo-shop's staging overlay: four workloads with an HPA, a PDB and a descheduler policy,
+/// rendered by kustomize. (Production reaches the 60 s time limit on some checks, so its
+/// verdicts depend on the machine.)
+#[test]
+fn demo_shop_staging() {
+    reports_of("demo-shop-staging", &["fixtures/demo-shop/apps/staging"], 1);
+}
+
+fn chromium() -> PathBuf {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|c| which::which(c).ok())
+        .expect("the HTML report test needs Chromium: `apt-get install chromium` (scripts/setup does)")
+}
+
+/// Run headless Chromium on a local file with the flags a closed network needs.
+fn headless(page: &Path, profile: &Path, extra: &[String]) -> std::process::Output {
+    assert_cmd::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--window-size=1400,1200",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let page = dir.path().join("report.html");
+    kivi()
+        .args(["fixtures/kivi-c7", "-q", "--format"])
+        .arg(format!("html={}", page.display()))
+        .assert()
+        .code(1);
+    let profile = dir.path().join("profile");
+    let dom = headless(&page, &profile, &["--dump-dom".into()]);
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    let body = html
+        .find("<body")
+        .map(|i| &html[i..i + html[i..].find('>').unwrap()])
+        .unwrap_or("");
+    assert!(
+        body.contains("data-rendered=\"2\""),
+        "the script drew both findings: {body}\n{log}"
+    );
+    assert!(!body.contains("data-errors"), "script errors: {body}");
+    let console_errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("Error")))
+        .collect();
+    assert!(console_errors.is_empty(), "console errors: {console_errors:#?}");
+    // The timeline: nodes grouped, pods drawn, the last step's state shown.
+    assert!(html.contains("class=\"node"), "nodes are drawn");
+    assert!(html.contains("class=\"pod "), "pods are drawn");
+    assert!(html.contains("step 1"), "a step counter");
+
+    let shot = dir.path().join("report.png");
+    let out = headless(&page, &profile, &[format!("--screenshot={}", shot.display())]);
+    let png = std::fs::read(&shot)
+        .unwrap_or_else(|e| panic!("no screenshot ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "a real screenshot");
+}
+
+#[test]
+fn at_most_one_format_on_stdout() {
+    kivi()
+        .args(["fixtures/kivi-c3", "--format", "json", "--format", "sarif"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("only one format can go to stdout"));
+    kivi()
+        .args(["fixtures/kivi-c3", "--format", "pdf"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("expected one of human, json, sarif"));
+    kivi()
+        .args(["fixtures/kivi-c3", "--format", "sarif=a", "--format", "junit=a"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("is the file of two formats"));
+    // A report file that cannot be written fails the run, after the others are written.
+    let dir = assert_fs::TempDir::new().unwrap();
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let blocked = dir.path().join("file/report.sarif");
+    kivi()
+        .args(["fixtures/kivi-c3", "-q", "--format", "json"])
+        .arg("--format")
+        .arg(format!("sarif={}", blocked.display()))
+        .assert()
+        .code(2)
+        .stdout(predicates::str::contains("\"schemaVersion\""))
+        .stderr(predicates::str::contains("cannot write the sarif report"));
+}
+
+#[test]
+fn github_actions_get_annotations_and_a_job_summary() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = kivi()
+        .args(["fixtures/kivi-c3", "-q"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.starts_with("::group::kivi-lint report\n"), "{out}");
+    assert!(
+        out.contains("::error file=fixtures/kivi-c3/deploy/php-apache.yaml,line=26,endLine=26,col=20,endColumn=21,title=kivi-lint pods-schedulable::No feasible node for php-apache-6"),
+        "{out}"
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(summary.starts_with("earlier step\n## kivi-lint"), "appended: {summary}");
+    assert!(summary.contains("```mermaid\nsequenceDiagram\n"), "{summary}");
+    assert!(summary.contains("participant a1 as scheduler"), "{summary}");
+}
+
+#[test]
+fn annotations_stop_at_ten_per_level_and_say_how_many_more() {
+    // Twelve copies of a unit with two violations (one error, one error-level warning
+    // check), re-rendered through `merge`, which reads any JSON report.
+    let out = kivi()
+        .args(["fixtures/kivi-c7", "-q", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let mut report: Value = serde_json::from_slice(&out).unwrap();
+    let unit = report["units"][0].clone();
+    let units: Vec<Value> = (0..12)
+        .map(|i| {
+            let mut u = unit.clone();
+            u["id"] = Value::from(format!("{}{i:02}", &unit["id"].as_str().unwrap()[..10]));
+            u
+        })
+        .collect();
+    report["units"] = Value::Array(units);
+    let dir = assert_fs::TempDir::new().unwrap();
+    let file = dir.path().join("report.json");
+    std::fs::write(&file, serde_json::to_string(&report).unwrap()).unwrap();
+    let out = kivi()
+        .args(["merge", "--format", "github"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let errors = out.lines().filter(|l| l.starts_with("::error ")).count();
+    assert_eq!(errors, 10, "{out}");
+    assert!(
+        out.contains("::notice title=kivi-lint::14 more findings not annotated"),
+        "{out}"
+    );
+}
+
+#[test]
+fn suppressed_findings_are_reported_but_do_not_fail() {
+    let r = all_formats(&["fixtures/suppressed"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sarif = check_sarif(&r.files["sarif"]);
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "pods-schedulable");
+    let suppression = &result["suppressions"][0];
+    assert_eq!(suppression["kind"], "inSource");
+    assert_eq!(
+        suppression["justification"],
+        "zone-b gets a second node in the next capacity round"
+    );
+    assert_eq!(suppression["location"]["physicalLocation"]["region"]["startLine"], 14);
+    assert!(r.files["junit"].contains("<skipped message=\"suppressed: zone-b gets a second node"));
+    assert!(!r.github.contains("::error"), "no annotation for a suppressed finding");
+    assert!(r.files["codequality"].contains("\"severity\": \"info\""));
+    let report: Value = serde_json::from_str(&r.files["json"]).unwrap();
+    let outcome = &report["units"][0]["verification"]["results"][0];
+    assert_eq!(outcome["suppression"]["kind"], "in-source");
+
+    // Audits ignore the annotations.
+    kivi()
+        .args(["fixtures/suppressed", "-q", "--no-inline-suppressions"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn config_suppressions_expire() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let repo = dir.path();
+    std::fs::create_dir_all(repo.join("deploy")).unwrap();
+    std::fs::copy(
+        root().join("fixtures/kivi-c3/deploy/php-apache.yaml"),
+        repo.join("deploy/php-apache.yaml"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(root().join("fixtures/kivi-c3/.kivi-lint.yaml")).unwrap();
+    std::fs::write(
+        repo.join(".kivi-lint.yaml"),
+        format!(
+            "{config}suppressions:\n  - check: pods-schedulable\n    object: Deployment/default/php-apache\n    reason: accepted until the zone-b expansion\n    expires: 2027-01-31\n"
+        ),
+    )
+    .unwrap();
+    let run = |today: &str, code: i32| {
+        let out = kivi()
+            .arg(repo)
+            .args(["--format", "sarif"])
+            .env("KIVI_LINT_TODAY", today)
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        (
+            serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (sarif, _) = run("2027-01-31", 0);
+    let suppression = &sarif["runs"][0]["results"][0]["suppressions"][0];
+    assert_eq!(suppression["kind"], "external");
+    assert_eq!(suppression["justification"], "accepted until the zone-b expansion");
+    let (sarif, stderr) = run("2027-02-01", 1);
+    assert!(sarif["runs"][0]["results"][0]["suppressions"].is_null());
+    assert!(
+        stderr.contains(
+            "warning: the suppression of pods-schedulable for Deployment/default/php-apache expired on 2027-01-31"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn rules_and_explain_document_every_check() {
+    let out = kivi()
+        .args(["rules", "--format", "markdown"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let markdown = String::from_utf8(out).unwrap();
+    // docs/rules.md is this output, so help URIs in SARIF lead to it.
+    let committed = std::fs::read_to_string(root().join("docs/rules.md")).unwrap();
+    assert_eq!(
+        markdown, committed,
+        "docs/rules.md is stale: kivi-lint rules --format markdown > docs/rules.md"
+    );
+    let out = kivi()
+        .args(["rules", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let rules: Value = serde_json::from_slice(&out).unwrap();
+    for rule in rules.as_array().unwrap() {
+        let id = rule["id"].as_str().unwrap();
+        assert!(markdown.contains(&format!("\n## {id}\n")));
+        let out = kivi()
+            .args(["explain", id])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Example: ") && text.contains("Usual fixes:"), "{text}");
+    }
+    kivi()
+        .args(["explain", "no_kernel_panic"])
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("no-node-overload (error)"));
+    kivi()
+        .args(["explain", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no check `nope`"));
 }

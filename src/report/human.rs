@@ -112,10 +112,16 @@ pub fn results(r: &Report, color: bool) -> String {
                         Some(BaselineState::Unchanged) => paint(color, dim, &format!(" (also on {})", base_name(r))),
                         _ => String::new(),
                     };
+                    let (mark, suppressed) = match &c.suppression {
+                        Some(s) => (
+                            paint(color, dim, "✗ violated"),
+                            paint(color, yellow, &format!(" (suppressed: {})", s.justification)),
+                        ),
+                        None => (paint(color, red, "✗ violated"), String::new()),
+                    };
                     let _ = writeln!(
                         out,
-                        "  {} {}{at}{existing}",
-                        paint(color, red, "✗ violated"),
+                        "  {mark} {}{at}{existing}{suppressed}",
                         paint(color, bold, &c.check),
                     );
                     if let Some(t) = &c.topology {
