@@ -359,8 +359,22 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .max(1);
+    let paths = if scan.pre_commit {
+        let roots = crate::discover::render_roots(&scan.paths);
+        tracing::info!(
+            "pre-commit: {} changed files in {} render units",
+            scan.paths.len(),
+            roots.len()
+        );
+        if roots.is_empty() {
+            return Ok(exit::OK);
+        }
+        roots
+    } else {
+        scan.paths.clone()
+    };
     let request = analysis::Request {
-        paths: scan.paths.clone(),
+        paths,
         config: scan.config.clone(),
         stdin_filename: scan.stdin_filename.clone(),
         render: !scan.no_render,

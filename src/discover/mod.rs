@@ -794,3 +794,41 @@ fn attach_helm_sources(text: &str, chart: &Path, sources: &mut SourceMap, diags:
     }
     documents
 }
+
+/// pre-commit mode: the render units that changed files belong to, each once. A file belongs
+/// to the nearest directory above it (up to the working directory) that is a Helm chart or a
+/// kustomization, else to its own directory. A changed kivi-lint config concerns everything.
+pub fn render_roots(files: &[PathBuf]) -> Vec<PathBuf> {
+    let is_root = |dir: &Path| {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        dir.join("Chart.yaml").is_file() || kustomize::FILE_NAMES.iter().any(|n| dir.join(n).is_file())
+    };
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for file in files {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if matches!(name, ".kivi-lint.yaml" | ".kivi-lint.yml") {
+            return vec![PathBuf::from(".")];
+        }
+        let dir = if file.is_dir() {
+            file.as_path()
+        } else {
+            file.parent().unwrap_or(Path::new(""))
+        };
+        let root = dir.ancestors().find(|d| is_root(d)).unwrap_or(dir);
+        roots.push(if root.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            root.to_path_buf()
+        });
+    }
+    roots.sort();
+    roots.dedup();
+    // A root inside another is rendered with it.
+    let all = roots.clone();
+    roots.retain(|r| !all.iter().any(|o| o != r && (o == Path::new(".") || r.starts_with(o))));
+    roots
+}

@@ -85,7 +85,7 @@ impl<'a> Finding<'a> {
         let at = o
             .topology
             .as_ref()
-            .map(|t| format!(" on {}", t.description))
+            .map(|t| format!(" (found on {})", t.description))
             .unwrap_or_default();
         format!("{what}{at}.")
     }

@@ -1,0 +1,345 @@
+//! The CI integrations that ship with kivi-lint: the GitHub Action, the GitLab CI template,
+//! the pre-commit hooks and the Dockerfile. They must parse, use every input they declare,
+//! keep inputs out of scripts, pin sub-actions, and call the CLI only with flags it has.
+
+use std::collections::BTreeSet;
+
+use kivi_lint::source::FileId;
+use kivi_lint::yaml::{self, Node};
+use serde_json::Value;
+
+mod common;
+use common::{kivi, root};
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Parse one YAML document with kivi-lint's own parser (the one that reads manifests).
+fn parse_yaml(path: &str) -> Node {
+    let stream = yaml::parse(&read(path), FileId(0), &yaml::Limits::default());
+    assert!(stream.errors.is_empty(), "{path} does not parse: {:?}", stream.errors);
+    assert_eq!(stream.documents.len(), 1, "{path}: one document");
+    stream.documents.into_iter().next().unwrap().root
+}
+
+fn text(node: &Node, key: &str) -> Option<String> {
+    node.get(key).and_then(Node::scalar_text)
+}
+
+fn keys(node: &Node) -> Vec<String> {
+    node.as_map()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(k, _)| k.scalar_text())
+        .collect()
+}
+
+#[test]
+fn action_uses_every_input_through_env_and_exits_last() {
+    let action = parse_yaml("action.yml");
+    let source = read("action.yml");
+    let runs = &source[source.find("\nruns:").expect("a runs section")..];
+    let inputs = keys(action.get("inputs").unwrap());
+    for required in [
+        "path",
+        "config",
+        "fail-on",
+        "sarif-file",
+        "junit-file",
+        "annotations",
+        "job-summary",
+        "upload-sarif",
+        "args",
+    ] {
+        assert!(inputs.contains(&required.to_string()), "input {required} is declared");
+    }
+    for input in &inputs {
+        assert!(
+            runs.contains(&format!("inputs.{input} "))
+                || runs.contains(&format!("inputs.{input}\n"))
+                || runs.contains(&format!("inputs.{input} }}}}")),
+            "input {input} is used"
+        );
+    }
+    let outputs = keys(action.get("outputs").unwrap());
+    assert_eq!(outputs, ["findings", "exit-code", "sarif-file"]);
+    let runs = action.get("runs").unwrap();
+    assert_eq!(text(runs, "using").as_deref(), Some("composite"));
+    let steps = runs.get("steps").unwrap().as_seq().unwrap();
+    for step in steps {
+        if let Some(script) = text(step, "run") {
+            assert!(!script.contains("${{"), "an expression inside run: {script}");
+            assert_eq!(text(step, "shell").as_deref(), Some("bash"));
+        }
+        if let Some(uses) = text(step, "uses") {
+            let sha = uses.rsplit('@').next().unwrap();
+            assert!(
+                sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+                "{uses} is pinned by commit SHA"
+            );
+        }
+    }
+    // The upload happens before the exit, which runs whatever happened before it.
+    let names: Vec<String> = steps.iter().filter_map(|s| text(s, "name")).collect();
+    let upload = names.iter().position(|n| n.contains("Upload SARIF")).unwrap();
+    let exit = names.iter().position(|n| n.starts_with("Exit")).unwrap();
+    assert_eq!(exit, steps.len() - 1);
+    assert!(upload < exit);
+    assert_eq!(text(&steps[exit], "if").as_deref(), Some("always()"));
+    assert!(text(&steps[upload], "if").unwrap().starts_with("always()"));
+}
+
+#[test]
+fn gitlab_template_keeps_reports_when_the_job_fails() {
+    let template = parse_yaml("ci/gitlab/kivi-lint.gitlab-ci.yml");
+    let job = template.get(".kivi-lint").unwrap();
+    let artifacts = job.get("artifacts").unwrap();
+    assert_eq!(text(artifacts, "when").as_deref(), Some("always"));
+    let reports = artifacts.get("reports").unwrap();
+    assert_eq!(text(reports, "junit").as_deref(), Some("kivi-lint-junit.xml"));
+    assert_eq!(
+        text(reports, "codequality").as_deref(),
+        Some("gl-code-quality-report.json")
+    );
+    let script = job.get("script").unwrap().as_seq().unwrap()[0].scalar_text().unwrap();
+    assert!(script.contains("--format junit=kivi-lint-junit.xml"));
+    assert!(script.contains("--format codequality=gl-code-quality-report.json"));
+    assert_eq!(
+        text(template.get("kivi-lint").unwrap(), "extends").as_deref(),
+        Some(".kivi-lint")
+    );
+}
+
+#[test]
+fn pre_commit_hooks_match_templates_and_map_files_to_units() {
+    let hooks = parse_yaml(".pre-commit-hooks.yaml");
+    let hooks = hooks.as_seq().unwrap();
+    let ids: Vec<String> = hooks.iter().filter_map(|h| text(h, "id")).collect();
+    assert_eq!(ids, ["kivi-lint", "kivi-lint-system", "kivi-lint-docker"]);
+    for hook in hooks {
+        let files = text(hook, "files").unwrap();
+        assert!(files.contains("tpl"), "Helm helpers (.tpl) trigger the hook: {files}");
+        assert!(text(hook, "entry").unwrap().ends_with("--pre-commit"));
+        assert_eq!(text(hook, "require_serial").as_deref(), Some("true"));
+        assert!(hook.get("types").is_none(), "types: [yaml] would miss .tpl files");
+    }
+}
+
+#[test]
+fn pre_commit_mode_checks_each_render_unit_once() {
+    let units = |files: &[&str]| -> Value {
+        let out = kivi()
+            .args(["units", "--pre-commit", "--format", "json"])
+            .args(files)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let scopes = |v: &Value, kind: &str| -> Vec<String> {
+        v["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["kind"] == kind)
+            .map(|s| s["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Two files of one overlay, one of another and a plain file: each unit rendered once.
+    let v = units(&[
+        "fixtures/demo-shop/apps/production/kustomization.yaml",
+        "fixtures/demo-shop/apps/production/checkout-replicas.yaml",
+        "fixtures/demo-shop/apps/staging/kustomization.yaml",
+        "fixtures/demo-shop/platform/namespaces.yaml",
+    ]);
+    assert_eq!(
+        scopes(&v, "kustomize"),
+        ["fixtures/demo-shop/apps/production", "fixtures/demo-shop/apps/staging"],
+        "{v}"
+    );
+    assert_eq!(
+        scopes(&v, "files"),
+        [
+            "fixtures/demo-shop/apps/production",
+            "fixtures/demo-shop/apps/staging",
+            "fixtures/demo-shop/platform"
+        ]
+    );
+    // A template of a Helm chart is checked through its chart (rendered by the test's helm).
+    let helm_args = assert_fs::NamedTempFile::new("helm-args").unwrap();
+    let out = kivi()
+        .env(
+            "KIVI_TEST_HELM_OUTPUT",
+            root().join("fixtures/helm-chart/rendered/web.yaml"),
+        )
+        .env("KIVI_TEST_HELM_ARGS", helm_args.path())
+        .args([
+            "units",
+            "--pre-commit",
+            "--format",
+            "json",
+            "fixtures/helm-chart/charts/web/templates/deployment.yaml",
+        ])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                root().join("tests/bin").display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(scopes(&v, "helm").len(), 1, "{v}");
+    assert!(
+        scopes(&v, "helm")[0].starts_with("fixtures/helm-chart/charts/web"),
+        "{v}"
+    );
+}
+
+/// Every `kivi-lint …` command the docs and integration files show, as argument lists.
+fn documented_commands() -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for file in [
+        "README.md",
+        "action.yml",
+        "ci/gitlab/kivi-lint.gitlab-ci.yml",
+        ".pre-commit-hooks.yaml",
+        "Dockerfile",
+        "docs/rules.md",
+    ] {
+        let source = read(file);
+        let mut joined = String::new();
+        for line in source.lines() {
+            // Shell continuations make one command of several lines.
+            if let Some(l) = line.trim_end().strip_suffix('\\') {
+                joined.push_str(l);
+                continue;
+            }
+            joined.push_str(line);
+            let command = std::mem::take(&mut joined);
+            let Some(at) = command.find("kivi-lint ") else { continue };
+            let rest = &command[at + "kivi-lint ".len()..];
+            // Only real invocations: the binary name followed by arguments, in code.
+            if !(rest.starts_with('-')
+                || rest.starts_with('.')
+                || rest.starts_with('"')
+                || rest.starts_with('$')
+                || rest
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| ["units", "rules", "explain", "merge", "config"].contains(&w)))
+            {
+                continue;
+            }
+            let args: Vec<String> = rest
+                .split(|c: char| c.is_whitespace() || c == '`' || c == '\'' || c == ')')
+                .filter(|a| !a.is_empty())
+                .take_while(|a| !a.starts_with('#') && *a != "|" && *a != "&&" && *a != ">" && *a != ";")
+                .map(String::from)
+                .collect();
+            out.push((format!("{file}: {}", command.trim()), args));
+        }
+    }
+    out
+}
+
+#[test]
+fn documented_commands_match_the_cli() {
+    let help = |args: &[&str]| -> String {
+        let out = kivi()
+            .args(args)
+            .arg("--help")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let formats = [
+        "human",
+        "json",
+        "sarif",
+        "junit",
+        "github",
+        "codequality",
+        "markdown",
+        "html",
+    ];
+    let commands = documented_commands();
+    assert!(commands.len() >= 15, "found the documented commands: {commands:#?}");
+    let mut checked = BTreeSet::new();
+    for (place, args) in &commands {
+        let sub = args
+            .first()
+            .filter(|a| ["units", "rules", "explain", "merge", "config"].contains(&a.as_str()));
+        let text = match sub {
+            Some(s) => help(&[s.as_str()]),
+            None => help(&[]),
+        };
+        for (i, arg) in args.iter().enumerate() {
+            let flag = arg.split('=').next().unwrap().trim_matches('"');
+            if flag.starts_with("--") && flag.len() > 2 {
+                assert!(
+                    text.contains(&format!("{flag} "))
+                        || text.contains(&format!("{flag}\n"))
+                        || text.contains(&format!("{flag} <"))
+                        || text.contains(&format!("{flag}=")),
+                    "{place}: `{flag}` is not a flag of kivi-lint {}",
+                    sub.map_or("", |s| s.as_str())
+                );
+                checked.insert(flag.to_string());
+            }
+            if (arg == "--format" || arg == "-f")
+                && let Some(value) = args.get(i + 1)
+            {
+                let name = value.trim_matches('"').split('=').next().unwrap();
+                if !name.starts_with('$') {
+                    assert!(formats.contains(&name), "{place}: unknown format {name}");
+                }
+            }
+            if let Some(value) = arg.strip_prefix("--format=") {
+                let name = value.split('=').next().unwrap();
+                assert!(formats.contains(&name), "{place}: unknown format {name}");
+            }
+        }
+    }
+    for flag in ["--format", "--fail-on", "--pre-commit", "--changed-since", "--shard"] {
+        assert!(checked.contains(flag), "{flag} is documented somewhere: {checked:?}");
+    }
+}
+
+#[test]
+fn dockerfile_is_multi_stage_and_runs_as_non_root() {
+    let dockerfile = read("Dockerfile");
+    let stages = dockerfile.lines().filter(|l| l.starts_with("FROM ")).count();
+    assert!(stages >= 2, "multi-stage");
+    let last_stage = &dockerfile[dockerfile.rfind("\nFROM ").unwrap()..];
+    for needed in ["spin", "gcc", "kustomize", "COPY --from=build"] {
+        assert!(last_stage.contains(needed), "the runtime image has {needed}");
+    }
+    let user = last_stage
+        .lines()
+        .find(|l| l.starts_with("USER "))
+        .expect("a USER line");
+    assert!(!user.contains("root") && !user.ends_with(" 0"), "{user}");
+    assert!(last_stage.contains("ENTRYPOINT [\"kivi-lint\"]"));
+    // Every file the build copies exists.
+    for line in dockerfile
+        .lines()
+        .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
+    {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        for source in &parts[1..parts.len() - 1] {
+            assert!(root().join(source).exists(), "{line}: {source} exists");
+        }
+    }
+}
