@@ -9,7 +9,7 @@ use kivi_lint::yaml::{self, Node};
 use serde_json::Value;
 
 mod common;
-use common::{kivi, root};
+use common::{kivi, root, stdout_of};
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -129,15 +129,8 @@ fn pre_commit_hooks_match_templates_and_map_files_to_units() {
 #[test]
 fn pre_commit_mode_checks_each_render_unit_once() {
     let units = |files: &[&str]| -> Value {
-        let out = kivi()
-            .args(["units", "--pre-commit", "--format", "json"])
-            .args(files)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
+        let args = [&["units", "--pre-commit", "--format", "json"][..], files].concat();
+        serde_json::from_str(&stdout_of(&args, 0)).unwrap()
     };
     let scopes = |v: &Value, kind: &str| -> Vec<String> {
         v["scopes"]
@@ -253,17 +246,7 @@ fn documented_commands() -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn documented_commands_match_the_cli() {
-    let help = |args: &[&str]| -> String {
-        let out = kivi()
-            .args(args)
-            .arg("--help")
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        String::from_utf8(out).unwrap()
-    };
+    let help = |args: &[&str]| -> String { stdout_of(&[args, &["--help"]].concat(), 0) };
     let formats = [
         "human",
         "json",

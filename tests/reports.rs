@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
-use common::{kivi, root};
+use common::{kivi, root, stdout_of};
 
 /// Formats written to files, and the file names they get.
 const FILES: [(&str, &str); 6] = [
@@ -359,14 +359,8 @@ fn github_actions_get_annotations_and_a_job_summary() {
 fn annotations_stop_at_ten_per_level_and_say_how_many_more() {
     // Twelve copies of a unit with two violations (one error, one error-level warning
     // check), re-rendered through `merge`, which reads any JSON report.
-    let out = kivi()
-        .args(["fixtures/kivi-c7", "-q", "--format", "json"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let mut report: Value = serde_json::from_slice(&out).unwrap();
+    let mut report: Value =
+        serde_json::from_str(&stdout_of(&["fixtures/kivi-c7", "-q", "--format", "json"], 1)).unwrap();
     let unit = report["units"][0].clone();
     let units: Vec<Value> = (0..12)
         .map(|i| {
@@ -379,15 +373,7 @@ fn annotations_stop_at_ten_per_level_and_say_how_many_more() {
     let dir = assert_fs::TempDir::new().unwrap();
     let file = dir.path().join("report.json");
     std::fs::write(&file, serde_json::to_string(&report).unwrap()).unwrap();
-    let out = kivi()
-        .args(["merge", "--format", "github"])
-        .arg(&file)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = stdout_of(&["merge", "--format", "github", file.to_str().unwrap()], 1);
     let errors = out.lines().filter(|l| l.starts_with("::error ")).count();
     assert_eq!(errors, 10, "{out}");
     assert!(
@@ -472,39 +458,18 @@ fn config_suppressions_expire() {
 
 #[test]
 fn rules_and_explain_document_every_check() {
-    let out = kivi()
-        .args(["rules", "--format", "markdown"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let markdown = String::from_utf8(out).unwrap();
+    let markdown = stdout_of(&["rules", "--format", "markdown"], 0);
     // docs/rules.md is this output, so help URIs in SARIF lead to it.
     let committed = std::fs::read_to_string(root().join("docs/rules.md")).unwrap();
     assert_eq!(
         markdown, committed,
         "docs/rules.md is stale: kivi-lint rules --format markdown > docs/rules.md"
     );
-    let out = kivi()
-        .args(["rules", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let rules: Value = serde_json::from_slice(&out).unwrap();
+    let rules: Value = serde_json::from_str(&stdout_of(&["rules", "--format", "json"], 0)).unwrap();
     for rule in rules.as_array().unwrap() {
         let id = rule["id"].as_str().unwrap();
         assert!(markdown.contains(&format!("\n## {id}\n")));
-        let out = kivi()
-            .args(["explain", id])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let text = String::from_utf8(out).unwrap();
+        let text = stdout_of(&["explain", id], 0);
         assert!(text.contains("Example: ") && text.contains("Usual fixes:"), "{text}");
     }
     kivi()

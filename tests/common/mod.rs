@@ -24,3 +24,11 @@ pub fn kivi() -> Command {
         );
     c
 }
+
+/// Run `kivi-lint ARGS`, check the exit code, return stdout.
+// Each test crate compiles this module; not all of them use every helper.
+#[allow(dead_code)]
+pub fn stdout_of(args: &[&str], code: i32) -> String {
+    let out = kivi().args(args).assert().code(code).get_output().stdout.clone();
+    String::from_utf8(out).expect("stdout is UTF-8")
+}
