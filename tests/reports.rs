@@ -346,7 +346,7 @@ fn github_actions_get_annotations_and_a_job_summary() {
     let out = String::from_utf8(out).unwrap();
     assert!(out.starts_with("::group::kivi-lint report\n"), "{out}");
     assert!(
-        out.contains("::error file=fixtures/kivi-c3/deploy/php-apache.yaml,line=26,endLine=26,col=20,endColumn=21,title=kivi-lint pods-schedulable::No feasible node for php-apache-6"),
+        out.contains("::error file=fixtures/kivi-c3/deploy/php-apache.yaml,line=26,endLine=26,col=20,endColumn=21,title=pods-schedulable::No feasible node for php-apache-6"),
         "{out}"
     );
     let summary = std::fs::read_to_string(&summary).unwrap();

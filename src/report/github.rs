@@ -125,7 +125,7 @@ fn annotation(e: &Emit, f: &Finding) -> Annotation {
         end_line: region.map_or(1, |r| r.end_line),
         column: region.map_or(1, |r| r.column),
         end_column: region.map(|r| r.end_column),
-        title: format!("kivi-lint {}", f.check()),
+        title: f.check().to_string(),
         message,
     }
 }
