@@ -398,6 +398,15 @@ fn suppressed_findings_are_reported_but_do_not_fail() {
     assert_eq!(suppression["location"]["physicalLocation"]["region"]["startLine"], 14);
     assert!(r.files["junit"].contains("<skipped message=\"suppressed: zone-b gets a second node"));
     assert!(!r.github.contains("::error"), "no annotation for a suppressed finding");
+    assert!(
+        r.github
+            .contains("(suppressed: zone-b gets a second node in the next capacity round)")
+    );
+    assert!(
+        r.github.contains("1 units checked: 1 violated (1 suppressed)"),
+        "{}",
+        r.github
+    );
     assert!(r.files["codequality"].contains("\"severity\": \"info\""));
     let report: Value = serde_json::from_str(&r.files["json"]).unwrap();
     let outcome = &report["units"][0]["verification"]["results"][0];

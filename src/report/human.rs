@@ -223,9 +223,15 @@ pub fn results(r: &Report, color: bool) -> String {
         }
         out.push('\n');
     }
+    let suppressed = r.outcomes().filter(|(_, c)| c.suppression.is_some()).count();
+    let suppressed = if suppressed > 0 {
+        format!(" ({suppressed} suppressed)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{checked} units checked: {violated} violated, {verified} verified, {inconclusive} inconclusive"
+        "{checked} units checked: {violated} violated{suppressed}, {verified} verified, {inconclusive} inconclusive"
     );
     if let Some(c) = &r.changed_since {
         let mut line = format!(
