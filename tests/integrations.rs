@@ -326,3 +326,142 @@ fn dockerfile_is_multi_stage_and_runs_as_non_root() {
         }
     }
 }
+
+/// The value of `inputs.NAME` in an `env:` entry, for running the action's scripts here.
+fn input_name(expression: &str) -> Option<&str> {
+    expression.trim().strip_prefix("${{ inputs.")?.strip_suffix(" }}")
+}
+
+/// Run the action's `Run kivi-lint` and exit steps with bash as a runner would: inputs through
+/// env, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY` and `RUNNER_TEMP` files, kivi-lint on PATH.
+#[test]
+fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
+    let action = parse_yaml("action.yml");
+    let defaults: Vec<(String, String)> = action
+        .get("inputs")
+        .unwrap()
+        .as_map()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.scalar_text().unwrap(), text(v, "default").unwrap_or_default()))
+        .collect();
+    let steps = action.get("runs").unwrap().get("steps").unwrap().as_seq().unwrap();
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| text(s, "name").is_some_and(|n| n.starts_with(name)))
+            .unwrap()
+    };
+    let dir = assert_fs::TempDir::new().unwrap();
+    let (output, summary, temp) = (
+        dir.path().join("output"),
+        dir.path().join("summary"),
+        dir.path().join("temp"),
+    );
+    std::fs::create_dir_all(&temp).unwrap();
+    std::fs::write(&summary, "").unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("kivi-lint");
+    let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap());
+    let inputs = |overrides: &[(&str, &str)]| -> Vec<(String, String)> {
+        let run = step("Run kivi-lint");
+        run.get("env")
+            .unwrap()
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                let name = input_name(&v.scalar_text().unwrap()).unwrap().to_string();
+                let value = overrides
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_else(|| defaults.iter().find(|(n, _)| *n == name).unwrap().1.clone());
+                (k.scalar_text().unwrap(), value)
+            })
+            .collect()
+    };
+    let run_step = |env: Vec<(String, String)>| {
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(text(step("Run kivi-lint"), "run").unwrap())
+            .current_dir(root())
+            .envs(env)
+            .env("PATH", &path)
+            .env("GITHUB_OUTPUT", &output)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("RUNNER_TEMP", &temp)
+            .env(
+                "KIVI_LINT_CACHE_DIR",
+                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"),
+            )
+            .output()
+            .unwrap()
+    };
+    let sarif = dir.path().join("out.sarif");
+    let junit = dir.path().join("out.xml");
+    let out = run_step(inputs(&[
+        ("path", "fixtures/kivi-c3"),
+        ("sarif-file", sarif.to_str().unwrap()),
+        ("junit-file", junit.to_str().unwrap()),
+        ("args", "-q --jobs 2"),
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The run step never fails: the upload comes first.
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("::error file=fixtures/kivi-c3/deploy/php-apache.yaml,line=26"),
+        "{stdout}"
+    );
+    let outputs = std::fs::read_to_string(&output).unwrap();
+    assert!(outputs.contains("exit-code=1\n"), "{outputs}");
+    assert!(outputs.contains("findings=1\n"), "{outputs}");
+    assert!(
+        outputs.contains(&format!("sarif-file={}\n", sarif.display())),
+        "{outputs}"
+    );
+    assert!(sarif.is_file() && junit.is_file());
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(
+        written.matches("## kivi-lint").count(),
+        1,
+        "the summary once: {written}"
+    );
+    assert!(written.contains("sequenceDiagram"));
+
+    // Without annotations and summary: the human report, nothing appended.
+    let out = run_step(inputs(&[
+        ("path", "fixtures/kivi-c3"),
+        ("annotations", "false"),
+        ("job-summary", "false"),
+        ("sarif-file", ""),
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        !stdout.contains("::error") && stdout.contains("✗ violated pods-schedulable"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        written,
+        "job-summary: false appends nothing"
+    );
+    assert!(std::fs::read_to_string(&output).unwrap().ends_with("sarif-file=\n"));
+
+    // The last step exits with the recorded code.
+    let exit = text(step("Exit"), "run").unwrap();
+    for (code, expected) in [("0", 0), ("1", 1), ("3", 3), ("", 2)] {
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&exit)
+            .env("CODE", code)
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.code(), Some(expected), "CODE={code:?}");
+    }
+}
