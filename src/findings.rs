@@ -195,6 +195,7 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
         22 => Some("no-replica-oscillation"),
         23 => Some("pods-balanced"),
         26 => Some("rollout-completes"),
+        35 => Some("drain-completes"),
         _ => None,
     }
 }
@@ -549,6 +550,30 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     actor: "apply",
                     message,
                     location: workload.map(replicas_span),
+                }
+            }
+            35 => {
+                let budgets = namer.budgets_of_slot(at(1));
+                let span = budgets
+                    .first()
+                    .map(|b| budget_span(b))
+                    .or_else(|| namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])));
+                location = span;
+                let why = if budgets.is_empty() {
+                    "its replacement could not run elsewhere".to_string()
+                } else {
+                    let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
+                    format!("{} allows no disruption", names.join(", "))
+                };
+                Told {
+                    actor: "check",
+                    message: format!(
+                        "the drain of {} is stuck with {} pod(s) left: every eviction of {} is refused because {why}",
+                        namer.node(at(2)),
+                        at(3),
+                        namer.pod(at(1))
+                    ),
+                    location: span,
                 }
             }
             28 => Told {

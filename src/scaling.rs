@@ -30,6 +30,7 @@ pub const MODELLED_CHECKS: &[&str] = &[
     "no-node-overload",
     "pods-balanced",
     "rollout-completes",
+    "drain-completes",
 ];
 
 /// Environment events of the config the model does not explore yet: verdicts hold without them.

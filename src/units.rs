@@ -579,6 +579,9 @@ impl<'a> Graph<'a> {
                     config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. }))
                 }
                 Applies::WithSpread => spread,
+                Applies::WithDrainEvents => {
+                    config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeDrain))
+                }
                 Applies::WithRollout => workloads.iter().any(|w| {
                     self.objects[*w]
                         .workload()

@@ -278,6 +278,7 @@ inline mark_hpa(w) {
 {% if "no-replica-oscillation" in check_names %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
 {% if "pods-balanced" in check_names %}{% include "checks/pods_balanced.pml" %}{% endif %}
 {% if "rollout-completes" in check_names %}{% include "checks/rollout_completes.pml" %}{% endif %}
+{% if "drain-completes" in check_names and ir.node_drain %}{% include "checks/drain_completes.pml" %}{% endif %}
 
 /*
  * The topology, read in init from the file named by KIVI_INPUT: lines of
@@ -333,6 +334,7 @@ init {
 {% elif check == "no-replica-oscillation" %}    if :: check_on[{{ k }}] -> run CheckNoReplicaOscillation() :: else -> skip fi;
 {% elif check == "pods-balanced" %}    if :: check_on[{{ k }}] -> run CheckPodsBalanced() :: else -> skip fi;
 {% elif check == "rollout-completes" %}    if :: check_on[{{ k }}] -> run CheckRolloutCompletes() :: else -> skip fi;
+{% elif check == "drain-completes" and ir.node_drain %}    if :: check_on[{{ k }}] -> run CheckDrainCompletes() :: else -> skip fi;
 {% endif %}{% endfor %}    skip
   }
 }

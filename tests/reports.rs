@@ -217,6 +217,8 @@ report_case! {
     kivi_c7_safe: "kivi-c7-safe", 0;
     kivi_c8: "kivi-c8", 1;
     kivi_c8_safe: "kivi-c8-safe", 0;
+    drain_blocked_by_pdb: "drain-blocked-by-pdb", 1;
+    drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0;
 }
 
 /// demo-shop's staging overlay: four workloads with an HPA, a PDB and a descheduler policy,

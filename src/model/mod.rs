@@ -44,6 +44,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "checks/no_replica_oscillation.pml",
     "checks/pods_balanced.pml",
     "checks/rollout_completes.pml",
+    "checks/drain_completes.pml",
 );
 
 #[derive(Debug, thiserror::Error)]
