@@ -274,6 +274,10 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
                 if resource_fail > 0 {
                     parts.push(format!("{resource_fail} node(s) lack cpu, memory or pod slots"));
+                    // Nothing narrower rejects it: its requests are what does not fit.
+                    if span.is_none() {
+                        span = namer.owner(at(1)).and_then(|(_, o)| cpu_request_span(&objects[o]));
+                    }
                 }
                 if static_fail > 0 {
                     parts.push(format!(

@@ -87,6 +87,7 @@ hidden int node_cpu[MAX_NODES + 1];
 hidden int node_mem[MAX_NODES + 1];
 hidden int node_pod_cap[MAX_NODES + 1];
 hidden byte slot_template[MAX_PODS + 1];
+hidden byte slot_node[MAX_PODS + 1];          /* DaemonSet pods: the node each slot belongs to */
 hidden byte template_workload[TEMPLATES + 1];
 hidden byte template_node_name[TEMPLATES + 1];    /* spec.nodeName: node index, 255 = no such node */
 hidden int template_no_execute[TEMPLATES + 1];    /* nodes whose NoExecute taints it does not tolerate */

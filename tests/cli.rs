@@ -655,6 +655,8 @@ kivi_case! {
     drain_pdb: "drain-pdb", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
     drain_pdb_safe: "drain-pdb-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     drain_blocked_by_pdb: "drain-blocked-by-pdb", 1, [("drain-completes", "violated"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    daemonset_overhead: "daemonset-overhead", 1, [("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
+    daemonset_overhead_safe: "daemonset-overhead-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
     drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0, [("drain-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking: "lownodeutilization-binpacking", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];

@@ -219,6 +219,7 @@ report_case! {
     kivi_c8_safe: "kivi-c8-safe", 0;
     drain_blocked_by_pdb: "drain-blocked-by-pdb", 1;
     drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0;
+    daemonset_overhead: "daemonset-overhead", 1;
 }
 
 /// demo-shop's staging overlay: four workloads with an HPA, a PDB and a descheduler policy,

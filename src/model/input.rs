@@ -150,6 +150,7 @@ pub const TABLES: &[&str] = &[
     "workload_startup_unready[]",
     "workload_level[]",
     "slot_template[]",
+    "slot_node[]",
     "workload_autoscaled[]",
     "hpa_min[]",
     "hpa_max[]",
@@ -318,6 +319,9 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         }
         for s in wl.first_slot..wl.first_slot + wl.slots {
             w.set("slot_template", s, wl.template as i64);
+        }
+        for (k, node) in wl.pinned.iter().enumerate() {
+            w.set("slot_node", wl.first_slot + k, i64::from(*node));
         }
         if let Some(a) = &wl.autoscaler {
             w.set("workload_autoscaled", wi, 1);

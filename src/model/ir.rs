@@ -217,6 +217,11 @@ pub struct IrWorkload {
     pub bare: bool,
     /// Pods running when the model starts (config `cluster.initialPods`): (1-based node, count).
     pub initial: Vec<(usize, i64)>,
+    /// DaemonSets: the node (1-based) each slot's pod belongs to. The DaemonSet controller
+    /// pins each pod to its node with a required node affinity on `metadata.name`
+    /// (pkg/controller/daemon/util.ReplaceDaemonSetPodNodeNameNodeAffinity), so the scheduler
+    /// still checks resources there but never places the pod elsewhere.
+    pub pinned: Vec<u32>,
 }
 
 /// A Deployment's update strategy, resolved as `deployment_util.go ResolveFenceposts` does.
@@ -417,8 +422,25 @@ pub fn build(
     for (wi, &w) in workload_objects.iter().enumerate() {
         let workload = objects[w].workload().expect("a workload member");
         let hpa = autoscaler_of(w);
+        // One pod per node the DaemonSet's pods may run on (nodeSelector, required node
+        // affinity and NoSchedule/NoExecute taints; pkg/controller/daemon NodeShouldRunDaemonPod).
+        let daemon_nodes: Vec<u32> = if workload.kind == WorkloadKind::DaemonSet {
+            let spec = &workload.template.spec;
+            node_labels
+                .iter()
+                .enumerate()
+                .filter(|(_, (name, labels, pool))| {
+                    matches_required_affinity(spec, name, labels)
+                        && crate::manifest::taint::tolerates_for_scheduling(&spec.tolerations, &pool.taints)
+                })
+                .map(|(i, _)| i as u32 + 1)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let desired = match topology.replicas.get(wi).copied().flatten() {
             Some(r) => i64::from(r),
+            None if workload.kind == WorkloadKind::DaemonSet => daemon_nodes.len() as i64,
             None => i64::from(workload.desired_replicas()),
         };
         let request = workload.template.spec.effective_request().cpu_millis;
@@ -461,7 +483,7 @@ pub fn build(
             })
         });
         let max_pods = match (&autoscaler, workload.kind) {
-            (_, WorkloadKind::DaemonSet) => nodes.len() as i64,
+            (_, WorkloadKind::DaemonSet) => daemon_nodes.len() as i64,
             (Some(a), _) => a.max.max(desired),
             (None, _) => desired,
         };
@@ -494,8 +516,10 @@ pub fn build(
         };
         // Pods deleted on a failed node keep their slots until the node is back, while their
         // replacements need slots of their own.
+        // DaemonSet pods tolerate unreachable nodes: a failure never deletes them.
         let failure_room = node_failure
             .as_ref()
+            .filter(|_| workload.kind != WorkloadKind::DaemonSet)
             .map_or(0, |f| f.count as usize * pods_per_node.max(1) as usize)
             .min(max_pods.max(0) as usize);
         let slots =
@@ -555,6 +579,7 @@ pub fn build(
                     Some((node, i64::from(p.count)))
                 })
                 .collect(),
+            pinned: daemon_nodes.iter().copied().take(slots).collect(),
         });
         names.workloads.push(w);
         next_slot += slots;

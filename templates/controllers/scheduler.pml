@@ -205,7 +205,7 @@ end_scheduler:
            if
            :: !node_ready[s_n] -> s_not_ready++
            :: CORDONED_FOR(s_t, s_n) -> s_cordoned++
-           :: !BIT(template_static_nodes[s_t], s_n) -> s_static_fail++
+           :: !BIT(template_static_nodes[s_t], s_n) || (slot_node[p] > 0 && slot_node[p] != s_n) -> s_static_fail++
            :: else ->
               if
               :: s_pods[s_n] + 1 > node_pod_cap[s_n] || CPU_SHORT(s_t, s_n) || MEM_SHORT(s_t, s_n) -> s_resource_fail++
