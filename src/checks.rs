@@ -272,10 +272,12 @@ pub const CHECKS: &[Check] = &[
         id: "rollout-completes",
         aliases: &[],
         summary: "a rollout to a new pod template finishes",
-        definition: "When a new revision of a Deployment's pod template is applied, the rollout \
-                     finishes under the unit's constraints (maxSurge and maxUnavailable, \
-                     affinity, spread, resources): every replica runs the new template and no \
-                     old pod is left. While it runs, availability may dip by maxUnavailable.",
+        definition: "When a new revision of a Deployment's or StatefulSet's pod template is \
+                     applied, the rollout finishes under the unit's constraints (maxSurge and \
+                     maxUnavailable, the StatefulSet's ordered updates and partition, affinity, \
+                     spread, resources): every replica (of a StatefulSet, every ordinal at or \
+                     above the partition) runs the new template and no old pod is left. While \
+                     it runs, availability may dip by maxUnavailable.",
         level: Level::Error,
         applies: Applies::WithRollout,
         params: &[],

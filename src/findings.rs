@@ -138,7 +138,8 @@ impl Namer<'_> {
         Some((w, self.names.workloads[w]))
     }
 
-    /// Pods are named after their workload and their place in it: `web-3`.
+    /// Pods are named after their workload and their place in it: `web-3` (from 1), or a
+    /// StatefulSet's ordinal: `db-0`.
     fn pod(&self, slot: i64) -> String {
         match self.owner(slot) {
             // A bare Pod is its own name.
@@ -149,12 +150,32 @@ impl Namer<'_> {
             {
                 self.objects[o].id.name.clone()
             }
-            Some((w, o)) => format!(
-                "{}-{}",
-                self.objects[o].id.name,
-                slot as usize - self.ir.workloads[w].first_slot + 1
-            ),
+            // A StatefulSet's pods are named by their ordinal, from 0.
+            Some((w, o)) => {
+                let stateful = self.objects[o]
+                    .workload()
+                    .is_some_and(|wl| wl.kind == crate::manifest::WorkloadKind::StatefulSet);
+                format!(
+                    "{}-{}",
+                    self.objects[o].id.name,
+                    slot as usize - self.ir.workloads[w].first_slot + usize::from(!stateful)
+                )
+            }
             None => format!("pod #{slot}"),
+        }
+    }
+
+    /// The controller that creates and deletes the pods of a slot's workload.
+    fn controller(&self, slot: i64) -> &'static str {
+        use crate::manifest::WorkloadKind;
+        match self
+            .owner(slot)
+            .and_then(|(_, o)| self.objects[o].workload())
+            .map(|w| w.kind)
+        {
+            Some(WorkloadKind::StatefulSet) => "statefulset-controller",
+            Some(WorkloadKind::DaemonSet) => "daemonset-controller",
+            _ => "deployment-controller",
         }
     }
 
@@ -210,7 +231,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
         let step = match at(0) {
             1 => Told {
-                actor: "deployment-controller",
+                actor: namer.controller(at(1)),
                 message: format!("creates pod {}", namer.pod(at(1))),
                 location: namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])),
             },
@@ -323,7 +344,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             7 => Told {
-                actor: "deployment-controller",
+                actor: namer.controller(at(1)),
                 message: format!("deletes pod {}", namer.pod(at(1))),
                 location: None,
             },
@@ -511,19 +532,43 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             }
             26 => {
                 let workload = namer.workload(at(1));
-                let span = workload.map(|w| match w.workload().map(|wl| &wl.strategy) {
+                let stateful = workload
+                    .and_then(|w| w.workload())
+                    .is_some_and(|wl| wl.kind == crate::manifest::WorkloadKind::StatefulSet);
+                let strategy_span = workload.map(|w| match w.workload().map(|wl| &wl.strategy) {
                     Some(crate::manifest::workload::UpdateStrategy::RollingUpdate { max_surge, .. }) => max_surge.span,
                     _ => w.span,
                 });
+                // A StatefulSet updates one pod at a time once every pod runs: what holds it up
+                // is the pod that cannot run, so point where the scheduler said why.
+                let span = if stateful {
+                    steps
+                        .iter()
+                        .rev()
+                        .find(|s: &&Step| s.actor == "scheduler" && s.location.is_some())
+                        .and_then(|s| s.location)
+                        .or(strategy_span)
+                } else {
+                    strategy_span
+                };
                 location = span;
-                Told {
-                    actor: "check",
-                    message: format!(
-                        "the rollout of {} is stuck: the old ReplicaSet keeps {} replicas, the new one {}",
-                        workload.map_or_else(String::new, |w| w.id.to_string()),
+                let name = workload.map_or_else(String::new, |w| w.id.to_string());
+                let message = if stateful {
+                    format!(
+                        "the rollout of {name} is stuck: {} pod(s) of the old revision left, {} of the new one running; the StatefulSet updates a pod only while every pod runs",
                         at(2),
                         at(3)
-                    ),
+                    )
+                } else {
+                    format!(
+                        "the rollout of {name} is stuck: the old ReplicaSet keeps {} replicas, the new one {}",
+                        at(2),
+                        at(3)
+                    )
+                };
+                Told {
+                    actor: "check",
+                    message,
                     location: span,
                 }
             }

@@ -583,9 +583,14 @@ impl<'a> Graph<'a> {
                     config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeDrain))
                 }
                 Applies::WithRollout => workloads.iter().any(|w| {
-                    self.objects[*w]
-                        .workload()
-                        .is_some_and(|wl| wl.kind == WorkloadKind::Deployment)
+                    self.objects[*w].workload().is_some_and(|wl| {
+                        wl.kind == WorkloadKind::Deployment
+                            || (wl.kind == WorkloadKind::StatefulSet
+                                && matches!(
+                                    wl.strategy,
+                                    crate::manifest::workload::UpdateStrategy::RollingUpdate { .. }
+                                ))
+                    })
                 }),
             })
             .filter(|c| config.checks.is_enabled(c.id))

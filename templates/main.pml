@@ -87,7 +87,9 @@ hidden int node_cpu[MAX_NODES + 1];
 hidden int node_mem[MAX_NODES + 1];
 hidden int node_pod_cap[MAX_NODES + 1];
 hidden byte slot_template[MAX_PODS + 1];
-hidden byte slot_node[MAX_PODS + 1];          /* DaemonSet pods: the node each slot belongs to */
+hidden byte slot_node[MAX_PODS + 1];
+hidden byte workload_stateful[WORKLOADS + 1];  /* StatefulSets: 1 OrderedReady, 2 Parallel */
+hidden byte rollout_partition[WORKLOADS + 1];  /* StatefulSet RollingUpdate partition */          /* DaemonSet pods: the node each slot belongs to */
 hidden byte template_workload[TEMPLATES + 1];
 hidden byte template_node_name[TEMPLATES + 1];    /* spec.nodeName: node index, 255 = no such node */
 hidden int template_no_execute[TEMPLATES + 1];    /* nodes whose NoExecute taints it does not tolerate */
@@ -138,7 +140,7 @@ hidden byte hpa_stabilize_up[WORKLOADS + 1];
 #define HPA_TABLE {{ shape.hpa_table }}
 hidden short hpa_up_limit[(WORKLOADS + 1) * HPA_TABLE];    /* per current replicas: most after one decision */
 hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
-hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate */
+hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
 hidden short rollout_unavailable[WORKLOADS + 1];

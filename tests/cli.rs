@@ -657,6 +657,8 @@ kivi_case! {
     drain_blocked_by_pdb: "drain-blocked-by-pdb", 1, [("drain-completes", "violated"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     daemonset_overhead: "daemonset-overhead", 1, [("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
     daemonset_overhead_safe: "daemonset-overhead-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
+    statefulset_ordered_stuck: "statefulset-ordered-stuck", 1, [("pods-schedulable", "violated"), ("rollout-completes", "violated"), ("min-replicas-available", "verified")];
+    statefulset_ordered_stuck_safe: "statefulset-ordered-stuck-safe", 0, [("pods-schedulable", "verified"), ("rollout-completes", "verified"), ("min-replicas-available", "verified")];
     drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0, [("drain-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking: "lownodeutilization-binpacking", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
@@ -775,6 +777,48 @@ fn node_failure_trace_names_the_failed_node_and_the_pending_replacement() {
 }
 
 #[test]
+fn statefulset_pods_start_in_ordinal_order_and_daemonset_pods_on_every_node() {
+    let steps = violation_steps("statefulset-ordered-stuck", "pods-schedulable");
+    let created: Vec<&String> = steps.iter().filter(|s| s.contains("creates pod")).collect();
+    assert_eq!(created.len(), 3, "{steps:#?}");
+    // OrderedReady: each ordinal is created only once the one before it runs.
+    for (k, name) in ["db-0", "db-1", "db-2"].iter().enumerate() {
+        assert!(
+            created[k].starts_with(&format!("statefulset-controller: creates pod {name}")),
+            "{steps:#?}"
+        );
+    }
+    let started = |name: &str| {
+        steps
+            .iter()
+            .position(|s| s.contains(&format!("starts {name} ")))
+            .unwrap()
+    };
+    let creating = |name: &str| {
+        steps
+            .iter()
+            .position(|s| s.contains(&format!("creates pod {name}")))
+            .unwrap()
+    };
+    assert!(
+        started("db-0") < creating("db-1") && started("db-1") < creating("db-2"),
+        "{steps:#?}"
+    );
+
+    let steps = violation_steps("daemonset-overhead", "pods-schedulable");
+    for node in ["pool-1-1", "pool-1-2", "pool-1-3"] {
+        assert_eq!(
+            steps
+                .iter()
+                .filter(|s| s.contains("binds log-agent-") && s.ends_with(&format!("to {node}")))
+                .count(),
+            1,
+            "one agent on {node}: {steps:#?}"
+        );
+    }
+}
+
+#[test]
 fn drain_trace_says_no_budget_protects_the_pod() {
     let steps = violation_steps("drain-pdb", "min-replicas-available");
     assert!(
@@ -835,7 +879,7 @@ fn required_anti_affinity_leaves_the_fourth_replica_pending() {
     assert!(stdout.contains("✗ violated pods-schedulable"), "{stdout}");
     assert!(stdout.contains("redis.yaml:13:28"), "{stdout}");
     assert!(
-        stdout.contains("no feasible node for redis-4: 3 node(s) would break podAntiAffinity required term 0 (kubernetes.io/hostname) of StatefulSet/default/redis"),
+        stdout.contains("no feasible node for redis-3: 3 node(s) would break podAntiAffinity required term 0 (kubernetes.io/hostname) of StatefulSet/default/redis"),
         "{stdout}"
     );
 }

@@ -220,6 +220,7 @@ report_case! {
     drain_blocked_by_pdb: "drain-blocked-by-pdb", 1;
     drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0;
     daemonset_overhead: "daemonset-overhead", 1;
+    statefulset_ordered_stuck: "statefulset-ordered-stuck", 1;
 }
 
 /// demo-shop's staging overlay: four workloads with an HPA, a PDB and a descheduler policy,

@@ -162,6 +162,8 @@ pub const TABLES: &[&str] = &[
     "rollout_kind[]",
     "rollout_surge[]",
     "rollout_unavailable[]",
+    "rollout_partition[]",
+    "workload_stateful[]",
     "spec[]",
     "load[]",
     "dc_dirty[]",
@@ -336,10 +338,17 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
             }
         }
         if let Some(r) = &wl.rollout {
-            w.set("rollout_kind", wi, if r.recreate { 2 } else { 1 });
+            let kind = match (r.recreate, r.partition) {
+                (true, _) => 2,
+                (false, Some(_)) => 3,
+                (false, None) => 1,
+            };
+            w.set("rollout_kind", wi, kind);
+            w.nonzero("rollout_partition", wi, r.partition.unwrap_or(0));
             w.nonzero("rollout_surge", wi, r.max_surge);
             w.nonzero("rollout_unavailable", wi, r.max_unavailable);
         }
+        w.nonzero("workload_stateful", wi, wl.stateful);
         w.nonzero("spec", wi, wl.replicas);
         w.set("load", wi, wl.steady_level as i64);
         w.set("dc_dirty", wi, 1);

@@ -222,12 +222,17 @@ pub struct IrWorkload {
     /// (pkg/controller/daemon/util.ReplaceDaemonSetPodNodeNameNodeAffinity), so the scheduler
     /// still checks resources there but never places the pod elsewhere.
     pub pinned: Vec<u32>,
+    /// StatefulSets: 1 OrderedReady, 2 Parallel (pod management policy); 0 otherwise.
+    pub stateful: i64,
 }
 
 /// A Deployment's update strategy, resolved as `deployment_util.go ResolveFenceposts` does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IrRollout {
     pub recreate: bool,
+    /// A StatefulSet's RollingUpdate: pods at or above this ordinal are updated, one at a time,
+    /// highest first.
+    pub partition: Option<i64>,
     /// maxSurge and maxUnavailable as percentages (negative) or counts, resolved in the model
     /// against the current spec.replicas: surge rounds up, unavailable rounds down.
     pub max_surge: i64,
@@ -580,6 +585,11 @@ pub fn build(
                 })
                 .collect(),
             pinned: daemon_nodes.iter().copied().take(slots).collect(),
+            stateful: match workload.pod_management_policy {
+                Some(crate::manifest::workload::PodManagementPolicy::OrderedReady) => 1,
+                Some(crate::manifest::workload::PodManagementPolicy::Parallel) => 2,
+                None => 0,
+            },
         });
         names.workloads.push(w);
         next_slot += slots;
@@ -1383,12 +1393,24 @@ fn encode(v: crate::manifest::quantity::IntOrPercent) -> i64 {
 
 fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
     use crate::manifest::workload::UpdateStrategy;
+    if workload.kind == WorkloadKind::StatefulSet {
+        return match &workload.strategy {
+            UpdateStrategy::RollingUpdate { partition, .. } => Some(IrRollout {
+                recreate: false,
+                partition: Some(partition.as_ref().map_or(0, |p| i64::from(p.value))),
+                max_surge: 0,
+                max_unavailable: 1,
+            }),
+            _ => None,
+        };
+    }
     if workload.kind != WorkloadKind::Deployment {
         return None;
     }
     Some(match &workload.strategy {
         UpdateStrategy::Recreate { .. } => IrRollout {
             recreate: true,
+            partition: None,
             max_surge: 0,
             max_unavailable: 0,
         },
@@ -1398,6 +1420,7 @@ fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
             ..
         } => IrRollout {
             recreate: false,
+            partition: None,
             max_surge: encode(max_surge.value),
             max_unavailable: encode(max_unavailable.value),
         },

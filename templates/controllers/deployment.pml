@@ -1,5 +1,5 @@
 /*
- * Deployment and ReplicaSet controllers.
+ * Deployment, ReplicaSet and StatefulSet controllers.
  *  - Deployment (pkg/controller/deployment): before a rollout its ReplicaSet follows
  *    spec.replicas. During one, Recreate scales the old ReplicaSet to 0 and the new one up once
  *    no old pod is left; RollingUpdate follows rolling.go: reconcileNewReplicaSet (up to
@@ -9,6 +9,13 @@
  *  - ReplicaSet (pkg/controller/replicaset/replica_set.go manageReplicas): create pods up to
  *    its spec.replicas, delete the surplus ranked as controller_utils.go ActivePods does:
  *    unassigned first, then not running, then crowded nodes, then newer.
+ *  - StatefulSet (pkg/controller/statefulset/stateful_set_control.go): pod k lives in the k-th
+ *    slot of its workload (its ordinal), so a replacement keeps its identity, and a pod that
+ *    is still terminating or on an unreachable node blocks its ordinal. Missing ordinals below
+ *    spec.replicas are created lowest first and surplus ones deleted highest first; with
+ *    OrderedReady one at a time and only while every other pod runs, with Parallel all at once.
+ *    RollingUpdate deletes the highest-ordinal pod of the old revision at or above the
+ *    partition once every pod runs; it comes back with the new revision.
  * Terminating pods are not active and not available.
  */
 hidden int d_q, d_r, d_active, d_best, d_key, d_victim, d_surge, d_unavailable, d_total, d_new_available, d_old_available, d_old_pods, d_scale;
@@ -106,6 +113,100 @@ inline reconcile_deployment(w) {
   fi
 }
 
+/* The controller deletes pod v. */
+inline delete_pod(v) {
+  printf("KIVI:7:%d\n", v);
+  if
+  :: pod[v].status == PENDING ->
+     if
+     :: pod[v].unschedulable -> unschedulable--
+     :: else -> to_schedule--
+     fi;
+     pod[v].status = FREE; pod[v].unschedulable = 0
+  :: pod[v].status == RUNNING -> stop_running(v); pod[v].status = TERMINATING; kubelet_work++
+  :: pod[v].status == UNREACHABLE ->
+     /* its node is down: the deletion completes when the node is back */
+     if
+     :: template_failure_eviction[slot_template[v]] -> lost_work--
+     :: else -> skip
+     fi;
+     pod[v].status = GONE
+  :: else -> pod[v].status = TERMINATING
+  fi
+}
+
+#define ORDINAL(w, q) ((q) - workload_first_slot[w])
+
+/* StatefulSet w: ordinals, scaling, rolling update by partition. */
+inline manage_stateful(w) {
+  /* d_key: every pod that exists runs (OrderedReady acts only then) */
+  d_key = 1;
+  for (d_q : SLOTS_OF(w)) {
+    if
+    :: pod[d_q].status != FREE && pod[d_q].status != RUNNING -> d_key = 0
+    :: else -> skip
+    fi
+  }
+  /* create missing ordinals, lowest first */
+  for (d_q : SLOTS_OF(w)) {
+    if
+    :: pod[d_q].status == FREE && ORDINAL(w, d_q) < spec[w] && (workload_stateful[w] == 2 || d_key) ->
+       pod[d_q].status = PENDING; pod[d_q].node = 0; pod[d_q].unschedulable = 0;
+       pod[d_q].rev = (rolled[w] && ORDINAL(w, d_q) >= rollout_partition[w] -> 1 : 0);
+       to_schedule++; d_key = 0;
+       printf("KIVI:1:%d\n", d_q)
+    :: else -> skip
+    fi
+  }
+  /* delete surplus ordinals, highest first */
+  d_victim = 0;
+  for (d_q : SLOTS_OF(w)) {
+    if
+    :: ACTIVE(d_q) && ORDINAL(w, d_q) >= spec[w] ->
+       if
+       :: workload_stateful[w] == 2 -> delete_pod(d_q)
+       :: else -> d_victim = d_q
+       fi
+    :: else -> skip
+    fi
+  }
+  if
+  :: d_victim > 0 && d_key -> delete_pod(d_victim); d_key = 0
+  :: else -> skip
+  fi;
+  /* rolling update: the highest old pod at or above the partition, once every pod runs */
+  if
+  :: rolled[w] && rollout_kind[w] == 3 && d_key && d_victim == 0 ->
+     for (d_q : SLOTS_OF(w)) {
+       if
+       :: ACTIVE(d_q) && !pod[d_q].rev && ORDINAL(w, d_q) >= rollout_partition[w] && ORDINAL(w, d_q) < spec[w] -> d_victim = d_q
+       :: else -> skip
+       fi
+     }
+     if
+     :: d_victim > 0 -> delete_pod(d_victim)
+     :: else -> skip
+     fi
+  :: else -> skip
+  fi;
+  /* for the rollout's progress and its report: old and new pods */
+  d_old_pods = 0; d_new_available = 0;
+  for (d_q : SLOTS_OF(w)) {
+    if
+    :: pod[d_q].status != FREE && !pod[d_q].rev && ORDINAL(w, d_q) >= rollout_partition[w] -> d_old_pods++
+    :: pod[d_q].status == RUNNING && pod[d_q].rev -> d_new_available++
+    :: else -> skip
+    fi
+  }
+  RS(w, 0) = d_old_pods; RS(w, 1) = d_new_available;
+  if
+  :: rolled[w] && !rollout_done[w] && d_old_pods == 0 && d_new_available + (rollout_partition[w] < spec[w] -> rollout_partition[w] : spec[w]) == spec[w] ->
+     rollout_done[w] = 1; printf("KIVI:27:%d\n", w)
+  :: else -> skip
+  fi;
+  d_victim = 0
+}
+
 /* ReplicaSet r of workload w creates or deletes pods to match its spec. */
 inline manage_replicas(w, r) {
   d_active = 0;
@@ -148,24 +249,7 @@ inline manage_replicas(w, r) {
           :: else -> skip
           fi
         }
-        printf("KIVI:7:%d\n", d_victim);
-        if
-        :: pod[d_victim].status == PENDING ->
-           if
-           :: pod[d_victim].unschedulable -> unschedulable--
-           :: else -> to_schedule--
-           fi;
-           pod[d_victim].status = FREE; pod[d_victim].unschedulable = 0
-        :: pod[d_victim].status == RUNNING -> stop_running(d_victim); pod[d_victim].status = TERMINATING; kubelet_work++
-        :: pod[d_victim].status == UNREACHABLE ->
-           /* its node is down: the deletion completes when the node is back */
-           if
-           :: template_failure_eviction[slot_template[d_victim]] -> lost_work--
-           :: else -> skip
-           fi;
-           pod[d_victim].status = GONE
-        :: else -> pod[d_victim].status = TERMINATING
-        fi;
+        delete_pod(d_victim);
         d_active--
      :: else -> break
      od
@@ -186,8 +270,12 @@ end_deployment:
          :: else -> w++
          od;
          dc_dirty[w] = 0; dc_work--;
-         reconcile_deployment(w);
-         for (d_r : 0 .. 1) { manage_replicas(w, d_r) }
+         if
+         :: workload_stateful[w] > 0 -> manage_stateful(w)
+         :: else ->
+            reconcile_deployment(w);
+            for (d_r : 0 .. 1) { manage_replicas(w, d_r) }
+         fi;
          w = 0
        }
      }

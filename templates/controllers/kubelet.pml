@@ -45,9 +45,10 @@ end_kubelet:
             retry_unschedulable()
          fi;
          mark_hpa(WORKLOAD_OF(q));
-         /* a rollout advances as pods become available or go away */
+         /* a rollout advances as pods become available or go away; an OrderedReady
+            StatefulSet creates its next pod once the previous one runs */
          if
-         :: rolled[WORKLOAD_OF(q)] && !rollout_done[WORKLOAD_OF(q)] -> mark_dc(WORKLOAD_OF(q))
+         :: (rolled[WORKLOAD_OF(q)] && !rollout_done[WORKLOAD_OF(q)]) || workload_stateful[WORKLOAD_OF(q)] == 1 -> mark_dc(WORKLOAD_OF(q))
          :: else -> skip
          fi;
          q = 0

@@ -1,13 +1,17 @@
 /*
- * A new revision of a Deployment's pod template is applied (an image bump: the new pods need
- * what the old ones did). Once per Deployment, at a settled moment; its rollout then follows
- * the Deployment's strategy.
+ * A new revision of one workload's pod template is applied (an image bump: the new pods need
+ * what the old ones did), at a settled moment: one rollout per run, of any Deployment or
+ * StatefulSet, as a change usually touches one workload. Its rollout then follows the
+ * workload's strategy. Rollouts of several workloads at once are not explored.
  */
+bit rollout_applied;
+
 proctype Rollout() {
 end_rollout:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED && ({% for w in ir.workloads %}{% if w.rollout %}!rolled[{{ loop.index }}] || {% endif %}{% endfor %}false) ->
+       QUIESCENT && ENVIRONMENT_SETTLED && !rollout_applied ->
+       rollout_applied = 1;
        if
 {% for w in ir.workloads %}{% if w.rollout %}
        :: !rolled[{{ loop.index }}] -> rolled[{{ loop.index }}] = 1; printf("KIVI:25:{{ loop.index }}\n"); mark_dc({{ loop.index }})
