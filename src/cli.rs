@@ -168,6 +168,10 @@ struct ScanArgs {
     /// (chart root, kustomization root, else directory) once.
     #[arg(long)]
     pre_commit: bool,
+
+    /// Do not look for fixes (each candidate fix of a violation costs a search of its unit).
+    #[arg(long)]
+    no_fixes: bool,
 }
 
 fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
@@ -497,6 +501,9 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             &cancel,
             &on_progress,
         );
+    }
+    if !scan.no_fixes {
+        crate::fixes::suggest(&analysis, &mut results, &generator, &engine, &options, &cancel);
     }
     progress.finish();
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {

@@ -109,6 +109,8 @@ pub struct CheckResult {
     pub topology: Option<crate::model::Topology>,
     /// PR mode, violations only: whether the base revision has the same violation.
     pub baseline: Option<bool>,
+    /// Violations only: a change the model checker verified to make the check hold.
+    pub fix: Option<crate::fixes::Fix>,
 }
 
 /// Names of things in the model, for messages.

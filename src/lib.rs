@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod discover;
 pub mod engine;
 pub mod findings;
+pub mod fixes;
 pub mod manifest;
 pub mod model;
 pub mod process;

@@ -802,6 +802,7 @@ fn conclude(
             verdict,
             topology,
             baseline: None,
+            fix: None,
         });
     }
     out

@@ -48,7 +48,7 @@ impl Span {
 }
 
 /// One file as read (or rendered) in this run.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SourceFile {
     /// Path as shown to the user: relative to the working directory where possible.
     pub path: PathBuf,
@@ -56,7 +56,7 @@ pub struct SourceFile {
 }
 
 /// All files of a run. Files are only ever added, so a `FileId` stays valid.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
 }

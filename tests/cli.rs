@@ -1251,3 +1251,63 @@ fn units_alike_but_for_names_share_one_search() {
         assert!(file.ends_with(&format!("apps/{app}/deployment.yaml")), "{file}");
     }
 }
+
+/// The fix of each violated check, from the JSON report.
+fn fixes(fixture: &str, extra: &[&str]) -> Vec<(String, Option<String>)> {
+    let out = kivi()
+        .args(["--format", "json", &format!("fixtures/{fixture}")])
+        .args(extra)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "violated")
+        .map(|r| {
+            (
+                r["check"].as_str().unwrap().to_string(),
+                r["fix"]["summary"].as_str().map(String::from),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn violations_come_with_fixes_the_model_checker_verified() {
+    let expect = |fixture: &str, check: &str, fix: &str| {
+        let found = fixes(fixture, &[]);
+        let (_, summary) = found
+            .iter()
+            .find(|(c, _)| c == check)
+            .unwrap_or_else(|| panic!("{fixture}: {found:?}"));
+        assert!(
+            summary.as_deref().is_some_and(|s| s.contains(fix)),
+            "{fixture}: {check}: {summary:?}"
+        );
+    };
+    expect(
+        "kivi-c3",
+        "pods-schedulable",
+        "set `whenUnsatisfiable: ScheduleAnyway` on topologySpreadConstraints[0]",
+    );
+    expect(
+        "drain-blocked-by-pdb",
+        "drain-completes",
+        "replace `minAvailable` with `maxUnavailable: 1`",
+    );
+    expect(
+        "antiaffinity-rollout",
+        "rollout-completes",
+        "set `maxSurge: 0` and `maxUnavailable: 1`",
+    );
+    expect(
+        "statefulset-ordered-stuck",
+        "pods-schedulable",
+        "make podAntiAffinity term 0 (kubernetes.io/hostname)",
+    );
+    // A violation with no field to change gets no fix, and --no-fixes looks for none.
+    assert!(fixes("kivi-c5", &[]).iter().all(|(_, f)| f.is_none()));
+    assert!(fixes("kivi-c3", &["--no-fixes"]).iter().all(|(_, f)| f.is_none()));
+}

@@ -17,10 +17,14 @@ pub fn render(e: &Emit) -> String {
                 (false, Level::Warning) => "minor",
                 (false, Level::Note) => "info",
             };
-            let description = match &f.outcome.suppression {
+            let mut description = match &f.outcome.suppression {
                 Some(s) => format!("[suppressed: {}] {}", s.justification, f.headline()),
                 None => f.headline(),
             };
+            if let Some(fix) = f.fix_line() {
+                description.push(' ');
+                description.push_str(&fix);
+            }
             let (path, line) = f.region().map_or((String::new(), 1), |r| (e.uri(r.file), r.line));
             json!({
                 "description": description,

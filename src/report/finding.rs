@@ -103,10 +103,21 @@ impl<'a> Finding<'a> {
             self.unit.scope,
             self.outcome.steps.len()
         ));
+        if let Some(f) = self.fix_line() {
+            out.push_str(&format!(" {f}"));
+        }
         if let Some(s) = &self.outcome.suppression {
             out.push_str(&format!(" Suppressed: {}", s.justification));
         }
         out
+    }
+
+    /// `Fix (verified by kivi-lint): … (file:line).`, when the search found one.
+    pub fn fix_line(&self) -> Option<String> {
+        self.outcome
+            .fix
+            .as_ref()
+            .map(|f| format!("Fix (verified by kivi-lint): {} ({}:{}).", f.summary, f.file, f.line))
     }
 
     /// A key that stays the same while the same check fails on the same object of the same

@@ -115,6 +115,10 @@ impl Annotation {
 fn annotation(e: &Emit, f: &Finding) -> Annotation {
     let region = f.region();
     let mut message = f.headline();
+    if let Some(fix) = f.fix_line() {
+        message.push('\n');
+        message.push_str(&fix);
+    }
     for (i, s) in f.outcome.steps.iter().enumerate() {
         message.push_str(&format!("\n[{}] {}: {}", i + 1, s.actor, s.message));
     }

@@ -61,6 +61,8 @@ struct FindingView {
     /// The manifest lines around the causing field.
     excerpt: Vec<(u32, String)>,
     suppressed: Option<String>,
+    /// A verified fix, with where to make it.
+    fix: Option<String>,
     topology: Option<String>,
     /// Node names, grouped: `(zone or pool, [node])`.
     groups: Vec<(String, Vec<String>)>,
@@ -171,6 +173,7 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
         at: f.region().map(|r| format!("{}:{}", r.file, r.line)),
         excerpt: f.region().map(|r| sources.excerpt(r.file, r.line)).unwrap_or_default(),
         suppressed: o.suppression.as_ref().map(|s| s.justification.clone()),
+        fix: o.fix.as_ref().map(|f| format!("{} ({}:{})", f.summary, f.file, f.line)),
         topology: o.topology.as_ref().map(|t| t.description.clone()),
         groups: groups.into_iter().collect(),
         steps: o

@@ -127,6 +127,16 @@ pub fn results(r: &Report, color: bool) -> String {
                     if let Some(t) = &c.topology {
                         let _ = writeln!(out, "    at {}", t.description);
                     }
+                    if let Some(f) = &c.fix {
+                        let at = format!(" — {}:{}", f.file, f.line);
+                        let _ = writeln!(
+                            out,
+                            "    {} {} (verified: the check holds with it){}",
+                            paint(color, green, "fix:"),
+                            f.summary,
+                            paint(color, dim, &at)
+                        );
+                    }
                     for (i, step) in c.steps.iter().enumerate() {
                         let at = match (&step.file, step.line) {
                             (Some(f), Some(l)) => format!(" — {f}:{l}"),

@@ -96,6 +96,15 @@ fn details(e: &Emit, f: &Finding) -> String {
     if let Some(r) = f.region() {
         let _ = writeln!(out, "Caused by `{}:{}:{}`.\n", e.uri(r.file), r.line, r.column);
     }
+    if let Some(fix) = &f.outcome.fix {
+        let _ = writeln!(
+            out,
+            "**Fix** (verified by kivi-lint): {} (`{}:{}`).\n",
+            fix.summary,
+            e.uri(&fix.file),
+            fix.line
+        );
+    }
     if let Some(s) = &f.outcome.suppression {
         let _ = writeln!(out, "Suppressed: {}\n", s.justification);
     }

@@ -251,6 +251,9 @@ pub struct CheckOutcome {
     /// does not fail the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suppression: Option<Suppression>,
+    /// A one-field change the model checker verified to make the check hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<FixOut>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologyOut>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -276,6 +279,16 @@ pub struct StepOut {
     /// What the step changes in the cluster, for timelines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<crate::findings::Effect>,
+}
+
+/// A verified fix: what to change, and where.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixOut {
+    pub summary: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
 }
 
 /// Why a violation does not count.
@@ -592,6 +605,12 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             column: at.column,
             end_line: at.end_line,
             end_column: at.end_column,
+            fix: c.fix.as_ref().map(|f| FixOut {
+                summary: f.summary.clone(),
+                file: a.sources.path(f.location.file).display().to_string(),
+                line: f.location.start.line,
+                column: f.location.start.column,
+            }),
             suppression: (verdict == VerdictKind::Violated)
                 .then(|| suppression(a, r.unit, c.check, context))
                 .flatten(),

@@ -168,6 +168,14 @@ fn result(e: &Emit, f: &Finding) -> Value {
     if let Some(t) = &o.topology {
         result["properties"]["topology"] = json!(t.description);
     }
+    if let Some(fix) = &o.fix {
+        result["properties"]["fix"] = json!({
+            "summary": fix.summary,
+            "uri": e.uri(&fix.file),
+            "line": fix.line,
+            "verified": true,
+        });
+    }
     let steps: Vec<Value> = o
         .steps
         .iter()

@@ -75,6 +75,7 @@ function drawFinding(parent, finding, index) {
   box.append(el("p", "", finding.headline));
   if (finding.at) box.append(el("p", "mono", "caused by " + finding.at));
   if (finding.suppressed !== null) box.append(el("p", "muted", "Suppressed: " + finding.suppressed));
+  if (finding.fix !== null) box.append(el("p", "fix", "Fix (verified by kivi-lint): " + finding.fix));
   if (finding.steps.length === 0) {
     parent.append(box);
     return;

@@ -1,0 +1,262 @@
+//! Fixes: for a violation, the most likely one-field change to the manifests. Each candidate
+//! is applied to a copy of the unit's objects and the violated check is searched again; only a
+//! change the model checker verifies is suggested.
+//!
+//! Candidates come from the field the finding points at: a hard spread constraint's
+//! `maxSkew`, a required anti-affinity term's `topologyKey`, a PodDisruptionBudget's
+//! `minAvailable`/`maxUnavailable`, a Deployment's `maxSurge`.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::analysis::Analysis;
+use crate::engine::Engine;
+use crate::findings::Verdict;
+use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};
+use crate::manifest::quantity::IntOrPercent;
+use crate::manifest::workload::UpdateStrategy;
+use crate::manifest::{Body, Object, WorkloadKind};
+use crate::model::Generator;
+use crate::scaling::{self, UnitResult};
+use crate::source::{Span, Spanned};
+
+/// A verified change that makes the violated check hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    /// One line, in manifest terms.
+    pub summary: String,
+    /// The field to change.
+    pub location: Span,
+}
+
+/// A change to one field of one object.
+#[derive(Clone, Debug, PartialEq)]
+enum Edit {
+    ScheduleAnyway { object: usize, index: usize },
+    MaxSkew { object: usize, index: usize, to: i32 },
+    PreferAntiAffinity { object: usize, index: usize },
+    BudgetAllowsOne { object: usize },
+    OneAtATime { object: usize },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Candidate {
+    summary: String,
+    location: Span,
+    edit: Edit,
+}
+
+fn spec_mut(o: &mut Object) -> Option<&mut PodSpec> {
+    match &mut o.body {
+        Body::Workload(w) => Some(&mut w.template.spec),
+        _ => None,
+    }
+}
+
+/// The changes worth trying for a violation located at `at`, most likely first.
+fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for member in &a.units[unit].members {
+        let o = &a.objects[member.object];
+        let object = member.object;
+        match &o.body {
+            Body::Workload(w) => {
+                let spec = &w.template.spec;
+                for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
+                    if c.max_skew.span != at || c.when_unsatisfiable.value != WhenUnsatisfiable::DoNotSchedule {
+                        continue;
+                    }
+                    let key = &c.topology_key.value;
+                    out.push(Candidate {
+                        summary: format!(
+                            "set `whenUnsatisfiable: ScheduleAnyway` on topologySpreadConstraints[{index}] ({key}) of {}",
+                            o.id
+                        ),
+                        location: c.when_unsatisfiable.span,
+                        edit: Edit::ScheduleAnyway { object, index },
+                    });
+                    let to = c.max_skew.value.saturating_add(1);
+                    out.push(Candidate {
+                        summary: format!(
+                            "raise `maxSkew` of topologySpreadConstraints[{index}] ({key}) of {} to {to}",
+                            o.id
+                        ),
+                        location: c.max_skew.span,
+                        edit: Edit::MaxSkew { object, index, to },
+                    });
+                }
+                for (index, term) in spec.affinity.pod_anti.required.iter().enumerate() {
+                    if term.topology_key.span == at {
+                        out.push(Candidate {
+                            summary: format!(
+                                "make podAntiAffinity term {index} ({}) of {} preferred (`preferredDuringSchedulingIgnoredDuringExecution`) instead of required",
+                                term.topology_key.value, o.id
+                            ),
+                            location: term.topology_key.span,
+                            edit: Edit::PreferAntiAffinity { object, index },
+                        });
+                    }
+                }
+                if w.kind == WorkloadKind::Deployment
+                    && let UpdateStrategy::RollingUpdate { max_surge, .. } = &w.strategy
+                    && max_surge.span == at
+                {
+                    out.push(Candidate {
+                        summary: format!(
+                            "set `maxSurge: 0` and `maxUnavailable: 1` in the rolling update strategy of {}, so an old pod makes room first",
+                            o.id
+                        ),
+                        location: max_surge.span,
+                        edit: Edit::OneAtATime { object },
+                    });
+                }
+            }
+            Body::PodDisruptionBudget(p) => {
+                let field = p.min_available.as_ref().or(p.max_unavailable.as_ref());
+                if let Some(f) = field.filter(|f| f.span == at) {
+                    let summary = if p.min_available.is_some() {
+                        format!("replace `minAvailable` with `maxUnavailable: 1` on {}", o.id)
+                    } else {
+                        format!("set `maxUnavailable: 1` on {}", o.id)
+                    };
+                    out.push(Candidate {
+                        summary,
+                        location: f.span,
+                        edit: Edit::BudgetAllowsOne { object },
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn apply(objects: &mut [Object], edit: &Edit) {
+    match *edit {
+        Edit::ScheduleAnyway { object, index } => {
+            if let Some(c) = spec_mut(&mut objects[object]).and_then(|s| s.topology_spread_constraints.get_mut(index)) {
+                c.when_unsatisfiable.value = WhenUnsatisfiable::ScheduleAnyway;
+            }
+        }
+        Edit::MaxSkew { object, index, to } => {
+            if let Some(c) = spec_mut(&mut objects[object]).and_then(|s| s.topology_spread_constraints.get_mut(index)) {
+                c.max_skew.value = to;
+            }
+        }
+        Edit::PreferAntiAffinity { object, index } => {
+            if let Some(anti) = spec_mut(&mut objects[object]).map(|s| &mut s.affinity.pod_anti)
+                && index < anti.required.len()
+            {
+                let term = anti.required.remove(index);
+                anti.preferred.push(WeightedPodAffinityTerm { weight: 100, term });
+            }
+        }
+        Edit::BudgetAllowsOne { object } => {
+            if let Body::PodDisruptionBudget(p) = &mut objects[object].body {
+                let span = p
+                    .min_available
+                    .as_ref()
+                    .or(p.max_unavailable.as_ref())
+                    .map_or(Span::default(), |f| f.span);
+                p.min_available = None;
+                p.max_unavailable = Some(Spanned::new(IntOrPercent::Int(1), span));
+            }
+        }
+        Edit::OneAtATime { object } => {
+            if let Body::Workload(w) = &mut objects[object].body
+                && let UpdateStrategy::RollingUpdate {
+                    max_surge,
+                    max_unavailable,
+                    ..
+                } = &mut w.strategy
+            {
+                max_surge.value = IntOrPercent::Int(0);
+                max_unavailable.value = IntOrPercent::Int(1);
+            }
+        }
+    }
+}
+
+/// The analysis with `edit` applied and unit `unit` checking `check` only.
+fn edited(a: &Analysis, unit: usize, check: &'static str, edit: &Edit) -> Analysis {
+    let mut objects = a.objects.clone();
+    apply(&mut objects, edit);
+    let mut units = a.units.clone();
+    units[unit].checks = vec![check];
+    Analysis {
+        sources: a.sources.clone(),
+        config: a.config.clone(),
+        scopes: a.scopes.clone(),
+        objects,
+        skipped: Vec::new(),
+        units,
+        diagnostics: Default::default(),
+        files: a.files,
+        renders: a.renders,
+        timings: a.timings,
+    }
+}
+
+/// Find a verified fix for every located violation of `results`. Each candidate costs one
+/// search of its unit, restricted to the violated check; the first that verifies is kept.
+pub fn suggest(
+    a: &Analysis,
+    results: &mut [UnitResult],
+    generator: &Generator,
+    engine: &Engine,
+    options: &scaling::Options,
+    cancel: &AtomicBool,
+) {
+    for r in results.iter_mut() {
+        for c in r.results.iter_mut() {
+            let Verdict::Violated { location: Some(at), .. } = &c.verdict else {
+                continue;
+            };
+            for candidate in candidates(a, r.unit, *at) {
+                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let fixed = edited(a, r.unit, c.check, &candidate.edit);
+                let again = scaling::verify(&fixed, &[r.unit], generator, engine, options, cancel, &|_| {});
+                let holds = again
+                    .first()
+                    .and_then(|u| u.results.iter().find(|x| x.check == c.check))
+                    .is_some_and(|x| x.verdict == Verdict::Verified);
+                tracing::info!(
+                    "unit {}: {} with \"{}\": {}",
+                    a.units[r.unit].id,
+                    c.check,
+                    candidate.summary,
+                    if holds { "verified" } else { "still fails" }
+                );
+                if holds {
+                    c.fix = Some(Fix {
+                        summary: candidate.summary,
+                        location: candidate.location,
+                    });
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_edit_allows_one_disruption() {
+        let text = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: api, namespace: x}\nspec:\n  minAvailable: 2\n  selector: {matchLabels: {app: api}}\n";
+        let mut sources = crate::source::SourceMap::default();
+        let mut diags = crate::diagnostics::Diagnostics::default();
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "pdb.yaml", text, &mut diags);
+        let mut objects = loaded.objects;
+        apply(&mut objects, &Edit::BudgetAllowsOne { object: 0 });
+        let Body::PodDisruptionBudget(p) = &objects[0].body else {
+            panic!("a budget")
+        };
+        assert_eq!(p.min_available, None);
+        assert_eq!(p.max_unavailable.as_ref().unwrap().value, IntOrPercent::Int(1));
+    }
+}
