@@ -659,6 +659,8 @@ kivi_case! {
     daemonset_overhead_safe: "daemonset-overhead-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
     statefulset_ordered_stuck: "statefulset-ordered-stuck", 1, [("pods-schedulable", "violated"), ("rollout-completes", "violated"), ("min-replicas-available", "verified")];
     statefulset_ordered_stuck_safe: "statefulset-ordered-stuck-safe", 0, [("pods-schedulable", "verified"), ("rollout-completes", "verified"), ("min-replicas-available", "verified")];
+    drain_blocked_at_hpa_min: "drain-blocked-at-hpa-min", 1, [("drain-completes", "violated"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    drain_blocked_at_hpa_min_safe: "drain-blocked-at-hpa-min-safe", 0, [("drain-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0, [("drain-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking: "lownodeutilization-binpacking", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
     lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
