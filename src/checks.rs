@@ -51,6 +51,9 @@ pub enum Applies {
     WithRollout,
     /// When the environment drains nodes (`node-drain` events).
     WithDrainEvents,
+    /// Units where controllers react to each other's results (an HPA, a descheduler policy,
+    /// NoExecute taints, GitOps sync), so they could keep acting forever.
+    WithFeedback,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -310,6 +313,29 @@ pub const CHECKS: &[Check] = &[
             "Allow at least one disruption: `maxUnavailable: 1` on the PodDisruptionBudget, or `minAvailable` below the replicas (and below the HPA's minReplicas).",
             "Run more replicas than the budget's minimum, spread over nodes, so an evicted pod's replacement can run elsewhere first.",
             "Make sure a replacement pod fits on the other nodes (requests, affinity, spread) while the drained node is cordoned.",
+        ],
+    },
+    Check {
+        id: "eventually-stable",
+        aliases: &[],
+        summary: "once the environment stops changing, the unit reaches its desired state and stays",
+        definition: "Anvil's eventually stable reconciliation, as a check on configurations: once \
+                     the environment stops changing (no more load changes, failures, drains or \
+                     rollouts), the controllers bring the unit to its desired state (every \
+                     desired pod running, no pod Pending, no rollout open) and then stop acting. \
+                     A violation is a lasso: the steps that lead to a cycle, and the cycle the \
+                     controllers repeat forever, or the settled state that is not the desired \
+                     one. Checked as SPIN's non-progress cycle search.",
+        level: Level::Warning,
+        applies: Applies::WithFeedback,
+        params: &[],
+        tags: &["reliability", "liveness", "convergence", "controllers"],
+        example: "A GitOps tool re-applies `spec.replicas: 2` from Git while an HPA scales the \
+                  same Deployment to 3: each undoes the other, forever, with no change of load.",
+        fixes: &[
+            "Leave `spec.replicas` out of the manifest of an autoscaled workload (the HPA owns it), or make the GitOps tool ignore the field.",
+            "Give every pod a place to run at the workload's desired size (requests, spread, affinity), so the cluster can settle.",
+            "Align the descheduler's and the scheduler's constraints, so one does not undo the other.",
         ],
     },
 ];

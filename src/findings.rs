@@ -627,6 +627,37 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
+            crate::engine::CYCLE_START => Told {
+                actor: "cycle",
+                message: "from here on, the steps below repeat forever while the environment stays the same".into(),
+                location: None,
+            },
+            37 => {
+                let workload = namer.workload(at(1));
+                let pending = at(4);
+                let mut parts = Vec::new();
+                if let Some(w) = workload {
+                    if at(2) != at(3) {
+                        parts.push(format!("{} has {} of {} replicas running", w.id, at(2), at(3)));
+                    }
+                    if at(5) != 0 {
+                        parts.push(format!("the rollout of {} is not done", w.id));
+                    }
+                }
+                if pending > 0 {
+                    parts.push(format!("{pending} pod(s) are Pending"));
+                }
+                let span = workload.map(replicas_span);
+                location = location.or(span);
+                Told {
+                    actor: "check",
+                    message: format!(
+                        "the cluster has settled short of its desired state and stays there: {}",
+                        parts.join(", ")
+                    ),
+                    location: span,
+                }
+            }
             28 => Told {
                 actor: "node-failure",
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
@@ -704,6 +735,24 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             location: step.location,
             effect: effect(v, &namer),
         });
+    }
+    // A livelock: the field of the first repeating step that undoes another's work (an
+    // eviction, a scaling, a re-apply), else of any repeating step.
+    if location.is_none()
+        && let Some(start) = steps.iter().position(|s| s.actor == "cycle")
+    {
+        let cycle = &steps[start..];
+        let creators = [
+            "deployment-controller",
+            "statefulset-controller",
+            "daemonset-controller",
+            "kubelet",
+        ];
+        location = cycle
+            .iter()
+            .filter(|s| !creators.contains(&s.actor))
+            .find_map(|s| s.location)
+            .or_else(|| cycle.iter().find_map(|s| s.location));
     }
     (steps, location)
 }

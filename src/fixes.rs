@@ -4,7 +4,8 @@
 //!
 //! Candidates come from the field the finding points at: a hard spread constraint's
 //! `maxSkew`, a required anti-affinity term's `topologyKey`, a PodDisruptionBudget's
-//! `minAvailable`/`maxUnavailable`, a Deployment's `maxSurge`.
+//! `minAvailable`/`maxUnavailable`, a Deployment's `maxSurge`, the `spec.replicas` of an
+//! autoscaled workload.
 
 use std::sync::atomic::AtomicBool;
 
@@ -36,6 +37,7 @@ enum Edit {
     PreferAntiAffinity { object: usize, index: usize },
     BudgetAllowsOne { object: usize },
     OneAtATime { object: usize },
+    DropReplicas { object: usize },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -95,6 +97,21 @@ fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
                             edit: Edit::PreferAntiAffinity { object, index },
                         });
                     }
+                }
+                // `spec.replicas` in Git fights the HPA that owns the count.
+                let autoscaled = a.units[unit].members.iter().any(|m| {
+                    matches!(&a.objects[m.object].body, Body::HorizontalPodAutoscaler(h)
+                        if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind)
+                });
+                if autoscaled && let Some(r) = w.replicas.as_ref().filter(|r| r.span == at) {
+                    out.push(Candidate {
+                        summary: format!(
+                            "leave `spec.replicas` out of the manifest of {}: its HorizontalPodAutoscaler owns the count",
+                            o.id
+                        ),
+                        location: r.span,
+                        edit: Edit::DropReplicas { object },
+                    });
                 }
                 if w.kind == WorkloadKind::Deployment
                     && let UpdateStrategy::RollingUpdate { max_surge, .. } = &w.strategy
@@ -160,6 +177,11 @@ fn apply(objects: &mut [Object], edit: &Edit) {
                     .map_or(Span::default(), |f| f.span);
                 p.min_available = None;
                 p.max_unavailable = Some(Spanned::new(IntOrPercent::Int(1), span));
+            }
+        }
+        Edit::DropReplicas { object } => {
+            if let Body::Workload(w) = &mut objects[object].body {
+                w.replicas = None;
             }
         }
         Edit::OneAtATime { object } => {

@@ -31,7 +31,11 @@ pub const MODELLED_CHECKS: &[&str] = &[
     "pods-balanced",
     "rollout-completes",
     "drain-completes",
+    "eventually-stable",
 ];
+
+/// Checks that are liveness properties, searched as non-progress cycles.
+pub const LIVENESS_CHECKS: &[&str] = &["eventually-stable"];
 
 /// Environment events of the config the model does not explore yet: verdicts hold without them.
 pub fn unmodelled_events(config: &crate::config::Config) -> Vec<&'static str> {
@@ -668,7 +672,26 @@ fn run_point(
         timings: engine::Timings::default(),
         states: 0,
     };
-    let mut open = group.to_vec();
+    // Liveness checks need pan's cycle search, a build of their own: each runs alone.
+    let (liveness, mut open): (Vec<&'static str>, Vec<&'static str>) =
+        group.iter().partition(|c| LIVENESS_CHECKS.contains(c));
+    for check in liveness {
+        let input = model::input(&point.ir, &plan.shape, &[check]);
+        let verdict = match engine.liveness().verify(model, &input, cancel) {
+            Err(e) => PointVerdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
+            Ok(outcome) => {
+                add(&mut result.timings, &outcome.timings);
+                result.states += outcome.statistics.states_stored;
+                match outcome.verdict {
+                    engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,
+                    engine::Verdict::Verified => PointVerdict::Verified,
+                    engine::Verdict::Inconclusive(why) => PointVerdict::Inconclusive(why),
+                    engine::Verdict::Violated { trace, .. } => PointVerdict::Violated(trace),
+                }
+            }
+        };
+        result.verdicts.push((check, verdict));
+    }
     while !open.is_empty() {
         let input = model::input(&point.ir, &plan.shape, &open);
         let outcome = match engine.verify(model, &input, cancel) {

@@ -579,6 +579,12 @@ impl<'a> Graph<'a> {
                     config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. }))
                 }
                 Applies::WithSpread => spread,
+                Applies::WithFeedback => {
+                    has(Role::Autoscaler)
+                        || has(Role::DeschedulerPolicy)
+                        || evictions
+                        || config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::GitopsSync))
+                }
                 Applies::WithDrainEvents => {
                     config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeDrain))
                 }

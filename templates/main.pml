@@ -282,6 +282,7 @@ inline mark_hpa(w) {
 {% if "pods-balanced" in check_names %}{% include "checks/pods_balanced.pml" %}{% endif %}
 {% if "rollout-completes" in check_names %}{% include "checks/rollout_completes.pml" %}{% endif %}
 {% if "drain-completes" in check_names and ir.node_drain %}{% include "checks/drain_completes.pml" %}{% endif %}
+{% if "eventually-stable" in check_names %}{% include "checks/eventually_stable.pml" %}{% endif %}
 
 /*
  * The topology, read in init from the file named by KIVI_INPUT: lines of
@@ -338,6 +339,7 @@ init {
 {% elif check == "pods-balanced" %}    if :: check_on[{{ k }}] -> run CheckPodsBalanced() :: else -> skip fi;
 {% elif check == "rollout-completes" %}    if :: check_on[{{ k }}] -> run CheckRolloutCompletes() :: else -> skip fi;
 {% elif check == "drain-completes" and ir.node_drain %}    if :: check_on[{{ k }}] -> run CheckDrainCompletes() :: else -> skip fi;
+{% elif check == "eventually-stable" %}    if :: check_on[{{ k }}] -> run CheckEventuallyStable() :: else -> skip fi;
 {% endif %}{% endfor %}    skip
   }
 }

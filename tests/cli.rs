@@ -630,8 +630,8 @@ macro_rules! kivi_case {
 kivi_case! {
     kivi_c1: "kivi-c1", 0, [("no-replica-oscillation", "violated"), ("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
     kivi_c1_safe: "kivi-c1-safe", 0, [("no-replica-oscillation", "verified"), ("pods-schedulable", "verified")];
-    kivi_c2: "kivi-c2", 1, [("min-replicas-available", "violated"), ("no-replica-oscillation", "violated"), ("pods-schedulable", "verified")];
-    kivi_c2_safe: "kivi-c2-safe", 0, [("min-replicas-available", "verified"), ("no-replica-oscillation", "verified"), ("pods-schedulable", "verified")];
+    kivi_c2: "kivi-c2", 1, [("min-replicas-available", "violated"), ("no-replica-oscillation", "violated"), ("pods-schedulable", "verified"), ("eventually-stable", "violated")];
+    kivi_c2_safe: "kivi-c2-safe", 0, [("min-replicas-available", "verified"), ("no-replica-oscillation", "verified"), ("pods-schedulable", "verified"), ("eventually-stable", "verified")];
     kivi_c3: "kivi-c3", 1, [("pods-schedulable", "violated")];
     kivi_c3_safe: "kivi-c3-safe", 0, [("pods-schedulable", "verified")];
     kivi_c4: "kivi-c4", 1, [("no-node-overload", "violated"), ("pods-schedulable", "verified")];
@@ -647,8 +647,8 @@ kivi_case! {
     antiaffinity_rollout_safe: "antiaffinity-rollout-safe", 0, [("rollout-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     tsc_conflicting: "tsc-conflicting", 1, [("pods-schedulable", "violated")];
     tsc_multiple_safe: "tsc-multiple-safe", 0, [("pods-schedulable", "verified")];
-    noexecute_reschedule_loop: "noexecute-reschedule-loop", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
-    noexecute_reschedule_loop_safe: "noexecute-reschedule-loop-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
+    noexecute_reschedule_loop: "noexecute-reschedule-loop", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified"), ("eventually-stable", "violated")];
+    noexecute_reschedule_loop_safe: "noexecute-reschedule-loop-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified"), ("eventually-stable", "verified")];
     kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
     zone_outage_spread: "zone-outage-spread", 1, [("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
     zone_outage_spread_safe: "zone-outage-spread-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
@@ -818,6 +818,39 @@ fn statefulset_pods_start_in_ordinal_order_and_daemonset_pods_on_every_node() {
             "one agent on {node}: {steps:#?}"
         );
     }
+}
+
+#[test]
+fn eventually_stable_violations_are_lassos() {
+    // A livelock: taint eviction and the ReplicaSet undo each other forever.
+    let steps = violation_steps("noexecute-reschedule-loop", "eventually-stable");
+    let cycle = steps
+        .iter()
+        .position(|s| s.starts_with("cycle: from here on, the steps below repeat forever"))
+        .unwrap_or_else(|| panic!("a cycle marker: {steps:#?}"));
+    let repeating = &steps[cycle + 1..];
+    assert!(
+        repeating
+            .iter()
+            .any(|s| s.starts_with("taint-eviction-controller: evicts")),
+        "{steps:#?}"
+    );
+    assert!(repeating.iter().any(|s| s.contains("creates pod")), "{steps:#?}");
+    // GitOps sync against the HPA (Kivi's c2): the replica count never settles.
+    let steps = violation_steps("kivi-c2", "eventually-stable");
+    let cycle = steps.iter().position(|s| s.starts_with("cycle:")).expect("a cycle");
+    assert!(
+        steps[cycle + 1..]
+            .iter()
+            .any(|s| s.starts_with("gitops-sync: re-applies")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps[cycle + 1..]
+            .iter()
+            .any(|s| s.starts_with("horizontal-pod-autoscaler:")),
+        "{steps:#?}"
+    );
 }
 
 #[test]

@@ -185,13 +185,32 @@ pub struct Engine {
     builds: Mutex<HashMap<String, Arc<BuildCell>>>,
     /// Bumped into the key: a change of how pans are built must not reuse old ones.
     salt: String,
+    /// A safety engine's twin for liveness checks (non-progress cycles), sharing its pans'
+    /// directory.
+    liveness: Option<Box<Engine>>,
 }
+
+/// The trace event that marks where a counterexample's cycle starts (pan -r prints
+/// `<<<<<START OF CYCLE>>>>>`); the events after it repeat forever.
+pub const CYCLE_START: i64 = -1;
 
 /// A pan being built or built: its directory, or why it could not be.
 type BuildCell = OnceLock<Result<PathBuf, Inconclusive>>;
 
 /// Bumped when the build or run protocol of pans changes.
 const BUILD_FORMAT: u32 = 1;
+
+/// What every pan build depends on besides its model.
+fn build_salt(tools: &Tools, options: &Options) -> String {
+    format!(
+        "{BUILD_FORMAT}\n{}\n{}\n{}\n{:?}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        tools.spin.display(),
+        tools.cc.display(),
+        options.search,
+        options.memory_mb
+    )
+}
 
 impl Engine {
     /// An engine whose pans go to `cache_dir` (created if needed), or to a temporary directory.
@@ -207,14 +226,22 @@ impl Engine {
                 (t.path().to_path_buf(), Some(t))
             }
         };
-        let salt = format!(
-            "{BUILD_FORMAT}\n{}\n{}\n{}\n{:?}\n{}",
-            env!("CARGO_PKG_VERSION"),
-            tools.spin.display(),
-            tools.cc.display(),
-            options.search,
-            options.memory_mb
-        );
+        let salt = build_salt(&tools, &options);
+        let liveness = matches!(options.search, Search::Safety { .. }).then(|| {
+            let options = Options {
+                search: Search::NonProgress,
+                ..options.clone()
+            };
+            Box::new(Engine {
+                tools: tools.clone(),
+                salt: build_salt(&tools, &options),
+                options,
+                root: root.clone(),
+                _temporary: None,
+                builds: Mutex::new(HashMap::new()),
+                liveness: None,
+            })
+        });
         Ok(Engine {
             tools,
             options,
@@ -222,7 +249,13 @@ impl Engine {
             _temporary: temporary,
             builds: Mutex::new(HashMap::new()),
             salt,
+            liveness,
         })
+    }
+
+    /// The engine for liveness checks: non-progress cycles (itself if it is one).
+    pub fn liveness(&self) -> &Engine {
+        self.liveness.as_deref().unwrap_or(self)
     }
 
     pub fn options(&self) -> &Options {
@@ -523,6 +556,12 @@ impl Run<'_> {
         let finished = self.launch(pan, self.options.time_limit, "pan -r")?;
         let mut events = Vec::new();
         for line in finished.stdout.lines() {
+            if line.contains("START OF CYCLE") {
+                events.push(TraceEvent {
+                    values: vec![CYCLE_START],
+                });
+                continue;
+            }
             let Some(rest) = line.trim_start().strip_prefix(TRACE_PREFIX) else {
                 continue;
             };

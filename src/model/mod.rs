@@ -45,6 +45,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "checks/pods_balanced.pml",
     "checks/rollout_completes.pml",
     "checks/drain_completes.pml",
+    "checks/eventually_stable.pml",
 );
 
 #[derive(Debug, thiserror::Error)]

@@ -351,6 +351,7 @@ end_descheduler:
          }
          skip
        }
-     }
+     }{% if "eventually-stable" in check_names %};
+       progress_descheduler_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
   od
 }

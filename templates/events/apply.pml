@@ -26,6 +26,7 @@ end_apply:
 {% endif %}{% endfor %}
          skip
        }
-     }
+     }{% if "eventually-stable" in check_names %};
+       progress_apply_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
   od
 }
