@@ -1342,6 +1342,11 @@ fn violations_come_with_fixes_the_model_checker_verified() {
         "pods-schedulable",
         "make podAntiAffinity term 0 (kubernetes.io/hostname)",
     );
+    expect(
+        "kivi-c2",
+        "eventually-stable",
+        "leave `spec.replicas` out of the manifest of Deployment/default/frontend",
+    );
     // A violation with no field to change gets no fix, and --no-fixes looks for none.
     assert!(fixes("kivi-c5", &[]).iter().all(|(_, f)| f.is_none()));
     assert!(fixes("kivi-c3", &["--no-fixes"]).iter().all(|(_, f)| f.is_none()));
