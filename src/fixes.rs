@@ -5,13 +5,14 @@
 //! Candidates come from the field the finding points at: a hard spread constraint's
 //! `maxSkew`, a required anti-affinity term's `topologyKey`, a PodDisruptionBudget's
 //! `minAvailable`/`maxUnavailable`, a Deployment's `maxSurge`, the `spec.replicas` of an
-//! autoscaled workload.
+//! autoscaled workload, a toleration's `tolerationSeconds`, a descheduler plugin.
 
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis::Analysis;
 use crate::engine::Engine;
 use crate::findings::Verdict;
+use crate::manifest::descheduler::PluginArgs;
 use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};
 use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::workload::UpdateStrategy;
@@ -32,12 +33,42 @@ pub struct Fix {
 /// A change to one field of one object.
 #[derive(Clone, Debug, PartialEq)]
 enum Edit {
-    ScheduleAnyway { object: usize, index: usize },
-    MaxSkew { object: usize, index: usize, to: i32 },
-    PreferAntiAffinity { object: usize, index: usize },
-    BudgetAllowsOne { object: usize },
-    OneAtATime { object: usize },
-    DropReplicas { object: usize },
+    ScheduleAnyway {
+        object: usize,
+        index: usize,
+    },
+    MaxSkew {
+        object: usize,
+        index: usize,
+        to: i32,
+    },
+    PreferAntiAffinity {
+        object: usize,
+        index: usize,
+    },
+    BudgetAllowsOne {
+        object: usize,
+    },
+    OneAtATime {
+        object: usize,
+    },
+    DropReplicas {
+        object: usize,
+    },
+    TolerateForever {
+        object: usize,
+        index: usize,
+    },
+    BalanceHardOnly {
+        object: usize,
+        profile: usize,
+        plugin: usize,
+    },
+    DisablePlugin {
+        object: usize,
+        profile: usize,
+        plugin: usize,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -113,6 +144,18 @@ fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
                         edit: Edit::DropReplicas { object },
                     });
                 }
+                for (index, t) in spec.tolerations.iter().enumerate() {
+                    if t.toleration_seconds.as_ref().is_some_and(|s| s.span == at) {
+                        out.push(Candidate {
+                            summary: format!(
+                                "remove `tolerationSeconds` from toleration {index} of {}, so its pods stay on the tainted node instead of being evicted and placed there again",
+                                o.id
+                            ),
+                            location: at,
+                            edit: Edit::TolerateForever { object, index },
+                        });
+                    }
+                }
                 if w.kind == WorkloadKind::Deployment
                     && let UpdateStrategy::RollingUpdate { max_surge, .. } = &w.strategy
                     && max_surge.span == at
@@ -125,6 +168,41 @@ fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
                         location: max_surge.span,
                         edit: Edit::OneAtATime { object },
                     });
+                }
+            }
+            Body::DeschedulerPolicy(policy) => {
+                // Policies are often unnamed files or ConfigMap keys.
+                let policy_name = if o.id.name.is_empty() {
+                    "the descheduler policy".to_string()
+                } else {
+                    o.id.to_string()
+                };
+                for (profile, pr) in policy.profiles.iter().enumerate() {
+                    for (plugin, pl) in pr.plugins.iter().enumerate() {
+                        if pl.name.span != at {
+                            continue;
+                        }
+                        if let PluginArgs::TopologySpread { constraints, .. } = &pl.args
+                            && constraints.contains(&WhenUnsatisfiable::ScheduleAnyway)
+                        {
+                            out.push(Candidate {
+                                summary: format!(
+                                    "let {} balance only `DoNotSchedule` constraints (`constraints: [DoNotSchedule]`, its default) in {policy_name}: the scheduler may break `ScheduleAnyway` ones again",
+                                    pl.name.value
+                                ),
+                                location: at,
+                                edit: Edit::BalanceHardOnly { object, profile, plugin },
+                            });
+                        }
+                        out.push(Candidate {
+                            summary: format!(
+                                "disable the descheduler plugin {} in {policy_name}, or exclude the workload from it (`namespaces` or `labelSelector`)",
+                                pl.name.value
+                            ),
+                            location: at,
+                            edit: Edit::DisablePlugin { object, profile, plugin },
+                        });
+                    }
                 }
             }
             Body::PodDisruptionBudget(p) => {
@@ -177,6 +255,38 @@ fn apply(objects: &mut [Object], edit: &Edit) {
                     .map_or(Span::default(), |f| f.span);
                 p.min_available = None;
                 p.max_unavailable = Some(Spanned::new(IntOrPercent::Int(1), span));
+            }
+        }
+        Edit::TolerateForever { object, index } => {
+            if let Some(t) = spec_mut(&mut objects[object]).and_then(|s| s.tolerations.get_mut(index)) {
+                t.toleration_seconds = None;
+            }
+        }
+        Edit::BalanceHardOnly {
+            object,
+            profile,
+            plugin,
+        } => {
+            if let Body::DeschedulerPolicy(p) = &mut objects[object].body
+                && let Some(PluginArgs::TopologySpread { constraints, .. }) = p
+                    .profiles
+                    .get_mut(profile)
+                    .and_then(|pr| pr.plugins.get_mut(plugin))
+                    .map(|pl| &mut pl.args)
+            {
+                *constraints = vec![WhenUnsatisfiable::DoNotSchedule];
+            }
+        }
+        Edit::DisablePlugin {
+            object,
+            profile,
+            plugin,
+        } => {
+            if let Body::DeschedulerPolicy(p) = &mut objects[object].body
+                && let Some(pr) = p.profiles.get_mut(profile)
+                && plugin < pr.plugins.len()
+            {
+                pr.plugins.remove(plugin);
             }
         }
         Edit::DropReplicas { object } => {

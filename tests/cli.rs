@@ -1343,11 +1343,21 @@ fn violations_come_with_fixes_the_model_checker_verified() {
         "make podAntiAffinity term 0 (kubernetes.io/hostname)",
     );
     expect(
+        "kivi-c8",
+        "no-eviction-loop",
+        "balance only `DoNotSchedule` constraints",
+    );
+    expect(
+        "noexecute-reschedule-loop",
+        "no-eviction-loop",
+        "remove `tolerationSeconds` from toleration 0",
+    );
+    expect(
         "kivi-c2",
         "eventually-stable",
         "leave `spec.replicas` out of the manifest of Deployment/default/frontend",
     );
     // A violation with no field to change gets no fix, and --no-fixes looks for none.
-    assert!(fixes("kivi-c5", &[]).iter().all(|(_, f)| f.is_none()));
+    assert!(fixes("kivi-c6", &[]).iter().all(|(_, f)| f.is_none()));
     assert!(fixes("kivi-c3", &["--no-fixes"]).iter().all(|(_, f)| f.is_none()));
 }
