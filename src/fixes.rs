@@ -69,6 +69,17 @@ enum Edit {
         profile: usize,
         plugin: usize,
     },
+    HardSpread {
+        object: usize,
+        index: usize,
+    },
+    DropNodeName {
+        object: usize,
+    },
+    DelayReadiness {
+        object: usize,
+        seconds: i64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -144,6 +155,31 @@ fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
                         edit: Edit::DropReplicas { object },
                     });
                 }
+                // Pods that double up on a node when another goes: make a soft spread hard.
+                if at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at) {
+                    for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
+                        if c.when_unsatisfiable.value == WhenUnsatisfiable::ScheduleAnyway {
+                            out.push(Candidate {
+                                summary: format!(
+                                    "set `whenUnsatisfiable: DoNotSchedule` on topologySpreadConstraints[{index}] ({}) of {}, so a replacement waits rather than doubling up",
+                                    c.topology_key.value, o.id
+                                ),
+                                location: c.when_unsatisfiable.span,
+                                edit: Edit::HardSpread { object, index },
+                            });
+                        }
+                    }
+                }
+                if let Some(n) = spec.node_name.as_ref().filter(|n| n.span == at) {
+                    out.push(Candidate {
+                        summary: format!(
+                            "remove `spec.nodeName: {}` from {}: the scheduler then places the pods on nodes whose taints they tolerate",
+                            n.value, o.id
+                        ),
+                        location: n.span,
+                        edit: Edit::DropNodeName { object },
+                    });
+                }
                 for (index, t) in spec.tolerations.iter().enumerate() {
                     if t.toleration_seconds.as_ref().is_some_and(|s| s.span == at) {
                         out.push(Candidate {
@@ -203,6 +239,36 @@ fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
                             edit: Edit::DisablePlugin { object, profile, plugin },
                         });
                     }
+                }
+            }
+            // Startup spikes the HPA counts: delay readiness past the startup phase, as the
+            // HPA ignores pods that are not ready.
+            Body::HorizontalPodAutoscaler(h) if h.max_replicas.span == at => {
+                let target = a.units[unit].members.iter().find(|m| {
+                    let t = &a.objects[m.object];
+                    t.id.kind == h.scale_target_ref.kind
+                        && t.id.name == h.scale_target_ref.name
+                        && t.id.namespace == o.id.namespace
+                });
+                if let Some(m) = target
+                    && let Some(startup) = a
+                        .config
+                        .workloads
+                        .get(&a.objects[m.object].id)
+                        .and_then(|w| w.startup.as_ref())
+                {
+                    let t = &a.objects[m.object];
+                    out.push(Candidate {
+                        summary: format!(
+                            "delay the readiness of {}'s pods past their {} s startup (`readinessProbe.initialDelaySeconds: {}`): the HPA ignores pods that are not ready, so their startup cpu no longer counts",
+                            t.id, startup.seconds, startup.seconds
+                        ),
+                        location: t.workload().map_or(t.span, |w| w.template.spec.span),
+                        edit: Edit::DelayReadiness {
+                            object: m.object,
+                            seconds: i64::from(startup.seconds),
+                        },
+                    });
                 }
             }
             Body::PodDisruptionBudget(p) => {
@@ -287,6 +353,23 @@ fn apply(objects: &mut [Object], edit: &Edit) {
                 && plugin < pr.plugins.len()
             {
                 pr.plugins.remove(plugin);
+            }
+        }
+        Edit::HardSpread { object, index } => {
+            if let Some(c) = spec_mut(&mut objects[object]).and_then(|s| s.topology_spread_constraints.get_mut(index)) {
+                c.when_unsatisfiable.value = WhenUnsatisfiable::DoNotSchedule;
+            }
+        }
+        Edit::DropNodeName { object } => {
+            if let Some(s) = spec_mut(&mut objects[object]) {
+                s.node_name = None;
+            }
+        }
+        Edit::DelayReadiness { object, seconds } => {
+            if let Some(s) = spec_mut(&mut objects[object]) {
+                for c in &mut s.containers {
+                    c.readiness_delay_seconds = Some(seconds);
+                }
             }
         }
         Edit::DropReplicas { object } => {
