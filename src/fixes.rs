@@ -103,193 +103,231 @@ fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
         let o = &a.objects[member.object];
         let object = member.object;
         match &o.body {
-            Body::Workload(w) => {
-                let spec = &w.template.spec;
-                for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
-                    if c.max_skew.span != at || c.when_unsatisfiable.value != WhenUnsatisfiable::DoNotSchedule {
-                        continue;
-                    }
-                    let key = &c.topology_key.value;
-                    out.push(Candidate {
-                        summary: format!(
-                            "set `whenUnsatisfiable: ScheduleAnyway` on topologySpreadConstraints[{index}] ({key}) of {}",
-                            o.id
-                        ),
-                        location: c.when_unsatisfiable.span,
-                        edit: Edit::ScheduleAnyway { object, index },
-                    });
-                    let to = c.max_skew.value.saturating_add(1);
-                    out.push(Candidate {
-                        summary: format!(
-                            "raise `maxSkew` of topologySpreadConstraints[{index}] ({key}) of {} to {to}",
-                            o.id
-                        ),
-                        location: c.max_skew.span,
-                        edit: Edit::MaxSkew { object, index, to },
-                    });
-                }
-                for (index, term) in spec.affinity.pod_anti.required.iter().enumerate() {
-                    if term.topology_key.span == at {
-                        out.push(Candidate {
-                            summary: format!(
-                                "make podAntiAffinity term {index} ({}) of {} preferred (`preferredDuringSchedulingIgnoredDuringExecution`) instead of required",
-                                term.topology_key.value, o.id
-                            ),
-                            location: term.topology_key.span,
-                            edit: Edit::PreferAntiAffinity { object, index },
-                        });
-                    }
-                }
-                // `spec.replicas` in Git fights the HPA that owns the count.
-                let autoscaled = a.units[unit].members.iter().any(|m| {
-                    matches!(&a.objects[m.object].body, Body::HorizontalPodAutoscaler(h)
-                        if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind)
-                });
-                if autoscaled && let Some(r) = w.replicas.as_ref().filter(|r| r.span == at) {
-                    out.push(Candidate {
-                        summary: format!(
-                            "leave `spec.replicas` out of the manifest of {}: its HorizontalPodAutoscaler owns the count",
-                            o.id
-                        ),
-                        location: r.span,
-                        edit: Edit::DropReplicas { object },
-                    });
-                }
-                // Pods that double up on a node when another goes: make a soft spread hard.
-                if at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at) {
-                    for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
-                        if c.when_unsatisfiable.value == WhenUnsatisfiable::ScheduleAnyway {
-                            out.push(Candidate {
-                                summary: format!(
-                                    "set `whenUnsatisfiable: DoNotSchedule` on topologySpreadConstraints[{index}] ({}) of {}, so a replacement waits rather than doubling up",
-                                    c.topology_key.value, o.id
-                                ),
-                                location: c.when_unsatisfiable.span,
-                                edit: Edit::HardSpread { object, index },
-                            });
-                        }
-                    }
-                }
-                if let Some(n) = spec.node_name.as_ref().filter(|n| n.span == at) {
-                    out.push(Candidate {
-                        summary: format!(
-                            "remove `spec.nodeName: {}` from {}: the scheduler then places the pods on nodes whose taints they tolerate",
-                            n.value, o.id
-                        ),
-                        location: n.span,
-                        edit: Edit::DropNodeName { object },
-                    });
-                }
-                for (index, t) in spec.tolerations.iter().enumerate() {
-                    if t.toleration_seconds.as_ref().is_some_and(|s| s.span == at) {
-                        out.push(Candidate {
-                            summary: format!(
-                                "remove `tolerationSeconds` from toleration {index} of {}, so its pods stay on the tainted node instead of being evicted and placed there again",
-                                o.id
-                            ),
-                            location: at,
-                            edit: Edit::TolerateForever { object, index },
-                        });
-                    }
-                }
-                if w.kind == WorkloadKind::Deployment
-                    && let UpdateStrategy::RollingUpdate { max_surge, .. } = &w.strategy
-                    && max_surge.span == at
-                {
-                    out.push(Candidate {
-                        summary: format!(
-                            "set `maxSurge: 0` and `maxUnavailable: 1` in the rolling update strategy of {}, so an old pod makes room first",
-                            o.id
-                        ),
-                        location: max_surge.span,
-                        edit: Edit::OneAtATime { object },
-                    });
-                }
-            }
-            Body::DeschedulerPolicy(policy) => {
-                // Policies are often unnamed files or ConfigMap keys.
-                let policy_name = if o.id.name.is_empty() {
-                    "the descheduler policy".to_string()
-                } else {
-                    o.id.to_string()
-                };
-                for (profile, pr) in policy.profiles.iter().enumerate() {
-                    for (plugin, pl) in pr.plugins.iter().enumerate() {
-                        if pl.name.span != at {
-                            continue;
-                        }
-                        if let PluginArgs::TopologySpread { constraints, .. } = &pl.args
-                            && constraints.contains(&WhenUnsatisfiable::ScheduleAnyway)
-                        {
-                            out.push(Candidate {
-                                summary: format!(
-                                    "let {} balance only `DoNotSchedule` constraints (`constraints: [DoNotSchedule]`, its default) in {policy_name}: the scheduler may break `ScheduleAnyway` ones again",
-                                    pl.name.value
-                                ),
-                                location: at,
-                                edit: Edit::BalanceHardOnly { object, profile, plugin },
-                            });
-                        }
-                        out.push(Candidate {
-                            summary: format!(
-                                "disable the descheduler plugin {} in {policy_name}, or exclude the workload from it (`namespaces` or `labelSelector`)",
-                                pl.name.value
-                            ),
-                            location: at,
-                            edit: Edit::DisablePlugin { object, profile, plugin },
-                        });
-                    }
-                }
-            }
+            Body::Workload(w) => workload_candidates(a, unit, object, o, w, at, &mut out),
+            Body::DeschedulerPolicy(policy) => descheduler_policy_candidates(object, o, policy, at, &mut out),
             // Startup spikes the HPA counts: delay readiness past the startup phase, as the
             // HPA ignores pods that are not ready.
             Body::HorizontalPodAutoscaler(h) if h.max_replicas.span == at => {
-                let target = a.units[unit].members.iter().find(|m| {
-                    let t = &a.objects[m.object];
-                    t.id.kind == h.scale_target_ref.kind
-                        && t.id.name == h.scale_target_ref.name
-                        && t.id.namespace == o.id.namespace
-                });
-                if let Some(m) = target
-                    && let Some(startup) = a
-                        .config
-                        .workloads
-                        .get(&a.objects[m.object].id)
-                        .and_then(|w| w.startup.as_ref())
-                {
-                    let t = &a.objects[m.object];
-                    out.push(Candidate {
-                        summary: format!(
-                            "delay the readiness of {}'s pods past their {} s startup (`readinessProbe.initialDelaySeconds: {}`): the HPA ignores pods that are not ready, so their startup cpu no longer counts",
-                            t.id, startup.seconds, startup.seconds
-                        ),
-                        location: t.workload().map_or(t.span, |w| w.template.spec.span),
-                        edit: Edit::DelayReadiness {
-                            object: m.object,
-                            seconds: i64::from(startup.seconds),
-                        },
-                    });
-                }
+                autoscaler_candidates(a, unit, o, h, &mut out)
             }
-            Body::PodDisruptionBudget(p) => {
-                let field = p.min_available.as_ref().or(p.max_unavailable.as_ref());
-                if let Some(f) = field.filter(|f| f.span == at) {
-                    let summary = if p.min_available.is_some() {
-                        format!("replace `minAvailable` with `maxUnavailable: 1` on {}", o.id)
-                    } else {
-                        format!("set `maxUnavailable: 1` on {}", o.id)
-                    };
-                    out.push(Candidate {
-                        summary,
-                        location: f.span,
-                        edit: Edit::BudgetAllowsOne { object },
-                    });
-                }
-            }
+            Body::PodDisruptionBudget(p) => budget_candidates(object, o, p, at, &mut out),
             _ => {}
         }
     }
     out
+}
+
+/// Changes to a workload's spread, affinity, tolerations, node name, replicas or strategy.
+fn workload_candidates(
+    a: &Analysis,
+    unit: usize,
+    object: usize,
+    o: &Object,
+    w: &crate::manifest::Workload,
+    at: Span,
+    out: &mut Vec<Candidate>,
+) {
+    let spec = &w.template.spec;
+    for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
+        if c.max_skew.span != at || c.when_unsatisfiable.value != WhenUnsatisfiable::DoNotSchedule {
+            continue;
+        }
+        let key = &c.topology_key.value;
+        out.push(Candidate {
+            summary: format!(
+                "set `whenUnsatisfiable: ScheduleAnyway` on topologySpreadConstraints[{index}] ({key}) of {}",
+                o.id
+            ),
+            location: c.when_unsatisfiable.span,
+            edit: Edit::ScheduleAnyway { object, index },
+        });
+        let to = c.max_skew.value.saturating_add(1);
+        out.push(Candidate {
+            summary: format!(
+                "raise `maxSkew` of topologySpreadConstraints[{index}] ({key}) of {} to {to}",
+                o.id
+            ),
+            location: c.max_skew.span,
+            edit: Edit::MaxSkew { object, index, to },
+        });
+    }
+    for (index, term) in spec.affinity.pod_anti.required.iter().enumerate() {
+        if term.topology_key.span == at {
+            out.push(Candidate {
+                    summary: format!(
+                        "make podAntiAffinity term {index} ({}) of {} preferred (`preferredDuringSchedulingIgnoredDuringExecution`) instead of required",
+                        term.topology_key.value, o.id
+                    ),
+                    location: term.topology_key.span,
+                    edit: Edit::PreferAntiAffinity { object, index },
+                });
+        }
+    }
+    // `spec.replicas` in Git fights the HPA that owns the count.
+    let autoscaled = a.units[unit].members.iter().any(|m| {
+        matches!(&a.objects[m.object].body, Body::HorizontalPodAutoscaler(h)
+                if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind)
+    });
+    if autoscaled && let Some(r) = w.replicas.as_ref().filter(|r| r.span == at) {
+        out.push(Candidate {
+            summary: format!(
+                "leave `spec.replicas` out of the manifest of {}: its HorizontalPodAutoscaler owns the count",
+                o.id
+            ),
+            location: r.span,
+            edit: Edit::DropReplicas { object },
+        });
+    }
+    // Pods that double up on a node when another goes: make a soft spread hard.
+    if at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at) {
+        for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
+            if c.when_unsatisfiable.value == WhenUnsatisfiable::ScheduleAnyway {
+                out.push(Candidate {
+                        summary: format!(
+                            "set `whenUnsatisfiable: DoNotSchedule` on topologySpreadConstraints[{index}] ({}) of {}, so a replacement waits rather than doubling up",
+                            c.topology_key.value, o.id
+                        ),
+                        location: c.when_unsatisfiable.span,
+                        edit: Edit::HardSpread { object, index },
+                    });
+            }
+        }
+    }
+    if let Some(n) = spec.node_name.as_ref().filter(|n| n.span == at) {
+        out.push(Candidate {
+                summary: format!(
+                    "remove `spec.nodeName: {}` from {}: the scheduler then places the pods on nodes whose taints they tolerate",
+                    n.value, o.id
+                ),
+                location: n.span,
+                edit: Edit::DropNodeName { object },
+            });
+    }
+    for (index, t) in spec.tolerations.iter().enumerate() {
+        if t.toleration_seconds.as_ref().is_some_and(|s| s.span == at) {
+            out.push(Candidate {
+                    summary: format!(
+                        "remove `tolerationSeconds` from toleration {index} of {}, so its pods stay on the tainted node instead of being evicted and placed there again",
+                        o.id
+                    ),
+                    location: at,
+                    edit: Edit::TolerateForever { object, index },
+                });
+        }
+    }
+    if w.kind == WorkloadKind::Deployment
+        && let UpdateStrategy::RollingUpdate { max_surge, .. } = &w.strategy
+        && max_surge.span == at
+    {
+        out.push(Candidate {
+                summary: format!(
+                    "set `maxSurge: 0` and `maxUnavailable: 1` in the rolling update strategy of {}, so an old pod makes room first",
+                    o.id
+                ),
+                location: max_surge.span,
+                edit: Edit::OneAtATime { object },
+            });
+    }
+}
+
+/// Changes to the descheduler plugin a finding points at.
+fn descheduler_policy_candidates(
+    object: usize,
+    o: &Object,
+    policy: &crate::manifest::DeschedulerPolicy,
+    at: Span,
+    out: &mut Vec<Candidate>,
+) {
+    // Policies are often unnamed files or ConfigMap keys.
+    let policy_name = if o.id.name.is_empty() {
+        "the descheduler policy".to_string()
+    } else {
+        o.id.to_string()
+    };
+    for (profile, pr) in policy.profiles.iter().enumerate() {
+        for (plugin, pl) in pr.plugins.iter().enumerate() {
+            if pl.name.span != at {
+                continue;
+            }
+            if let PluginArgs::TopologySpread { constraints, .. } = &pl.args
+                && constraints.contains(&WhenUnsatisfiable::ScheduleAnyway)
+            {
+                out.push(Candidate {
+                        summary: format!(
+                            "let {} balance only `DoNotSchedule` constraints (`constraints: [DoNotSchedule]`, its default) in {policy_name}: the scheduler may break `ScheduleAnyway` ones again",
+                            pl.name.value
+                        ),
+                        location: at,
+                        edit: Edit::BalanceHardOnly { object, profile, plugin },
+                    });
+            }
+            out.push(Candidate {
+                    summary: format!(
+                        "disable the descheduler plugin {} in {policy_name}, or exclude the workload from it (`namespaces` or `labelSelector`)",
+                        pl.name.value
+                    ),
+                    location: at,
+                    edit: Edit::DisablePlugin { object, profile, plugin },
+                });
+        }
+    }
+}
+
+/// Changes for an HPA that oscillates: readiness past a configured startup.
+fn autoscaler_candidates(
+    a: &Analysis,
+    unit: usize,
+    o: &Object,
+    h: &crate::manifest::HorizontalPodAutoscaler,
+    out: &mut Vec<Candidate>,
+) {
+    let target = a.units[unit].members.iter().find(|m| {
+        let t = &a.objects[m.object];
+        t.id.kind == h.scale_target_ref.kind && t.id.name == h.scale_target_ref.name && t.id.namespace == o.id.namespace
+    });
+    if let Some(m) = target
+        && let Some(startup) = a
+            .config
+            .workloads
+            .get(&a.objects[m.object].id)
+            .and_then(|w| w.startup.as_ref())
+    {
+        let t = &a.objects[m.object];
+        out.push(Candidate {
+                summary: format!(
+                    "delay the readiness of {}'s pods past their {} s startup (`readinessProbe.initialDelaySeconds: {}`): the HPA ignores pods that are not ready, so their startup cpu no longer counts",
+                    t.id, startup.seconds, startup.seconds
+                ),
+                location: t.workload().map_or(t.span, |w| w.template.spec.span),
+                edit: Edit::DelayReadiness {
+                    object: m.object,
+                    seconds: i64::from(startup.seconds),
+                },
+            });
+    }
+}
+
+/// A PodDisruptionBudget that allows one disruption.
+fn budget_candidates(
+    object: usize,
+    o: &Object,
+    p: &crate::manifest::PodDisruptionBudget,
+    at: Span,
+    out: &mut Vec<Candidate>,
+) {
+    let field = p.min_available.as_ref().or(p.max_unavailable.as_ref());
+    if let Some(f) = field.filter(|f| f.span == at) {
+        let summary = if p.min_available.is_some() {
+            format!("replace `minAvailable` with `maxUnavailable: 1` on {}", o.id)
+        } else {
+            format!("set `maxUnavailable: 1` on {}", o.id)
+        };
+        out.push(Candidate {
+            summary,
+            location: f.span,
+            edit: Edit::BudgetAllowsOne { object },
+        });
+    }
 }
 
 fn apply(objects: &mut [Object], edit: &Edit) {
