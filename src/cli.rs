@@ -169,7 +169,7 @@ struct ScanArgs {
     #[arg(long)]
     pre_commit: bool,
 
-    /// Do not look for fixes (each candidate fix of a violation costs a search of its unit).
+    /// Do not look for fixes (each candidate fix of a violation costs a model-checker run).
     #[arg(long)]
     no_fixes: bool,
 }

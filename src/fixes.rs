@@ -1,6 +1,7 @@
 //! Fixes: for a violation, the most likely one-field change to the manifests. Each candidate
-//! is applied to a copy of the unit's objects and the violated check is searched again; only a
-//! change the model checker verifies is suggested.
+//! is applied to a copy of the unit's objects and the violated check is verified again on the
+//! cluster where the counterexample was found (one topology, so a fix costs one pan run, not
+//! a search); only a change the model checker verifies there is suggested.
 //!
 //! Candidates come from the field the finding points at: a hard spread constraint's
 //! `maxSkew`, a required anti-affinity term's `topologyKey`, a PodDisruptionBudget's
@@ -28,6 +29,8 @@ pub struct Fix {
     pub summary: String,
     /// The field to change.
     pub location: Span,
+    /// The cluster it was verified on (the counterexample's nodes).
+    pub verified_on: String,
 }
 
 /// A change to one field of one object.
@@ -431,14 +434,28 @@ fn apply(objects: &mut [Object], edit: &Edit) {
 }
 
 /// The analysis with `edit` applied and unit `unit` checking `check` only.
-fn edited(a: &Analysis, unit: usize, check: &'static str, edit: &Edit) -> Analysis {
+/// The analysis with `edit` applied, unit `unit` checking `check` only, and the pools at the
+/// counterexample's node counts (for `Scale::Current`).
+fn edited(
+    a: &Analysis,
+    unit: usize,
+    check: &'static str,
+    edit: &Edit,
+    at: Option<&crate::model::Topology>,
+) -> Analysis {
     let mut objects = a.objects.clone();
     apply(&mut objects, edit);
     let mut units = a.units.clone();
     units[unit].checks = vec![check];
+    let mut config = a.config.clone();
+    if let Some(t) = at {
+        for (pool, &n) in config.cluster.pools.iter_mut().zip(&t.nodes_per_pool) {
+            pool.count = n;
+        }
+    }
     Analysis {
         sources: a.sources.clone(),
-        config: a.config.clone(),
+        config,
         scopes: a.scopes.clone(),
         objects,
         skipped: Vec::new(),
@@ -450,8 +467,9 @@ fn edited(a: &Analysis, unit: usize, check: &'static str, edit: &Edit) -> Analys
     }
 }
 
-/// Find a verified fix for every located violation of `results`. Each candidate costs one
-/// search of its unit, restricted to the violated check; the first that verifies is kept.
+/// Find a verified fix for every located violation of `results`. Each candidate costs one run
+/// of its unit on the counterexample's cluster, restricted to the violated check; the first
+/// that verifies is kept.
 pub fn suggest(
     a: &Analysis,
     results: &mut [UnitResult],
@@ -460,6 +478,13 @@ pub fn suggest(
     options: &scaling::Options,
     cancel: &AtomicBool,
 ) {
+    let one_topology = scaling::Options {
+        emit_models: None,
+        result_cache: options.result_cache.clone(),
+        jobs: options.jobs,
+        scale: scaling::Scale::Current,
+        all: false,
+    };
     for r in results.iter_mut() {
         for c in r.results.iter_mut() {
             let Verdict::Violated { location: Some(at), .. } = &c.verdict else {
@@ -469,8 +494,8 @@ pub fn suggest(
                 if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
-                let fixed = edited(a, r.unit, c.check, &candidate.edit);
-                let again = scaling::verify(&fixed, &[r.unit], generator, engine, options, cancel, &|_| {});
+                let fixed = edited(a, r.unit, c.check, &candidate.edit, c.topology.as_ref());
+                let again = scaling::verify(&fixed, &[r.unit], generator, engine, &one_topology, cancel, &|_| {});
                 let holds = again
                     .first()
                     .and_then(|u| u.results.iter().find(|x| x.check == c.check))
@@ -483,9 +508,11 @@ pub fn suggest(
                     if holds { "verified" } else { "still fails" }
                 );
                 if holds {
+                    let on = crate::model::Topology::current(&fixed.config);
                     c.fix = Some(Fix {
                         summary: candidate.summary,
                         location: candidate.location,
+                        verified_on: scaling::describe(&fixed, r.unit, &on),
                     });
                     break;
                 }

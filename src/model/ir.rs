@@ -296,6 +296,10 @@ pub struct Scoring {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Ir {
+    /// The workloads that roll out (1-based), those whose pods have hard spread constraints or
+    /// required pod (anti-)affinity first: their rollouts are the likelier to get stuck, and
+    /// the depth-first search then meets them first. The order changes no verdict.
+    pub rollout_order: Vec<usize>,
     pub nodes: Vec<IrNode>,
     /// 1-based in the model; index 0 is a placeholder.
     pub templates: Vec<IrTemplate>,
@@ -670,8 +674,19 @@ pub fn build(
                 }),
         )
         .collect();
+    let mut rollout_order: Vec<usize> = workloads
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.rollout.is_some())
+        .map(|(i, _)| i + 1)
+        .collect();
+    rollout_order.sort_by_key(|&i| {
+        let t = &templates[workloads[i - 1].template - 1];
+        (std::cmp::Reverse(t.hard.len() + t.affinity_terms.len()), i)
+    });
     Ok((
         Ir {
+            rollout_order,
             nodes,
             templates,
             workloads,

@@ -114,10 +114,12 @@ impl<'a> Finding<'a> {
 
     /// `Fix (verified by kivi-lint): … (file:line).`, when the search found one.
     pub fn fix_line(&self) -> Option<String> {
-        self.outcome
-            .fix
-            .as_ref()
-            .map(|f| format!("Fix (verified by kivi-lint): {} ({}:{}).", f.summary, f.file, f.line))
+        self.outcome.fix.as_ref().map(|f| {
+            format!(
+                "Fix (verified by kivi-lint on {}): {} ({}:{}).",
+                f.verified_on, f.summary, f.file, f.line
+            )
+        })
     }
 
     /// A key that stays the same while the same check fails on the same object of the same

@@ -173,7 +173,10 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
         at: f.region().map(|r| format!("{}:{}", r.file, r.line)),
         excerpt: f.region().map(|r| sources.excerpt(r.file, r.line)).unwrap_or_default(),
         suppressed: o.suppression.as_ref().map(|s| s.justification.clone()),
-        fix: o.fix.as_ref().map(|f| format!("{} ({}:{})", f.summary, f.file, f.line)),
+        fix: o
+            .fix
+            .as_ref()
+            .map(|f| format!("{} ({}:{}; verified on {})", f.summary, f.file, f.line, f.verified_on)),
         topology: o.topology.as_ref().map(|t| t.description.clone()),
         groups: groups.into_iter().collect(),
         steps: o

@@ -131,9 +131,10 @@ pub fn results(r: &Report, color: bool) -> String {
                         let at = format!(" — {}:{}", f.file, f.line);
                         let _ = writeln!(
                             out,
-                            "    {} {} (verified: the check holds with it){}",
+                            "    {} {} (verified on {}: the check holds with it){}",
                             paint(color, green, "fix:"),
                             f.summary,
+                            f.verified_on,
                             paint(color, dim, &at)
                         );
                     }

@@ -99,7 +99,8 @@ fn details(e: &Emit, f: &Finding) -> String {
     if let Some(fix) = &f.outcome.fix {
         let _ = writeln!(
             out,
-            "**Fix** (verified by kivi-lint): {} (`{}:{}`).\n",
+            "**Fix** (verified by kivi-lint on {}): {} (`{}:{}`).\n",
+            fix.verified_on,
             fix.summary,
             e.uri(&fix.file),
             fix.line

@@ -286,6 +286,9 @@ pub struct StepOut {
 #[serde(rename_all = "camelCase")]
 pub struct FixOut {
     pub summary: String,
+    /// The cluster the fix was verified on.
+    #[serde(default)]
+    pub verified_on: String,
     pub file: String,
     pub line: u32,
     pub column: u32,
@@ -607,6 +610,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             end_column: at.end_column,
             fix: c.fix.as_ref().map(|f| FixOut {
                 summary: f.summary.clone(),
+                verified_on: f.verified_on.clone(),
                 file: a.sources.path(f.location.file).display().to_string(),
                 line: f.location.start.line,
                 column: f.location.start.column,

@@ -173,7 +173,7 @@ fn result(e: &Emit, f: &Finding) -> Value {
             "summary": fix.summary,
             "uri": e.uri(&fix.file),
             "line": fix.line,
-            "verified": true,
+            "verifiedOn": fix.verified_on,
         });
     }
     let steps: Vec<Value> = o

@@ -13,9 +13,9 @@ end_rollout:
        QUIESCENT && ENVIRONMENT_SETTLED && !rollout_applied ->
        rollout_applied = 1;
        if
-{% for w in ir.workloads %}{% if w.rollout %}
-       :: !rolled[{{ loop.index }}] -> rolled[{{ loop.index }}] = 1; printf("KIVI:25:{{ loop.index }}\n"); mark_dc({{ loop.index }})
-{% endif %}{% endfor %}
+{% for wi in ir.rollout_order %}
+       :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:25:{{ wi }}\n"); mark_dc({{ wi }})
+{% endfor %}
        fi
      }{% if "eventually-stable" in check_names %};
        progress_rollout_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
