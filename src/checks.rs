@@ -78,6 +78,9 @@ pub struct Check {
     pub example: &'static str,
     /// The usual ways out.
     pub fixes: &'static [&'static str],
+    /// Runs without being listed in `checks.enable`. New checks that cost a search of their
+    /// own start off (opt-in), so upgrades neither slow down nor break existing pipelines.
+    pub default_enabled: bool,
 }
 
 /// Where kivi-lint and its rule documentation live.
@@ -103,6 +106,9 @@ impl Check {
     /// Definition, example and fixes as plain text (`kivi-lint explain`, SARIF `help.text`).
     pub fn help_text(&self) -> String {
         let mut out = format!("{}\n\nExample: {}\n\nUsual fixes:\n", self.definition, self.example);
+        if !self.default_enabled {
+            out = format!("Off unless the config's `checks.enable` lists it.\n\n{out}");
+        }
         for f in self.fixes {
             out.push_str(&format!("- {f}\n"));
         }
@@ -116,9 +122,14 @@ impl Check {
     /// The same as Markdown (SARIF `help.markdown`, `kivi-lint rules --format markdown`).
     pub fn help_markdown(&self) -> String {
         let mut out = format!(
-            "{}\n\n**Default level:** {}\n\n**Example.** {}\n\n**Usual fixes**\n\n",
+            "{}\n\n**Default level:** {}{}\n\n**Example.** {}\n\n**Usual fixes**\n\n",
             self.definition,
             self.level.as_str(),
+            if self.default_enabled {
+                ""
+            } else {
+                "; off unless `checks.enable` lists it (it costs a search of its own)"
+            },
             self.example
         );
         for f in self.fixes {
@@ -162,6 +173,7 @@ pub const CHECKS: &[Check] = &[
         params: &[],
         tags: &["reliability", "scheduling", "topology-spread", "affinity"],
         example: "A Deployment with 6 replicas and a required `topologySpreadConstraint` on `topology.kubernetes.io/zone` (maxSkew 1) runs on 3 zones of which one has a single small node: once the HPA scales to 6, the sixth pod has no zone where it keeps the skew and stays Pending.",
+        default_enabled: true,
         fixes: &[
             "Use `whenUnsatisfiable: ScheduleAnyway` for spread constraints that are a preference, not a rule.",
             "Give every zone (or node pool) the capacity for maxReplicas / zones pods, or lower the HPA's maxReplicas.",
@@ -189,6 +201,7 @@ pub const CHECKS: &[Check] = &[
         }],
         tags: &["reliability", "availability", "disruption", "hpa"],
         example: "A PodDisruptionBudget allows 1 unavailable pod of a 3-replica Deployment, but the descheduler also evicts a pod whose replacement cannot be scheduled: available replicas fall to 1.",
+        default_enabled: true,
         fixes: &[
             "Set a PodDisruptionBudget that matches the availability you need.",
             "Leave room in the cluster for a replacement pod (requests below allocatable with one node gone).",
@@ -206,6 +219,7 @@ pub const CHECKS: &[Check] = &[
         params: &[],
         tags: &["reliability", "autoscaling", "hpa"],
         example: "A container's startup cpu is far above its steady cpu and the HPA's target sits between them: each new pod pushes utilisation over the target, the HPA scales to maxReplicas, and scales back once the pods settle, again and again.",
+        default_enabled: true,
         fixes: &[
             "Raise the HPA's target utilisation above the startup burst, or lower the startup burst.",
             "Add a scale-down stabilisation window (`behavior.scaleDown.stabilizationWindowSeconds`).",
@@ -228,6 +242,7 @@ pub const CHECKS: &[Check] = &[
         }],
         tags: &["reliability", "descheduler", "taints", "scheduling"],
         example: "The descheduler's RemovePodsViolatingTopologySpreadConstraint evicts a pod that the scheduler can only place on the same node again, because a node affinity pins it there: evict, recreate, evict, forever.",
+        default_enabled: true,
         fixes: &[
             "Align the descheduler's plugins with the scheduler's constraints (the same spread constraints, affinity and taints).",
             "Exclude the workload from the plugin (namespaces or labelSelector in the policy).",
@@ -245,6 +260,7 @@ pub const CHECKS: &[Check] = &[
         params: &[],
         tags: &["reliability", "resources", "capacity"],
         example: "Pods whose cpu request is a fraction of their usage pack onto one node; it overloads and restarts, the pods come back to the same node and overload it again.",
+        default_enabled: true,
         fixes: &[
             "Set requests at the pods' real usage so the scheduler does not overcommit nodes.",
             "Set limits, or spread the pods with anti-affinity or a topology spread constraint.",
@@ -265,6 +281,7 @@ pub const CHECKS: &[Check] = &[
         }],
         tags: &["reliability", "scheduling", "topology-spread", "balance"],
         example: "After a node comes back from maintenance, all replicas stay on the other nodes because a soft spread constraint never moves running pods and no descheduler rebalances them.",
+        default_enabled: true,
         fixes: &[
             "Run the descheduler's RemovePodsViolatingTopologySpreadConstraint or RemoveDuplicates.",
             "Use a required (DoNotSchedule) spread constraint when balance matters.",
@@ -286,6 +303,7 @@ pub const CHECKS: &[Check] = &[
         params: &[],
         tags: &["reliability", "rollout", "deployment", "affinity"],
         example: "A Deployment with required pod anti-affinity on the hostname runs one pod on each of 3 nodes with `maxSurge: 1, maxUnavailable: 0`: the surge pod of the new revision fits on no node, no old pod may go first, and the rollout never finishes.",
+        default_enabled: true,
         fixes: &[
             "Allow `maxUnavailable: 1` (or more) so that an old pod makes room first.",
             "Have more nodes than replicas when pods must not share nodes.",
@@ -309,6 +327,7 @@ pub const CHECKS: &[Check] = &[
         example: "A Deployment with 2 replicas and a PodDisruptionBudget with `minAvailable: 2`: \
                   the Eviction API refuses every eviction, so `kubectl drain` of a node running \
                   one of its pods retries forever and node upgrades stall.",
+        default_enabled: true,
         fixes: &[
             "Allow at least one disruption: `maxUnavailable: 1` on the PodDisruptionBudget, or `minAvailable` below the replicas (and below the HPA's minReplicas).",
             "Run more replicas than the budget's minimum, spread over nodes, so an evicted pod's replacement can run elsewhere first.",
@@ -332,6 +351,7 @@ pub const CHECKS: &[Check] = &[
         tags: &["reliability", "liveness", "convergence", "controllers"],
         example: "A GitOps tool re-applies `spec.replicas: 2` from Git while an HPA scales the \
                   same Deployment to 3: each undoes the other, forever, with no change of load.",
+        default_enabled: false,
         fixes: &[
             "Leave `spec.replicas` out of the manifest of an autoscaled workload (the HPA owns it), or make the GitOps tool ignore the field.",
             "Give every pod a place to run at the workload's desired size (requests, spread, affinity), so the cluster can settle.",

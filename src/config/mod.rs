@@ -128,8 +128,15 @@ pub struct ChecksConfig {
 }
 
 impl ChecksConfig {
+    /// A check runs when `enable` lists it, or when `enable` is empty and the check is on by
+    /// default; `disable` always wins.
     pub fn is_enabled(&self, id: &str) -> bool {
-        (self.enable.is_empty() || self.enable.contains(&id)) && !self.disable.contains(&id)
+        let by_default = crate::checks::find(id).is_none_or(|c| c.default_enabled);
+        (if self.enable.is_empty() {
+            by_default
+        } else {
+            self.enable.contains(&id)
+        }) && !self.disable.contains(&id)
     }
 }
 

@@ -206,6 +206,7 @@ pub fn rules(format: RulesFormat) -> String {
                         "summary": c.summary,
                         "definition": c.definition,
                         "tags": c.tags,
+                        "defaultEnabled": c.default_enabled,
                         "example": c.example,
                         "fixes": c.fixes,
                         "helpUri": c.help_uri(),
