@@ -82,8 +82,11 @@ fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
         7 => pod(Change::PodRemoved),
         10 | 17 | 28 => node(Change::NodeDown),
         11 | 19 | 30 => node(Change::NodeUp),
-        31 => node(Change::NodeCordoned),
+        31 | 41 => node(Change::NodeCordoned),
         33 => node(Change::NodeUncordoned),
+        40 => node(Change::NodeUp),
+        42 => pod_on(Change::PodRemoved),
+        44 => node(Change::NodeDown),
         _ => return None,
     })
 }
@@ -696,6 +699,75 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: budgets.first().map(|b| budget_span(b)),
                 }
             }
+            40 => {
+                let zone = usize::try_from(at(1) - 1)
+                    .ok()
+                    .and_then(|i| names.node_zones.get(i).cloned().flatten());
+                let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
+                Told {
+                    actor: "cluster-autoscaler",
+                    message: format!(
+                        "adds {} to pool {} for the Pending pods{}",
+                        namer.node(at(1)),
+                        pool.map_or("?", |p| p.0.as_str()),
+                        match zone {
+                            Some(z) => format!("; the cloud starts it in {z}"),
+                            None => String::new(),
+                        }
+                    ),
+                    location: pool.map(|p| p.1),
+                }
+            }
+            41 => Told {
+                actor: "cluster-autoscaler",
+                message: format!(
+                    "{} is unneeded (its pods request under the scale-down threshold and fit elsewhere): taints it and drains it",
+                    namer.node(at(1))
+                ),
+                location: None,
+            },
+            42 => {
+                let budgets = namer.budgets_of_slot(at(1));
+                Told {
+                    actor: "cluster-autoscaler",
+                    message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),
+                    location: budgets.first().map(|b| budget_span(b)),
+                }
+            }
+            43 => {
+                let budgets = namer.budgets_of_slot(at(1));
+                Told {
+                    actor: "cluster-autoscaler",
+                    message: format!(
+                        "cannot evict {}: its PodDisruptionBudget has no disruption left; {} stays",
+                        namer.pod(at(1)),
+                        namer.node(at(2))
+                    ),
+                    location: budgets.first().map(|b| budget_span(b)),
+                }
+            }
+            45 => {
+                let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
+                Told {
+                    actor: "cluster-autoscaler",
+                    message: match pool {
+                        Some((name, _)) => format!(
+                            "no scale-up for {}: it would not fit a new node of pool {name} either (the autoscaler simulates one in the pool's first zone)",
+                            namer.pod(at(1))
+                        ),
+                        None => format!(
+                            "no scale-up for {}: every pool it scales is at its max",
+                            namer.pod(at(1))
+                        ),
+                    },
+                    location: pool.map(|p| p.1),
+                }
+            }
+            44 => Told {
+                actor: "cluster-autoscaler",
+                message: format!("deletes the drained {}", namer.node(at(1))),
+                location: None,
+            },
             33 => Told {
                 actor: "node-drain",
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),

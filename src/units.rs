@@ -615,9 +615,11 @@ pub fn pool_admits(pool: &NodePool, spec: &PodSpec) -> bool {
     if !tolerates_for_scheduling(&spec.tolerations, &pool.taints) {
         return false;
     }
-    (1..=pool.max.max(pool.count).max(1)).any(|i| {
+    // Every zone of a pool that spans zones has a node among the first `zones.len()`.
+    let nodes = pool.max.max(pool.count).max(pool.zones.len() as u32).max(1);
+    (1..=nodes).any(|i| {
         let name = pool.node_name(i);
-        let labels = pool.node_labels(&name);
+        let labels = pool.node_labels(i);
         spec.node_name.as_ref().is_none_or(|n| n.value == name)
             && spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
             && spec

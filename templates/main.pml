@@ -26,6 +26,7 @@ hidden byte pod_count;
 #define BUDGETS {{ ir.disruption_budgets|length }}
 #define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
 #define CHECKS {{ check_names|length }}
+#define SCALING_POOLS {{ (ir.cluster_autoscaler.pools|length) if ir.cluster_autoscaler else 1 }}
 
 /* Pod phases. */
 #define FREE 0          /* an unused slot */
@@ -77,7 +78,19 @@ byte dc_work;                   /* workloads with dc_dirty */
 byte hpa_work;                  /* workloads with hpa_dirty */
 byte taint_work;                /* RUNNING pods on nodes with a NoExecute taint they do not tolerate */
 
+{% if ir.cluster_autoscaler %}
+/* cluster-autoscaler: nodes that do not exist (yet, or any more), nodes per scaled pool, the
+   pools a scale-up would help (bit k), the node being deleted. */
+bit absent[MAX_NODES + 1];
+byte pool_nodes[SCALING_POOLS + 1];
+int scale_up_wanted;
+byte ca_removing;
+#define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0 && scale_up_wanted == 0 && ca_removing == 0)
+{% else %}
+hidden byte absent[MAX_NODES + 1];
+hidden byte pool_nodes[SCALING_POOLS + 1];
 #define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0)
+{% endif %}
 /* No environment change is under way that will undo itself (a node coming back). */
 #define ENVIRONMENT_SETTLED (in_maintenance == 0 && restarting == 0 && nodes_down == 0 && lost_work == 0 && draining == 0)
 #define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
@@ -156,6 +169,11 @@ hidden int ds_taint_bad[TEMPLATES + 1];     /* descheduler: nodes whose taints t
 hidden int ds_affinity_bad[TEMPLATES + 1];  /* descheduler: nodes that fail the template's required node affinity */
 hidden int ds_pods_allocatable[MAX_NODES + 1];
 hidden byte check_on[CHECKS + 1];              /* the checks this run monitors */
+hidden byte node_pool[MAX_NODES + 1];          /* cluster-autoscaler: the node's scaled pool, 0 for none */
+hidden byte node_zone[MAX_NODES + 1];          /* ... its zone among the pool's zones */
+hidden byte pool_min[SCALING_POOLS + 1];
+hidden byte pool_max[SCALING_POOLS + 1];
+hidden byte pool_zones[SCALING_POOLS + 1];
 
 #define BIT(mask, i) (((mask) >> (i)) & 1)
 /* IntOrString fields: a count, or a percentage stored negated. */
@@ -191,7 +209,8 @@ inline retry_unschedulable() {
     :: else -> skip
     fi
   }  /* a d_step must not end in a loop: the loop's exit would leave it */
-  skip
+{% if ir.cluster_autoscaler %}  scale_up_wanted = 0;  /* the scheduler tells again what a new node would help */
+{% endif %}  skip
 }
 
 /* The environment took pods of w away with their node: min-replicas-available waits for its
@@ -264,6 +283,7 @@ inline mark_hpa(w) {
 {% if autoscaled %}{% include "controllers/autoscaler.pml" %}{% endif %}
 {% if shape.taints %}{% include "controllers/taint_eviction.pml" %}{% endif %}
 {% if ir.descheduler %}{% include "controllers/descheduler.pml" %}{% endif %}
+{% if ir.cluster_autoscaler %}{% include "controllers/cluster_autoscaler.pml" %}{% endif %}
 {% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
 {% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
 {% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
@@ -321,6 +341,7 @@ init {
     run Kubelet();
 {% if autoscaled %}    run Autoscaler();
 {% endif %}{% if shape.taints %}    run TaintEviction();
+{% endif %}{% if ir.cluster_autoscaler %}    run ClusterAutoscaler();
 {% endif %}{% if ir.descheduler %}    run Descheduler();
 {% endif %}{% if ir.load_change %}    run LoadChange();
 {% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();

@@ -666,6 +666,57 @@ kivi_case! {
     lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
     apply_drops_replicas: "apply-drops-replicas", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
     apply_drops_replicas_safe: "apply-drops-replicas-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    autoscaler_zone_template: "autoscaler-zone-template", 1, [("pods-schedulable", "violated")];
+    autoscaler_zone_template_safe: "autoscaler-zone-template-safe", 0, [("pods-schedulable", "verified")];
+    autoscaler_scale_down_downtime: "autoscaler-scale-down-downtime", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
+    autoscaler_scale_down_downtime_safe: "autoscaler-scale-down-downtime-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+}
+
+/// The cluster autoscaler's trace says what it did and why it did not help: the node the cloud
+/// started in the wrong zone, and the scale-up that never came (kubernetes/autoscaler#4848).
+#[test]
+fn autoscaler_traces_name_the_zone_and_the_missing_scale_up() {
+    let out = common::stdout_of(
+        &["--format", "json", "--no-fixes", "fixtures/autoscaler-zone-template"],
+        1,
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = &v["units"][0]["verification"]["results"][0];
+    let steps: Vec<String> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{}: {}", s["actor"].as_str().unwrap(), s["message"].as_str().unwrap()))
+        .collect();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("cluster-autoscaler: adds workers-4 to pool workers")
+                && s.contains("the cloud starts it in eu-central-1a")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("cluster-autoscaler: no scale-up for web-5")),
+        "{steps:#?}"
+    );
+    let nodes = r["topology"]["nodeList"].as_array().unwrap();
+    assert_eq!(
+        nodes.iter().filter(|n| n["absent"] == true).count(),
+        9,
+        "3 slots in each of 3 zones"
+    );
+    let out = common::stdout_of(
+        &[
+            "--format",
+            "json",
+            "--no-fixes",
+            "fixtures/autoscaler-scale-down-downtime",
+        ],
+        1,
+    );
+    assert!(out.contains("is unneeded") && out.contains("evicts api-1"), "{out}");
 }
 
 /// Run real git in `dir`, with an identity for commits.

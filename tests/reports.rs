@@ -221,6 +221,8 @@ report_case! {
     drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0;
     daemonset_overhead: "daemonset-overhead", 1;
     statefulset_ordered_stuck: "statefulset-ordered-stuck", 1;
+    autoscaler_zone_template: "autoscaler-zone-template", 1;
+    autoscaler_scale_down_downtime: "autoscaler-scale-down-downtime", 1;
 }
 
 /// demo-shop's staging overlay: four workloads with an HPA, a PDB and a descheduler policy,

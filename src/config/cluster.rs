@@ -36,6 +36,10 @@ pub struct NodePool {
     /// Taken by pods kivi-lint does not model.
     pub reserved: Amounts,
     pub taints: Vec<Taint>,
+    /// Zones the pool spans (one cloud node group over several zones): the `i`-th node is in
+    /// `zones[(i - 1) % len]`, as the cloud's zone balancing places them. Empty: the zone, if
+    /// any, is in `labels`.
+    pub zones: Vec<String>,
     /// Real node names, when the pool comes from a snapshot.
     pub node_names: Vec<String>,
     pub span: Span,
@@ -50,13 +54,27 @@ impl NodePool {
         }
     }
 
-    /// Labels of one node: the pool's labels plus the hostname labels.
-    pub fn node_labels(&self, node_name: &str) -> Labels {
+    /// Labels of the `index`-th node (1-based).
+    pub fn node_labels(&self, index: u32) -> Labels {
+        self.labels_for(&self.node_name(index), self.zone_of(index))
+    }
+
+    /// Labels of a node of this pool: the pool's labels, the hostname labels, and the zone
+    /// label when the pool spans `zones` (`zone` indexes them).
+    pub fn labels_for(&self, node_name: &str, zone: Option<usize>) -> Labels {
         let mut labels = self.labels.clone();
         for key in &self.hostname_labels {
             labels.insert(key.clone(), node_name.to_string());
         }
+        if let Some(z) = zone.and_then(|z| self.zones.get(z)) {
+            labels.insert(ZONE_LABEL.to_string(), z.clone());
+        }
         labels
+    }
+
+    /// Zone of the `index`-th node (1-based) of a pool that spans `zones`.
+    pub fn zone_of(&self, index: u32) -> Option<usize> {
+        (!self.zones.is_empty()).then(|| (index as usize - 1) % self.zones.len())
     }
 
     /// What pods kivi-lint models can use on one node.
@@ -139,6 +157,7 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
             "allocatable",
             "reserved",
             "taints",
+            "zones",
         ],
         "cluster.nodePools[]",
     );
@@ -225,6 +244,25 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         .filter_map(|t| Taint::read(r, t))
         .collect();
     let mut labels = r.string_map(item, "labels");
+    let zones = r.string_list(item, "zones");
+    if !zones.is_empty() {
+        if let Some(zone) = labels.get(ZONE_LABEL) {
+            r.error(
+                item.span,
+                format!(
+                    "pool `{}` sets both `zones` and the `{ZONE_LABEL}` label (`{}`): a pool spanning zones gives each node one of `zones`",
+                    name.value,
+                    truncate(zone)
+                ),
+            );
+        }
+        let mut sorted = zones.clone();
+        sorted.sort();
+        sorted.dedup();
+        if sorted.len() != zones.len() {
+            r.error(item.span, format!("pool `{}` lists a zone twice", name.value));
+        }
+    }
     for (k, v) in KUBELET_LABELS {
         labels.entry(k.to_string()).or_insert_with(|| v.to_string());
     }
@@ -238,6 +276,7 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         allocatable,
         reserved,
         taints,
+        zones,
         node_names: Vec::new(),
         span: item.span,
     })
@@ -251,7 +290,7 @@ const POOL_NAME_LABELS: &[&str] = &[
     "karpenter.sh/nodepool",
     "node.kubernetes.io/instance-type",
 ];
-const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// Group the nodes of a snapshot into pools: identical labels (but for those carrying the
 /// node's name), allocatable and taints form one pool, whose `count` is its node count.
@@ -332,6 +371,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             allocatable,
             reserved: Amounts::default(),
             taints,
+            zones: Vec::new(),
             node_names: names,
             span,
         });

@@ -91,9 +91,26 @@ pub enum EnvironmentEvent {
         from: String,
     },
     GitopsSync,
+    /// The cluster autoscaler grows the listed pools (`*`: every pool with `min < max`) while
+    /// pods are Pending and shrinks them by nodes whose requests are under
+    /// `scale_down_utilization` percent of allocatable.
+    ClusterAutoscaler {
+        pools: Vec<String>,
+        scale_down_utilization: u32,
+    },
 }
 
 impl EnvironmentEvent {
+    /// Whether the cluster autoscaler of this event scales `pool`.
+    pub fn autoscales(&self, pool: &NodePool) -> bool {
+        match self {
+            EnvironmentEvent::ClusterAutoscaler { pools, .. } => {
+                pool.min < pool.max && pools.iter().any(|p| p == "*" || *p == pool.name)
+            }
+            _ => false,
+        }
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             EnvironmentEvent::LoadChange { .. } => "load-change",
@@ -103,6 +120,7 @@ impl EnvironmentEvent {
             EnvironmentEvent::NodeOverload { .. } => "node-overload",
             EnvironmentEvent::Apply { .. } => "apply",
             EnvironmentEvent::GitopsSync => "gitops-sync",
+            EnvironmentEvent::ClusterAutoscaler { .. } => "cluster-autoscaler",
         }
     }
 
@@ -459,6 +477,19 @@ impl ConfigReader<'_, '_> {
         let helm = self.helm(root);
         let scaling = self.scaling(root);
         let (cluster, initial_pods) = self.cluster(root, &scaling);
+        let events = self.events(root);
+        for event in &events {
+            if let EnvironmentEvent::ClusterAutoscaler { pools, .. } = &event.value {
+                for name in pools {
+                    if name != "*" && !cluster.pools.iter().any(|p| &p.name == name) {
+                        self.r.error(
+                            event.span,
+                            format!("cluster-autoscaler: no node pool is named `{}`", truncate(name)),
+                        );
+                    }
+                }
+            }
+        }
         Config {
             path: None,
             base_dir: self.base_dir.to_path_buf(),
@@ -471,7 +502,7 @@ impl ConfigReader<'_, '_> {
             scheduler: self.scheduler(root),
             descheduler: self.descheduler(root),
             workloads: self.workloads(root),
-            events: self.events(root),
+            events,
             checks: self.checks(root),
             scaling,
             suppressions: self.suppressions(root),
@@ -739,6 +770,7 @@ impl ConfigReader<'_, '_> {
                 "node-overload",
                 "apply",
                 "gitops-sync",
+                "cluster-autoscaler",
             ];
             let Some(ty) = self.r.one_of(item, "type", &types) else {
                 if self.r.field(item, "type").is_none() {
@@ -792,6 +824,23 @@ impl ConfigReader<'_, '_> {
                                 .error(item.span, "an `apply` event needs `from`: a git ref or a directory");
                             continue;
                         }
+                    }
+                }
+                "cluster-autoscaler" => {
+                    check_fields(
+                        self.r,
+                        item,
+                        &["type", "pools", "scaleDownUtilization"],
+                        "events[] (cluster-autoscaler)",
+                    );
+                    let pools = if self.r.field(item, "pools").is_some() {
+                        self.r.string_list(item, "pools")
+                    } else {
+                        vec!["*".into()]
+                    };
+                    EnvironmentEvent::ClusterAutoscaler {
+                        pools,
+                        scale_down_utilization: self.percent(item, "scaleDownUtilization", 50, 100),
                     }
                 }
                 _ => {
@@ -1014,6 +1063,51 @@ suppressions:
         assert_eq!(Date::from_days_since_epoch(11_016).to_string(), "2000-02-29");
         let web = ObjectId::parse("Deployment/default/web").unwrap();
         assert_eq!(c.workloads[&web].startup.as_ref().unwrap().cpu_millis, Some(1000));
+    }
+
+    #[test]
+    fn cluster_autoscaler_and_zones() {
+        let (c, diags, _) = parse(
+            "cluster:\n  nodePools:\n    - {name: workers, count: 3, min: 3, max: 6, zones: [a, b, c], allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\n    - {name: fixed, count: 1, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents: [{type: cluster-autoscaler, scaleDownUtilization: 60%}]\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let workers = &c.cluster.pools[0];
+        assert_eq!(workers.zones, ["a", "b", "c"]);
+        assert_eq!(
+            workers.node_labels(4).get(cluster::ZONE_LABEL).map(String::as_str),
+            Some("a")
+        );
+        assert_eq!(
+            workers.node_labels(2).get(cluster::ZONE_LABEL).map(String::as_str),
+            Some("b")
+        );
+        let event = &c.events[0].value;
+        assert_eq!(
+            *event,
+            EnvironmentEvent::ClusterAutoscaler {
+                pools: vec!["*".into()],
+                scale_down_utilization: 60
+            }
+        );
+        assert!(event.autoscales(workers));
+        assert!(
+            !event.autoscales(&c.cluster.pools[1]),
+            "a fixed-size pool does not scale"
+        );
+
+        let (_, diags, _) = parse(
+            "cluster:\n  nodePools:\n    - {name: w, count: 1, max: 2, zones: [a, a], labels: {topology.kubernetes.io/zone: a}, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents: [{type: cluster-autoscaler, pools: [nope]}]\n",
+        );
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert!(messages.iter().any(|m| m.contains("sets both `zones`")), "{messages:?}");
+        assert!(
+            messages.iter().any(|m| m.contains("lists a zone twice")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(|m| m.contains("no node pool is named `nope`")),
+            "{messages:?}"
+        );
     }
 
     #[test]

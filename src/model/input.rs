@@ -22,6 +22,8 @@ pub struct Shape {
     pub hpa_table: usize,
     /// Some topology has a NoExecute taint a pod does not tolerate.
     pub taints: bool,
+    /// Most zones a pool the cluster autoscaler scales spans (at least 1).
+    pub max_zones: u32,
 }
 
 impl Shape {
@@ -30,6 +32,7 @@ impl Shape {
         let mut shape = Shape {
             max_domain: 1,
             hpa_table: 1,
+            max_zones: 1,
             ..Shape::default()
         };
         for ir in irs {
@@ -47,6 +50,9 @@ impl Shape {
                 .filter_map(|w| w.autoscaler.as_ref().map(|a| a.up_limit.len()))
                 .fold(shape.hpa_table, usize::max);
             shape.taints |= ir.templates.iter().any(|t| t.no_execute != 0);
+            if let Some(ca) = &ir.cluster_autoscaler {
+                shape.max_zones = ca.pools.iter().map(|p| p.zones).fold(shape.max_zones, u32::max);
+            }
         }
         shape.max_nodes = shape.max_nodes.max(1);
         shape.max_pods = shape.max_pods.max(1);
@@ -184,6 +190,13 @@ pub const TABLES: &[&str] = &[
     "taint_work",
     "min_reached[]",
     "check_on[]",
+    "absent[]",
+    "node_pool[]",
+    "node_zone[]",
+    "pool_min[]",
+    "pool_max[]",
+    "pool_zones[]",
+    "pool_nodes[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -238,7 +251,13 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.set("node_cpu", n_i, n.cpu);
         w.set("node_mem", n_i, n.mem);
         w.set("node_pod_cap", n_i, n.pods);
-        w.set("node_ready", n_i, 1);
+        if n.absent {
+            w.set("absent", n_i, 1);
+        } else {
+            w.set("node_ready", n_i, 1);
+        }
+        w.nonzero("node_pool", n_i, i64::from(n.scaling_pool));
+        w.nonzero("node_zone", n_i, i64::from(n.zone));
         if ir.descheduler.as_ref().is_some_and(|d| d.low_utilization.is_some()) {
             w.set("ds_pods_allocatable", n_i, n.pods_allocatable);
         }
@@ -394,6 +413,14 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         }
         for (t, mask) in d.affinity_violations.iter().enumerate().skip(1) {
             w.nonzero("ds_affinity_bad", t, i64::from(*mask));
+        }
+    }
+    if let Some(ca) = &ir.cluster_autoscaler {
+        for (i, p) in ca.pools.iter().enumerate() {
+            w.set("pool_min", i + 1, i64::from(p.min));
+            w.set("pool_max", i + 1, i64::from(p.max));
+            w.set("pool_zones", i + 1, i64::from(p.zones));
+            w.set("pool_nodes", i + 1, i64::from(p.count));
         }
     }
     for (k, check) in ir.checks.iter().enumerate() {

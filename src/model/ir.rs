@@ -60,6 +60,33 @@ pub struct IrNode {
     pub pods: i64,
     /// The node's real allocatable pods (the descheduler's pods percentages use it).
     pub pods_allocatable: i64,
+    /// `cluster-autoscaler`: the node's pool (1-based in [`IrClusterAutoscaler::pools`]), 0
+    /// when the autoscaler does not scale it.
+    pub scaling_pool: u32,
+    /// A slot the cluster autoscaler may fill: the node does not exist at the start.
+    pub absent: bool,
+    /// Index of the node's zone among its pool's `zones` (0 when the pool spans none).
+    pub zone: u32,
+}
+
+/// The `cluster-autoscaler` event (cluster-autoscaler/core: scale-up for unschedulable pods,
+/// scale-down of unneeded nodes).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrClusterAutoscaler {
+    pub pools: Vec<IrScalingPool>,
+    /// A node whose pods request less than this percent of its cpu and memory is unneeded.
+    pub scale_down_utilization: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrScalingPool {
+    pub min: u32,
+    /// Most nodes, capped by `scaling.maxNodes`.
+    pub max: u32,
+    /// Zones the pool spans (1 when it spans none or one).
+    pub zones: u32,
+    /// Nodes at the start.
+    pub count: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -332,12 +359,17 @@ pub struct Ir {
     /// `pods-balanced`: the largest allowed difference of a workload's pod counts between two
     /// ready nodes it may use.
     pub balance_skew: i64,
+    pub cluster_autoscaler: Option<IrClusterAutoscaler>,
 }
 
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     pub nodes: Vec<String>,
+    /// Per node (0-based): its zone, when its pool spans zones.
+    pub node_zones: Vec<Option<String>>,
+    /// `cluster-autoscaler` pools (0-based): name and where the config defines the pool.
+    pub scaling_pools: Vec<(String, Span)>,
     /// Workload index (1-based in the model) → object index.
     pub workloads: Vec<usize>,
     /// Per template (0-based): its hard spread constraints as (index in the manifest's
@@ -374,20 +406,39 @@ pub fn build(
     // Nodes: pool by pool, `<pool>-1`, `<pool>-2`, ... with their labels.
     let mut nodes = Vec::new();
     let mut node_labels: Vec<(String, Labels, &NodePool)> = Vec::new();
-    for (pool, &count) in config.cluster.pools.iter().zip(&topology.nodes_per_pool) {
-        for i in 1..=count {
-            let name = pool.node_name(i);
-            let usable = pool.usable();
-            nodes.push(IrNode {
-                cpu: usable.cpu_millis,
-                mem: usable.memory_bytes / MIB,
-                pods: pool.allocatable.pods.min(i64::from(pods_per_node.max(1))),
-                pods_allocatable: pool.allocatable.pods.max(1),
-            });
-            node_labels.push((name.clone(), pool.node_labels(&name), pool));
-            names.nodes.push(name);
-        }
+    let autoscaler_event = config.events.iter().find_map(|e| match &e.value {
+        EnvironmentEvent::ClusterAutoscaler {
+            scale_down_utilization, ..
+        } => Some(*scale_down_utilization),
+        _ => None,
+    });
+    let (slots, scaling_pools) = cluster_nodes(config, topology);
+    for (pool, _) in &scaling_pools {
+        names.scaling_pools.push((pool.name.clone(), pool.span));
     }
+    for slot in &slots {
+        let name = slot.pool.node_name(slot.index);
+        let usable = slot.pool.usable();
+        nodes.push(IrNode {
+            cpu: usable.cpu_millis,
+            mem: usable.memory_bytes / MIB,
+            pods: slot.pool.allocatable.pods.min(i64::from(pods_per_node.max(1))),
+            pods_allocatable: slot.pool.allocatable.pods.max(1),
+            scaling_pool: slot.scaling_pool,
+            absent: slot.absent,
+            zone: slot.zone.unwrap_or(0) as u32,
+        });
+        node_labels.push((name.clone(), slot.pool.labels_for(&name, slot.zone), slot.pool));
+        names.nodes.push(name);
+        names.node_zones.push(slot.zone_name());
+    }
+    let scaling_pools: Vec<IrScalingPool> = scaling_pools.into_iter().map(|(_, p)| p).collect();
+    let cluster_autoscaler = autoscaler_event.and_then(|utilization| {
+        (!scaling_pools.is_empty()).then_some(IrClusterAutoscaler {
+            pools: scaling_pools,
+            scale_down_utilization: i64::from(utilization),
+        })
+    });
     if nodes.is_empty() {
         return Err(IrError::NoNodes);
     }
@@ -438,6 +489,9 @@ pub fn build(
             node_labels
                 .iter()
                 .enumerate()
+                // The autoscaler's new nodes get no DaemonSet pod in the model: the pool's
+                // `reserved` stands for them.
+                .filter(|(i, _)| !nodes[*i].absent)
                 .filter(|(_, (name, labels, pool))| {
                     matches_required_affinity(spec, name, labels)
                         && crate::manifest::taint::tolerates_for_scheduling(&spec.tolerations, &pool.taints)
@@ -716,9 +770,98 @@ pub fn build(
             }),
             eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
             balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
+            cluster_autoscaler,
         },
         names,
     ))
+}
+
+/// One node of a topology, or a slot the cluster autoscaler may fill.
+#[derive(Clone, Debug)]
+pub struct NodeSlot<'a> {
+    pub pool: &'a NodePool,
+    /// 1-based within the pool: names the node.
+    pub index: u32,
+    /// Index into `pool.zones`, when the pool spans zones.
+    pub zone: Option<usize>,
+    /// 1-based scaled pool, 0 when the autoscaler does not scale the pool.
+    pub scaling_pool: u32,
+    /// Not there at the start: the autoscaler may add it.
+    pub absent: bool,
+}
+
+impl NodeSlot<'_> {
+    pub fn zone_name(&self) -> Option<String> {
+        match self.zone {
+            Some(z) => self.pool.zones.get(z).cloned(),
+            None => self.pool.labels.get(ZONE_KEY).cloned(),
+        }
+    }
+}
+
+/// The nodes of `topology`, pool by pool (`<pool>-1`, `<pool>-2`, ...), then, with the
+/// `cluster-autoscaler` event, the slots of each scaled pool up to its `max` (capped by
+/// `scaling.maxNodes`): a pool that spans zones gets that many in each zone, since the cloud,
+/// not the autoscaler, picks the zone of a new node. Also the scaled pools.
+pub fn cluster_nodes<'a>(
+    config: &'a Config,
+    topology: &Topology,
+) -> (Vec<NodeSlot<'a>>, Vec<(&'a NodePool, IrScalingPool)>) {
+    let autoscaler = config
+        .events
+        .iter()
+        .find(|e| matches!(e.value, EnvironmentEvent::ClusterAutoscaler { .. }));
+    let mut slots = Vec::new();
+    let mut scaling_pools = Vec::new();
+    let mut growth = Vec::new();
+    for (pool, &count) in config.cluster.pools.iter().zip(&topology.nodes_per_pool) {
+        let scaling_pool = if autoscaler.is_some_and(|e| e.value.autoscales(pool)) {
+            let max = pool.max.min(config.scaling.max_nodes).max(count);
+            scaling_pools.push((
+                pool,
+                IrScalingPool {
+                    min: pool.min.min(count),
+                    max,
+                    zones: pool.zones.len().max(1) as u32,
+                    count,
+                },
+            ));
+            growth.push((pool, scaling_pools.len() as u32, count, max - count));
+            scaling_pools.len() as u32
+        } else {
+            0
+        };
+        for index in 1..=count {
+            slots.push(NodeSlot {
+                pool,
+                index,
+                zone: pool.zone_of(index),
+                scaling_pool,
+                absent: false,
+            });
+        }
+    }
+    for (pool, scaling_pool, count, extra) in growth {
+        let zones: Vec<Option<usize>> = if pool.zones.is_empty() {
+            vec![None]
+        } else {
+            (0..pool.zones.len()).map(Some).collect()
+        };
+        let mut index = count;
+        for zone in zones {
+            for _ in 0..extra {
+                index += 1;
+                slots.push(NodeSlot {
+                    pool,
+                    index,
+                    zone,
+                    scaling_pool,
+                    absent: true,
+                });
+            }
+        }
+    }
+    (slots, scaling_pools)
 }
 
 /// Usage levels, percent of the request: the steady usage first, then the values a load change

@@ -27,6 +27,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "controllers/autoscaler.pml",
     "controllers/taint_eviction.pml",
     "controllers/descheduler.pml",
+    "controllers/cluster_autoscaler.pml",
     "events/load_change.pml",
     "events/node_down.pml",
     "events/node_maintenance.pml",

@@ -165,7 +165,13 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
                 .push(n.name.clone());
         }
     }
-    let states = states(&o.steps);
+    // Nodes the cluster autoscaler may add are shown down until it adds them.
+    let absent: Vec<String> = o
+        .topology
+        .iter()
+        .flat_map(|t| t.node_list.iter().filter(|n| n.absent).map(|n| n.name.clone()))
+        .collect();
+    let states = states(&o.steps, absent);
     FindingView {
         check: o.check.clone(),
         level: if f.suppressed() { "suppressed" } else { o.level.as_str() },
@@ -201,8 +207,11 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
 }
 
 /// The cluster state after each step, and what the step changed.
-fn states(steps: &[StepOut]) -> Vec<(State, Option<String>)> {
-    let mut state = State::default();
+fn states(steps: &[StepOut], down: Vec<String>) -> Vec<(State, Option<String>)> {
+    let mut state = State {
+        down,
+        ..State::default()
+    };
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
         let mut changed = None;
@@ -298,7 +307,7 @@ mod tests {
             step(Change::PodCreated, Some("web-2"), None),
             step(Change::PodUnschedulable, Some("web-2"), None),
         ];
-        let s = states(&steps);
+        let s = states(&steps, Vec::new());
         assert_eq!(s[0].0.pods, vec![("web-1".into(), "".into(), "pending")]);
         assert_eq!(s[2].0.pods, vec![("web-1".into(), "n-1".into(), "running")]);
         assert_eq!(s[3].0.down, vec!["n-1".to_string()]);

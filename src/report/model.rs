@@ -201,6 +201,9 @@ pub struct NodeOut {
     pub pool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone: Option<String>,
+    /// A node the cluster autoscaler may add: not there at the start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -543,18 +546,14 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
             .collect(),
         description: crate::scaling::describe(a, r.unit, t),
-        node_list: a
-            .config
-            .cluster
-            .pools
+        node_list: crate::model::ir::cluster_nodes(&a.config, t)
+            .0
             .iter()
-            .zip(&t.nodes_per_pool)
-            .flat_map(|(pool, &count)| {
-                (1..=count).map(move |i| NodeOut {
-                    name: pool.node_name(i),
-                    pool: pool.name.clone(),
-                    zone: pool.labels.get("topology.kubernetes.io/zone").cloned(),
-                })
+            .map(|slot| NodeOut {
+                name: slot.pool.node_name(slot.index),
+                pool: slot.pool.name.clone(),
+                zone: slot.zone_name(),
+                absent: slot.absent,
             })
             .collect(),
     };

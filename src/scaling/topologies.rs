@@ -223,7 +223,10 @@ fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<u
                 })
                 .collect();
             format!(
-                "{labels:?}|{:?}|{:?}|{:?}|{:?}|{}",
+                "{labels:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{}",
+                p.zones,
+                p.min,
+                p.max,
                 p.allocatable,
                 p.reserved,
                 p.taints.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>(),

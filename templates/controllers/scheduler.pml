@@ -26,13 +26,14 @@ hidden byte s_present[MAX_DOMAIN + 1];
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
 hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
 hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
+hidden int s_template, s_ca;   /* cluster-autoscaler: template nodes tried, those the pod fits */
 
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
 #define DOMAIN(c, n) constraint_domain[(c) * (MAX_NODES + 1) + (n)]
 /* Nodes constraint c counts: static inclusion policies, and under nodeTaintsPolicy Honor not
    the nodes tainted while the model runs (not ready: unreachable or not-ready; cordoned). */
-#define COUNTS_NODE(c, n) (BIT(constraint_included[c], n) && !(constraint_honor_taints[c] && (!node_ready[n] || cordoned[n])))
+#define COUNTS_NODE(c, n) ({% if ir.cluster_autoscaler %}!absent[n] && {% endif %}BIT(constraint_included[c], n) && !(constraint_honor_taints[c] && (!node_ready[n] || cordoned[n])))
 #define HOLDS_RESOURCES(q) (pod[q].status >= BOUND)
 #define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
 #define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
@@ -201,8 +202,19 @@ end_scheduler:
          node_usage();
          /* Filters. */
          s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0; s_cordoned = 0;
+         s_template = 0; s_ca = 0;
          for (s_n : 1 .. NODES) {
            if
+{% if ir.cluster_autoscaler %}
+           :: absent[s_n] ->
+              /* cluster-autoscaler's template node of a pool that may grow: the pod is tried on
+                 it as on an empty node, through every filter */
+              if
+              :: node_zone[s_n] == 0 && pool_nodes[node_pool[s_n]] < pool_max[node_pool[s_n]] && slot_node[p] == 0 && BIT(template_static_nodes[s_t], s_n) && node_pod_cap[s_n] >= 1 && !CPU_SHORT(s_t, s_n) && !MEM_SHORT(s_t, s_n) ->
+                 s_feasible = s_feasible | (1 << s_n); s_template = s_template | (1 << s_n)
+              :: else -> skip
+              fi
+{% endif %}
            :: !node_ready[s_n] -> s_not_ready++
            :: CORDONED_FOR(s_t, s_n) -> s_cordoned++
            :: !BIT(template_static_nodes[s_t], s_n) || (slot_node[p] > 0 && slot_node[p] != s_n) -> s_static_fail++
@@ -274,6 +286,10 @@ end_scheduler:
             }
          :: else -> skip
          fi;
+{% if ir.cluster_autoscaler %}
+         s_ca = (template_node_name[s_t] > 0 -> 0 : s_feasible & s_template);
+         s_feasible = s_feasible & ~s_template;
+{% endif %}
          if
          :: template_node_name[s_t] > 0 ->
             /* spec.nodeName: no scheduling; the pod goes to that node when it is there and ready. */
@@ -302,6 +318,27 @@ end_scheduler:
           d_step {
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
             printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned)
+{% if ir.cluster_autoscaler %}
+            ;
+            for (s_n : 1 .. NODES) {
+              if
+              :: BIT(s_ca, s_n) -> scale_up_wanted = scale_up_wanted | (1 << node_pool[s_n])
+              :: else -> skip
+              fi
+            }
+            /* no scale-up for this pod: say why (s_x: a scaled pool below its max) */
+            s_x = 0;
+            for (s_n : 1 .. SCALING_POOLS) {
+              if
+              :: pool_nodes[s_n] < pool_max[s_n] -> s_x = s_n
+              :: else -> skip
+              fi
+            }
+            if
+            :: s_ca == 0 && template_node_name[s_t] == 0 -> printf("KIVI:45:%d:%d\n", p, s_x)
+            :: else -> skip
+            fi
+{% endif %}
           }
 {% for n in range(1, shape.max_nodes + 1) %}
        :: BIT(top, {{ n }}) ->

@@ -9,10 +9,10 @@ end_node_maintenance:
   do
   :: atomic {
        /* every branch's guard is in the guard here, so the choice never blocks */
-       QUIESCENT && in_maintenance == 0 && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}({{ n }} <= NODES && !maintained[{{ n }}]){% endfor %}) ->
+       QUIESCENT && in_maintenance == 0 && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}({{ n }} <= NODES && !maintained[{{ n }}] && !absent[{{ n }}]){% endfor %}) ->
        if
 {% for n in range(1, shape.max_nodes + 1) %}
-       :: {{ n }} <= NODES && !maintained[{{ n }}] -> in_maintenance = {{ n }}; printf("KIVI:10:{{ n }}\n"); take_down({{ n }})
+       :: {{ n }} <= NODES && !maintained[{{ n }}] && !absent[{{ n }}] -> in_maintenance = {{ n }}; printf("KIVI:10:{{ n }}\n"); take_down({{ n }})
 {% endfor %}
        fi
      }{% if "eventually-stable" in check_names %};
