@@ -763,6 +763,24 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: pool.map(|p| p.1),
                 }
             }
+            46 => Told {
+                actor: "informer",
+                message: format!(
+                    "delivers the deletion of {} from {}: the scheduler and the descheduler see it gone",
+                    namer.pod(at(1)),
+                    namer.node(at(2))
+                ),
+                location: names.stale_reads,
+            },
+            47 => Told {
+                actor: "informer",
+                message: format!(
+                    "has not delivered the deletion of {} yet: to the scheduler and the descheduler it still runs on {} (stale-reads)",
+                    namer.pod(at(1)),
+                    namer.node(at(2))
+                ),
+                location: names.stale_reads,
+            },
             44 => Told {
                 actor: "cluster-autoscaler",
                 message: format!("deletes the drained {}", namer.node(at(1))),

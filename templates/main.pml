@@ -85,12 +85,46 @@ bit absent[MAX_NODES + 1];
 byte pool_nodes[SCALING_POOLS + 1];
 int scale_up_wanted;
 byte ca_removing;
-#define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0 && scale_up_wanted == 0 && ca_removing == 0)
+#define CONTROLLERS_IDLE_VIEW (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0 && scale_up_wanted == 0 && ca_removing == 0)
 {% else %}
 hidden byte absent[MAX_NODES + 1];
 hidden byte pool_nodes[SCALING_POOLS + 1];
-#define CONTROLLERS_IDLE (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0)
+#define CONTROLLERS_IDLE_VIEW (to_schedule == 0 && kubelet_work == 0 && dc_work == 0 && taint_work == 0)
 {% endif %}
+{% if ir.stale_reads %}
+/*
+ * stale-reads: the informers of the scheduler and the descheduler have not yet delivered the
+ * last STALE_LAG deletions of running pods. Those pods still look running on their node to
+ * them (resources, spread counts, inter-pod affinity). A newer deletion pushes the oldest
+ * out (it is seen by then); the informer may deliver the oldest at any moment.
+ */
+#define STALE_LAG {{ ir.stale_reads }}
+byte phantom[STALE_LAG + 1];        /* the pod's slot, 0 for none; 1 is the newest */
+byte phantom_node[STALE_LAG + 1];
+bit phantom_rev[STALE_LAG + 1];
+#define INFORMERS_CAUGHT_UP (phantom[1] == 0)
+/* the phantom k is not the slot's current pod on the same node (which counts by itself) */
+#define PHANTOM_HOLDS(k) (phantom[k] > 0 && !(pod[phantom[k]].status >= BOUND && pod[phantom[k]].node == phantom_node[k]))
+#define PHANTOM_COUNTED(k) (phantom[k] > 0 && !((pod[phantom[k]].status == BOUND || pod[phantom[k]].status == RUNNING || pod[phantom[k]].status == UNREACHABLE) && pod[phantom[k]].node == phantom_node[k]))
+hidden int ph_k;
+inline stale_deletion(q) {
+{% if ir.stale_reads > 1 %}
+  for (ph_k : 1 .. STALE_LAG - 1) {
+    phantom[STALE_LAG + 1 - ph_k] = phantom[STALE_LAG - ph_k];
+    phantom_node[STALE_LAG + 1 - ph_k] = phantom_node[STALE_LAG - ph_k];
+    phantom_rev[STALE_LAG + 1 - ph_k] = phantom_rev[STALE_LAG - ph_k]
+  }
+{% endif %}
+  phantom[1] = q; phantom_node[1] = pod[q].node; phantom_rev[1] = pod[q].rev;
+  printf("KIVI:47:%d:%d\n", q, pod[q].node)
+}
+{% else %}
+#define INFORMERS_CAUGHT_UP 1
+{% endif %}
+#define CONTROLLERS_IDLE (CONTROLLERS_IDLE_VIEW && INFORMERS_CAUGHT_UP)
+/* No controller has work but for informers catching up (the descheduler acts on its view). */
+#define QUIESCENT_VIEW (CONTROLLERS_IDLE_VIEW && hpa_work == 0)
+
 /* No environment change is under way that will undo itself (a node coming back). */
 #define ENVIRONMENT_SETTLED (in_maintenance == 0 && restarting == 0 && nodes_down == 0 && lost_work == 0 && draining == 0)
 #define QUIESCENT (CONTROLLERS_IDLE && hpa_work == 0)
@@ -192,7 +226,8 @@ inline pod_gone(q) {
 
 /* A pod stops running (deleted, evicted or lost with its node). */
 inline stop_running(q) {
-  running[WORKLOAD_OF(q)]--;
+{% if ir.stale_reads %}  stale_deletion(q);
+{% endif %}  running[WORKLOAD_OF(q)]--;
   if
   :: BIT(template_no_execute[slot_template[q]], pod[q].node) -> taint_work--
   :: else -> skip
@@ -284,6 +319,7 @@ inline mark_hpa(w) {
 {% if shape.taints %}{% include "controllers/taint_eviction.pml" %}{% endif %}
 {% if ir.descheduler %}{% include "controllers/descheduler.pml" %}{% endif %}
 {% if ir.cluster_autoscaler %}{% include "controllers/cluster_autoscaler.pml" %}{% endif %}
+{% if ir.stale_reads %}{% include "controllers/informer.pml" %}{% endif %}
 {% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
 {% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
 {% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
@@ -341,6 +377,7 @@ init {
     run Kubelet();
 {% if autoscaled %}    run Autoscaler();
 {% endif %}{% if shape.taints %}    run TaintEviction();
+{% endif %}{% if ir.stale_reads %}    run Informer();
 {% endif %}{% if ir.cluster_autoscaler %}    run ClusterAutoscaler();
 {% endif %}{% if ir.descheduler %}    run Descheduler();
 {% endif %}{% if ir.load_change %}    run LoadChange();

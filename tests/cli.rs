@@ -670,6 +670,8 @@ kivi_case! {
     autoscaler_zone_template_safe: "autoscaler-zone-template-safe", 0, [("pods-schedulable", "verified")];
     autoscaler_scale_down_downtime: "autoscaler-scale-down-downtime", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
     autoscaler_scale_down_downtime_safe: "autoscaler-scale-down-downtime-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
+    stale_reads_spread: "stale-reads-spread", 0, [("pods-balanced", "violated"), ("pods-schedulable", "verified")];
+    stale_reads_spread_safe: "stale-reads-spread-safe", 0, [("pods-balanced", "verified"), ("pods-schedulable", "verified")];
 }
 
 /// The cluster autoscaler's trace says what it did and why it did not help: the node the cloud

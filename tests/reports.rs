@@ -223,6 +223,7 @@ report_case! {
     statefulset_ordered_stuck: "statefulset-ordered-stuck", 1;
     autoscaler_zone_template: "autoscaler-zone-template", 1;
     autoscaler_scale_down_downtime: "autoscaler-scale-down-downtime", 1;
+    stale_reads_spread: "stale-reads-spread", 0;
 }
 
 /// demo-shop's staging overlay: four workloads with an HPA, a PDB and a descheduler policy,

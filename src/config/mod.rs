@@ -257,6 +257,9 @@ pub struct Config {
     pub checks: ChecksConfig,
     pub scaling: Scaling,
     pub suppressions: Vec<Suppression>,
+    /// `faults: [stale-reads]`: how many deletions of running pods the scheduler's and the
+    /// descheduler's informers may not have delivered yet (`lag`, default 1).
+    pub stale_reads: Option<Spanned<u32>>,
     /// The workloads of the `apply` event's previous revision, once the analysis has read it.
     pub previous_revision: Option<Vec<PreviousWorkload>>,
 }
@@ -435,6 +438,7 @@ impl ConfigReader<'_, '_> {
                 "checks",
                 "scaling",
                 "suppressions",
+                "faults",
             ],
             "config",
         );
@@ -506,6 +510,7 @@ impl ConfigReader<'_, '_> {
             checks: self.checks(root),
             scaling,
             suppressions: self.suppressions(root),
+            stale_reads: self.faults(root),
             previous_revision: None,
         }
     }
@@ -853,6 +858,33 @@ impl ConfigReader<'_, '_> {
         out
     }
 
+    /// `faults`: `stale-reads`, or `{type: stale-reads, lag: N}`.
+    fn faults(&mut self, root: &Node) -> Option<Spanned<u32>> {
+        let mut stale = None;
+        for item in self.r.seq(root, "faults") {
+            let (name, lag) = match &item.value {
+                yaml::Value::Map(_) => {
+                    check_fields(self.r, item, &["type", "lag"], "faults[]");
+                    let name = self.r.text(item, "type").map(|t| t.value).unwrap_or_default();
+                    (name, self.bounded(item, "lag", 1, 4).unwrap_or(1))
+                }
+                _ => (item.scalar_text().unwrap_or_default(), 1),
+            };
+            if name == "stale-reads" {
+                stale = Some(Spanned::new(lag, item.span));
+            } else {
+                self.r.error(
+                    item.span,
+                    format!(
+                        "unknown fault `{}`: the one kivi-lint models is `stale-reads`",
+                        truncate(&name)
+                    ),
+                );
+            }
+        }
+        stale
+    }
+
     fn check_name(&mut self, node: &Node) -> Option<&'static str> {
         let text = node.scalar_text().unwrap_or_default();
         match checks::find(&text) {
@@ -1106,6 +1138,28 @@ suppressions:
         );
         assert!(
             messages.iter().any(|m| m.contains("no node pool is named `nope`")),
+            "{messages:?}"
+        );
+    }
+
+    #[test]
+    fn faults() {
+        let (c, diags, _) = parse("faults: [stale-reads]\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(c.stale_reads.map(|s| s.value), Some(1));
+        let (c, diags, _) = parse("faults: [{type: stale-reads, lag: 3}]\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(c.stale_reads.map(|s| s.value), Some(3));
+        let (c, _, _) = parse("\n");
+        assert!(c.stale_reads.is_none());
+        let (_, diags, _) = parse("faults: [crash-restart, {type: stale-reads, lag: 9}]\n");
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert!(
+            messages.iter().any(|m| m.contains("unknown fault `crash-restart`")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(|m| m.contains("`lag` must be from 1 to 4")),
             "{messages:?}"
         );
     }

@@ -360,6 +360,9 @@ pub struct Ir {
     /// ready nodes it may use.
     pub balance_skew: i64,
     pub cluster_autoscaler: Option<IrClusterAutoscaler>,
+    /// `faults: [stale-reads]`: deletions the scheduler's and descheduler's informers may lag
+    /// behind by; 0 when their views are fresh.
+    pub stale_reads: i64,
 }
 
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
@@ -370,6 +373,8 @@ pub struct Names {
     pub node_zones: Vec<Option<String>>,
     /// `cluster-autoscaler` pools (0-based): name and where the config defines the pool.
     pub scaling_pools: Vec<(String, Span)>,
+    /// Where the config sets `faults: [stale-reads]`.
+    pub stale_reads: Option<Span>,
     /// Workload index (1-based in the model) → object index.
     pub workloads: Vec<usize>,
     /// Per template (0-based): its hard spread constraints as (index in the manifest's
@@ -412,6 +417,7 @@ pub fn build(
         } => Some(*scale_down_utilization),
         _ => None,
     });
+    names.stale_reads = config.stale_reads.as_ref().map(|s| s.span);
     let (slots, scaling_pools) = cluster_nodes(config, topology);
     for (pool, _) in &scaling_pools {
         names.scaling_pools.push((pool.name.clone(), pool.span));
@@ -771,6 +777,7 @@ pub fn build(
             eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
             balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
             cluster_autoscaler,
+            stale_reads: config.stale_reads.as_ref().map_or(0, |s| i64::from(s.value)),
         },
         names,
     ))

@@ -28,6 +28,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "controllers/taint_eviction.pml",
     "controllers/descheduler.pml",
     "controllers/cluster_autoscaler.pml",
+    "controllers/informer.pml",
     "events/load_change.pml",
     "events/node_down.pml",
     "events/node_maintenance.pml",

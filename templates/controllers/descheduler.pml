@@ -307,7 +307,7 @@ proctype Descheduler() {
 end_descheduler:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED ->
+       QUIESCENT_VIEW && ENVIRONMENT_SETTLED ->
        d_step {
          for (ds_q : 1 .. PODS) { ds_mark[ds_q] = 0 }
          node_usage();

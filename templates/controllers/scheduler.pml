@@ -26,7 +26,8 @@ hidden byte s_present[MAX_DOMAIN + 1];
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
 hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
 hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
-hidden int s_template, s_ca;   /* cluster-autoscaler: template nodes tried, those the pod fits */
+hidden int s_template, s_ca;
+hidden int s_k2;   /* cluster-autoscaler: template nodes tried, those the pod fits */
 
 #define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
 #define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
@@ -63,6 +64,16 @@ inline count_domains(c, want_rev) {
     :: else -> skip
     fi
   }
+{% if ir.stale_reads %}
+  /* stale-reads: deleted pods the informer has not delivered still count where they ran */
+  for (s_k2 : 1 .. STALE_LAG) {
+    if
+    :: PHANTOM_COUNTED(s_k2) && COUNTS_NODE(c, phantom_node[s_k2]) && BIT(constraint_counts[c], slot_template[phantom[s_k2]]) && (!constraint_same_revision[c] || want_rev == 2 || phantom_rev[s_k2] == want_rev) ->
+       s_count[DOMAIN(c, phantom_node[s_k2])]++
+    :: else -> skip
+    fi
+  }
+{% endif %}
 }
 
 /* What each node holds (terminating pods keep their resources until removed). */
@@ -79,6 +90,20 @@ inline node_usage() {
     :: else -> skip
     fi
   }
+{% if ir.stale_reads %}
+  /* stale-reads: deleted pods the informer has not delivered still hold their node's resources */
+  for (s_k2 : 1 .. STALE_LAG) {
+    if
+    :: PHANTOM_HOLDS(s_k2) ->
+       s_req_cpu[phantom_node[s_k2]] = s_req_cpu[phantom_node[s_k2]] + template_cpu[slot_template[phantom[s_k2]]];
+       s_req_mem[phantom_node[s_k2]] = s_req_mem[phantom_node[s_k2]] + template_mem[slot_template[phantom[s_k2]]];
+       s_nz_cpu[phantom_node[s_k2]] = s_nz_cpu[phantom_node[s_k2]] + NONZERO_CPU(slot_template[phantom[s_k2]]);
+       s_nz_mem[phantom_node[s_k2]] = s_nz_mem[phantom_node[s_k2]] + NONZERO_MEM(slot_template[phantom[s_k2]]);
+       s_pods[phantom_node[s_k2]]++
+    :: else -> skip
+    fi
+  }
+{% endif %}
 }
 
 inline score_nodes(p) {
@@ -240,6 +265,15 @@ end_scheduler:
                 :: else -> skip
                 fi
               }
+{% if ir.stale_reads %}
+              for (s_k2 : 1 .. STALE_LAG) {
+                if
+                :: PHANTOM_HOLDS(s_k2) && BIT(term_counts[s_c], slot_template[phantom[s_k2]]) ->
+                   s_x++; s_count[TERM_DOMAIN(s_c, phantom_node[s_k2])]++
+                :: else -> skip
+                fi
+              }
+{% endif %}
               for (s_n : 1 .. NODES) {
                 if
                 :: BIT(s_feasible, s_n) && AFFINITY_BROKEN(s_c, s_n) ->
