@@ -462,6 +462,9 @@ struct Walk {
     next: usize,
     /// Checks still open at `next`.
     open: Vec<&'static str>,
+    /// Points the verdicts rest on: up to the one that decided the last open check. Results
+    /// past it (run speculatively, in parallel) are not part of the search.
+    decided: usize,
 }
 
 fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
@@ -471,6 +474,7 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
             return Walk {
                 next: plan.points.len(),
                 open,
+                decided: t,
             };
         }
         match result {
@@ -486,11 +490,12 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
                     }
                 }
             }
-            _ => return Walk { next: t, open },
+            _ => return Walk { next: t, open, decided: t },
         }
     }
     Walk {
         next: plan.points.len(),
+        decided: if open.is_empty() { results.len() } else { plan.points.len() },
         open,
     }
 }
@@ -753,7 +758,7 @@ fn conclude(
 ) -> UnitResult {
     let unit = &analysis.units[plan.unit];
     let w = walk(plan, results, options.all);
-    let accepted: Vec<&PointResult> = results.iter().take(w.next).map_while(Option::as_ref).collect();
+    let accepted: Vec<&PointResult> = results.iter().take(w.decided).map_while(Option::as_ref).collect();
     let mut out = UnitResult {
         unit: plan.unit,
         results: Vec::new(),
