@@ -490,12 +490,22 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
                     }
                 }
             }
-            _ => return Walk { next: t, open, decided: t },
+            _ => {
+                return Walk {
+                    next: t,
+                    open,
+                    decided: t,
+                };
+            }
         }
     }
     Walk {
         next: plan.points.len(),
-        decided: if open.is_empty() { results.len() } else { plan.points.len() },
+        decided: if open.is_empty() {
+            results.len()
+        } else {
+            plan.points.len()
+        },
         open,
     }
 }
