@@ -501,11 +501,7 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
     }
     Walk {
         next: plan.points.len(),
-        decided: if open.is_empty() {
-            results.len()
-        } else {
-            plan.points.len()
-        },
+        decided: plan.points.len(),
         open,
     }
 }

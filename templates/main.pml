@@ -312,6 +312,14 @@ inline mark_hpa(w) {
   fi
 }
 
+/* A running pod is evicted or deleted: it terminates (holding its resources until the kubelet
+   is done) and its controller replaces it. */
+inline terminate_running(q) {
+  stop_running(q);
+  pod[q].status = TERMINATING; kubelet_work++;
+  mark_dc(WORKLOAD_OF(q))
+}
+
 {% include "controllers/scheduler.pml" %}
 {% include "controllers/deployment.pml" %}
 {% include "controllers/kubelet.pml" %}

@@ -684,12 +684,7 @@ fn autoscaler_traces_name_the_zone_and_the_missing_scale_up() {
     );
     let v: Value = serde_json::from_str(&out).unwrap();
     let r = &v["units"][0]["verification"]["results"][0];
-    let steps: Vec<String> = r["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| format!("{}: {}", s["actor"].as_str().unwrap(), s["message"].as_str().unwrap()))
-        .collect();
+    let steps = steps_of(r);
     assert!(
         steps
             .iter()
@@ -800,7 +795,12 @@ fn violation_steps(fixture: &str, check: &str) -> Vec<String> {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let results = v["units"][0]["verification"]["results"].as_array().unwrap();
     let r = results.iter().find(|r| r["check"] == check).expect("the check");
-    r["steps"]
+    steps_of(r)
+}
+
+/// A check result's counterexample steps as `actor: message`.
+fn steps_of(result: &Value) -> Vec<String> {
+    result["steps"]
         .as_array()
         .unwrap()
         .iter()

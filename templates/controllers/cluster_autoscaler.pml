@@ -120,9 +120,7 @@ end_cluster_autoscaler:
                  if
                  :: b_ok ->
                     printf("KIVI:42:%d:%d\n", ca_q, ca_k);
-                    stop_running(ca_q); kubelet_work++;
-                    pod[ca_q].status = TERMINATING;
-                    mark_dc(WORKLOAD_OF(ca_q));
+                    terminate_running(ca_q);
                     mark_hpa(WORKLOAD_OF(ca_q))
                  :: else ->
                     printf("KIVI:43:%d:%d\n", ca_q, ca_k);

@@ -339,10 +339,8 @@ end_descheduler:
               if
               :: ds_y ->
                  printf("KIVI:16:%d:%d:%d\n", ds_q, pod[ds_q].node, ds_mark[ds_q]);
-                 stop_running(ds_q);
-                 pod[ds_q].status = TERMINATING; kubelet_work++;
-                 evicted[WORKLOAD_OF(ds_q)] = 1;
-                 mark_dc(WORKLOAD_OF(ds_q))
+                 terminate_running(ds_q);
+                 evicted[WORKLOAD_OF(ds_q)] = 1
               :: else -> skip
               fi
            :: else -> skip

@@ -18,10 +18,8 @@ end_taint_eviction:
          :: else -> t_q++
          od;
          printf("KIVI:12:%d:%d\n", t_q, pod[t_q].node);
-         stop_running(t_q);
-         pod[t_q].status = TERMINATING; kubelet_work++;
+         terminate_running(t_q);
          evicted[WORKLOAD_OF(t_q)] = 1;
-         mark_dc(WORKLOAD_OF(t_q));
          t_q = 0
        }
      }
