@@ -11,16 +11,21 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis::Analysis;
+use crate::config::Config;
 use crate::engine::Engine;
-use crate::findings::Verdict;
+use crate::findings::{Change, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
-use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};
+use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
+use crate::manifest::pod::{
+    InclusionPolicy, PodSpec, TopologySpreadConstraint, WeightedPodAffinityTerm, WhenUnsatisfiable,
+};
 use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::workload::UpdateStrategy;
-use crate::manifest::{Body, Object, WorkloadKind};
-use crate::model::Generator;
+use crate::manifest::{Body, Object, ObjectId, PodDisruptionBudget, WorkloadKind};
+use crate::model::{Generator, Topology};
 use crate::scaling::{self, UnitResult};
 use crate::source::{Span, Spanned};
+use crate::units::{Member, Role};
 
 /// A verified change that makes the violated check hold.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +88,24 @@ enum Edit {
         object: usize,
         seconds: i64,
     },
+    CpuRequest {
+        object: usize,
+        container: usize,
+        to: i64,
+    },
+    /// A new PodDisruptionBudget selecting the workload's pods, `maxUnavailable: 1`; and the
+    /// replicas raised to `replicas` where one pod would leave nothing to keep serving.
+    AddBudget {
+        object: usize,
+        replicas: Option<i32>,
+    },
+    HostnameSpread {
+        object: usize,
+    },
+    /// The last-applied configuration no longer sets `spec.replicas`.
+    ForgetAppliedReplicas {
+        object: usize,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -99,25 +122,259 @@ fn spec_mut(o: &mut Object) -> Option<&mut PodSpec> {
     }
 }
 
-/// The changes worth trying for a violation located at `at`, most likely first.
-fn candidates(a: &Analysis, unit: usize, at: Span) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    for member in &a.units[unit].members {
-        let o = &a.objects[member.object];
-        let object = member.object;
-        match &o.body {
-            Body::Workload(w) => workload_candidates(a, unit, object, o, w, at, &mut out),
-            Body::DeschedulerPolicy(policy) => descheduler_policy_candidates(object, o, policy, at, &mut out),
-            // Startup spikes the HPA counts: delay readiness past the startup phase, as the
-            // HPA ignores pods that are not ready.
-            Body::HorizontalPodAutoscaler(h) if h.max_replicas.span == at => {
-                autoscaler_candidates(a, unit, o, h, &mut out)
-            }
-            Body::PodDisruptionBudget(p) => budget_candidates(object, o, p, at, &mut out),
-            _ => {}
+/// What a candidate is chosen for: the violated check and its counterexample.
+struct Violation<'a> {
+    check: &'static str,
+    steps: &'a [Step],
+    topology: Option<&'a Topology>,
+}
+
+impl Violation<'_> {
+    fn by(&self, actor: &str) -> bool {
+        self.steps.iter().any(|s| s.actor == actor)
+    }
+}
+
+/// The fields a counterexample passes through: the finding's location first, then the
+/// locations of its steps, latest first (the step closest to the violation is the likeliest
+/// cause). Spans may repeat across steps; each is tried once.
+fn fields(at: Span, steps: &[Step]) -> Vec<Span> {
+    let mut spans = vec![at];
+    for s in steps.iter().rev() {
+        // Every pod's creation points at the replica count: that is where pods come from,
+        // not why anything went wrong.
+        if s.effect.as_ref().is_some_and(|e| e.change == Change::PodCreated) {
+            continue;
+        }
+        if let Some(l) = s.location
+            && !spans.contains(&l)
+        {
+            spans.push(l);
         }
     }
+    spans
+}
+
+/// Fixes are verified one pan run each: try at most this many per violation.
+const MAX_CANDIDATES: usize = 6;
+
+/// The changes worth trying for a violation located at `at`, most likely first.
+fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut spans = fields(at, violation.steps);
+    // A node that crashed under its pods' load took them with it: their requests filled it.
+    if violation.by("node-overload") {
+        for m in &a.units[unit].members {
+            if let Some(s) = a.objects[m.object]
+                .workload()
+                .and_then(|w| {
+                    w.template
+                        .spec
+                        .containers
+                        .iter()
+                        .find_map(|c| c.requests.cpu_millis.as_ref())
+                })
+                .map(|r| r.span)
+                .filter(|s| !spans.contains(s))
+            {
+                spans.push(s);
+            }
+        }
+    }
+    for field in spans {
+        let mut found = Vec::new();
+        for member in &a.units[unit].members {
+            let o = &a.objects[member.object];
+            let object = member.object;
+            match &o.body {
+                Body::Workload(w) => workload_candidates(a, unit, object, w, field, violation, &mut found),
+                Body::DeschedulerPolicy(policy) => descheduler_policy_candidates(object, o, policy, field, &mut found),
+                // Startup spikes the HPA counts: delay readiness past the startup phase, as the
+                // HPA ignores pods that are not ready.
+                Body::HorizontalPodAutoscaler(h) if h.max_replicas.span == field => {
+                    autoscaler_candidates(a, unit, o, h, &mut found)
+                }
+                Body::PodDisruptionBudget(p) => budget_candidates(object, o, p, field, &mut found),
+                _ => {}
+            }
+        }
+        for c in found {
+            if !out.iter().any(|o| o.edit == c.edit) {
+                out.push(c);
+            }
+        }
+    }
+    // Declaring what disruption a workload tolerates comes after the specific causes: it makes
+    // voluntary evictions wait, it does not stop them.
+    if violation.check == "min-replicas-available"
+        && ["descheduler", "cluster-autoscaler", "node-drain"]
+            .iter()
+            .any(|a| violation.by(a))
+    {
+        for member in &a.units[unit].members {
+            if let Some(c) = budget_addition(a, unit, member.object, at) {
+                out.push(c);
+            }
+        }
+    }
+    out.truncate(MAX_CANDIDATES);
     out
+}
+
+/// A PodDisruptionBudget for a replicated workload that has none, where the violation points
+/// at it.
+fn budget_addition(a: &Analysis, unit: usize, object: usize, at: Span) -> Option<Candidate> {
+    let o = &a.objects[object];
+    let w = o.workload()?;
+    if !matches!(w.kind, WorkloadKind::Deployment | WorkloadKind::StatefulSet) {
+        return None;
+    }
+    let replicas = w.replicas.as_ref();
+    if at != o.span && replicas.is_none_or(|r| r.span != at) {
+        return None;
+    }
+    let labels = &w.template.labels;
+    let budgeted = a.units[unit].members.iter().any(|m| {
+        let b = &a.objects[m.object];
+        matches!(&b.body, Body::PodDisruptionBudget(p)
+            if b.id.namespace == o.id.namespace && p.selector.as_ref().is_some_and(|s| s.matches(labels)))
+    });
+    if budgeted || w.selector.is_none() {
+        return None;
+    }
+    let autoscaled = a.units[unit].members.iter().any(|m| {
+        matches!(&a.objects[m.object].body, Body::HorizontalPodAutoscaler(h)
+                if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind)
+    });
+    // One replica under a budget allowing one disruption still goes down: run two.
+    let raise = (!autoscaled && w.desired_replicas() < 2).then_some(2);
+    let summary = match raise {
+        Some(n) => format!(
+            "run {n} replicas of {} and add a PodDisruptionBudget with `maxUnavailable: 1` for its pods, so voluntary evictions (drains, the descheduler, the cluster autoscaler) take one pod at a time",
+            o.id
+        ),
+        None => format!(
+            "add a PodDisruptionBudget with `maxUnavailable: 1` for the pods of {}, so voluntary evictions (drains, the descheduler, the cluster autoscaler) take one pod at a time",
+            o.id
+        ),
+    };
+    Some(Candidate {
+        summary,
+        location: replicas.map_or(o.span, |r| r.span),
+        edit: Edit::AddBudget {
+            object,
+            replicas: raise,
+        },
+    })
+}
+
+/// The cpu request, in steps of 10m below the current one, at which the workload's pods fit
+/// the unit's smallest node: beside the DaemonSet pods on every node (for pods that stay
+/// Pending), or under the overload threshold when full (for nodes that crash). Returns the
+/// container, its new request and why it is enough.
+fn sized_cpu_request(
+    a: &Analysis,
+    unit: usize,
+    object: usize,
+    w: &crate::manifest::Workload,
+    violation: &Violation,
+) -> Option<(usize, i64, String)> {
+    let spec = &w.template.spec;
+    let container = spec.containers.iter().position(|c| c.requests.cpu_millis.is_some())?;
+    let current = spec.containers[container].requests.cpu_millis.as_ref()?.value;
+    let pod = spec.effective_request().cpu_millis;
+    let pools: Vec<(usize, &crate::config::NodePool)> = a
+        .config
+        .cluster
+        .pools
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| a.units[unit].node_pools.contains(&p.name))
+        .collect();
+    let node_cpu = pools
+        .iter()
+        .map(|(_, p)| p.allocatable.cpu_millis - p.reserved.cpu_millis)
+        .min()?;
+    let nodes: i64 = pools
+        .iter()
+        .map(|(i, p)| {
+            i64::from(
+                violation
+                    .topology
+                    .and_then(|t| t.nodes_per_pool.get(*i).copied())
+                    .unwrap_or(p.count),
+            )
+        })
+        .sum();
+    let members = &a.units[unit].members;
+    let daemons: i64 = members
+        .iter()
+        .filter(|m| m.object != object)
+        .filter_map(|m| a.objects[m.object].workload())
+        .filter(|d| d.kind == WorkloadKind::DaemonSet)
+        .map(|d| d.template.spec.effective_request().cpu_millis)
+        .sum();
+    let replicas = i64::from(
+        members
+            .iter()
+            .find_map(|m| match &a.objects[m.object].body {
+                Body::HorizontalPodAutoscaler(h)
+                    if h.scale_target_ref.name == a.objects[object].id.name
+                        && h.scale_target_ref.kind == a.objects[object].id.kind =>
+                {
+                    Some(h.max_replicas.value)
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| w.desired_replicas()),
+    );
+    if nodes < 1 || replicas < 1 || pod < 1 {
+        return None;
+    }
+    let room = node_cpu - daemons;
+    let overload = a.config.events.iter().find_map(|e| match e.value {
+        crate::config::EnvironmentEvent::NodeOverload { threshold_percent } => Some(i64::from(threshold_percent)),
+        _ => None,
+    });
+    let (to_pod, why) = match overload
+        .filter(|_| violation.check == "no-node-overload" || violation.by("node-overload"))
+    {
+        Some(threshold) => {
+            let limit = node_cpu * threshold / 100;
+            let fits = (1..pod / 10).rev().map(|k| k * 10).find(|&r| {
+                let per_node = replicas.min(room / r);
+                per_node * r + daemons <= limit
+            })?;
+            let per_node = replicas.min(room / fits);
+            (
+                fits,
+                format!(
+                    "a full {node_cpu}m node then holds {per_node} of its pods, {}m, under the {threshold}% overload threshold",
+                    per_node * fits + daemons
+                ),
+            )
+        }
+        None => {
+            let per_node = (replicas + nodes - 1) / nodes;
+            let fits = room / per_node / 10 * 10;
+            if fits < 10 || fits >= pod {
+                return None;
+            }
+            let beside = if daemons > 0 {
+                format!(" beside the DaemonSet pods' {daemons}m")
+            } else {
+                String::new()
+            };
+            let pods = if per_node == 1 {
+                "one of its pods then fits".to_string()
+            } else {
+                format!("{per_node} of its pods then fit")
+            };
+            (fits, format!("{pods}{beside} on each {node_cpu}m node"))
+        }
+    };
+    let to = current - (pod - to_pod);
+    (to >= 10).then_some((container, to, why))
 }
 
 /// Changes to a workload's spread, affinity, tolerations, node name, replicas or strategy.
@@ -125,11 +382,12 @@ fn workload_candidates(
     a: &Analysis,
     unit: usize,
     object: usize,
-    o: &Object,
     w: &crate::manifest::Workload,
     at: Span,
+    violation: &Violation,
     out: &mut Vec<Candidate>,
 ) {
+    let o = &a.objects[object];
     let spec = &w.template.spec;
     for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
         if c.max_skew.span != at || c.when_unsatisfiable.value != WhenUnsatisfiable::DoNotSchedule {
@@ -196,7 +454,10 @@ fn workload_candidates(
             }
         }
     }
-    if let Some(n) = spec.node_name.as_ref().filter(|n| n.span == at) {
+    // The taint eviction controller points at the pod spec: what brings the pods back is a
+    // pinned node name or a time-limited toleration.
+    let evicted_for_taints = at == spec.span && violation.by("taint-eviction-controller");
+    if let Some(n) = spec.node_name.as_ref().filter(|n| n.span == at || evicted_for_taints) {
         out.push(Candidate {
                 summary: format!(
                     "remove `spec.nodeName: {}` from {}: the scheduler then places the pods on nodes whose taints they tolerate",
@@ -207,16 +468,73 @@ fn workload_candidates(
             });
     }
     for (index, t) in spec.tolerations.iter().enumerate() {
-        if t.toleration_seconds.as_ref().is_some_and(|s| s.span == at) {
+        if let Some(seconds) = t
+            .toleration_seconds
+            .as_ref()
+            .filter(|s| s.span == at || evicted_for_taints)
+        {
             out.push(Candidate {
                     summary: format!(
                         "remove `tolerationSeconds` from toleration {index} of {}, so its pods stay on the tainted node instead of being evicted and placed there again",
                         o.id
                     ),
-                    location: at,
+                    location: seconds.span,
                     edit: Edit::TolerateForever { object, index },
                 });
         }
+    }
+    // Requests that do not fit beside the DaemonSets, or fill a node past its overload
+    // threshold: size them to what the node holds.
+    if let Some(request) = spec.containers.iter().find_map(|c| c.requests.cpu_millis.as_ref())
+        && request.span == at
+        && let Some((container, to, why)) = sized_cpu_request(a, unit, object, w, violation)
+    {
+        out.push(Candidate {
+            summary: format!(
+                "lower the cpu request of container {} of {} from {}m to {to}m: {why}",
+                spec.containers[container].name, o.id, request.value
+            ),
+            location: request.span,
+            edit: Edit::CpuRequest { object, container, to },
+        });
+    }
+    // Nothing spreads the pods: the scheduler's scoring alone packs them after a rollout or
+    // an outage.
+    if violation.check == "pods-balanced"
+        && at == spec.span
+        && w.selector.is_some()
+        && !spec
+            .topology_spread_constraints
+            .iter()
+            .any(|c| c.topology_key.value == crate::model::ir::HOSTNAME_KEY)
+    {
+        out.push(Candidate {
+            summary: format!(
+                "add a topologySpreadConstraint to {} (`maxSkew: 1`, `topologyKey: kubernetes.io/hostname`, `whenUnsatisfiable: DoNotSchedule`, selecting its own pods)",
+                o.id
+            ),
+            location: spec.span,
+            edit: Edit::HostnameSpread { object },
+        });
+    }
+    // kubectl apply removes a field the last applied configuration set and this one leaves
+    // out: the documented migration to an HPA removes it from the last-applied first.
+    if w.replicas.is_none()
+        && at == o.span
+        && a.config
+            .previous_revision
+            .as_ref()
+            .and_then(|p| p.iter().find(|pw| pw.id == o.id))
+            .is_some_and(|pw| pw.replicas.is_some())
+    {
+        out.push(Candidate {
+            summary: format!(
+                "remove `spec.replicas` from the last-applied configuration of {} before this change (`kubectl apply edit-last-applied`), so that kubectl apply leaves the count alone instead of resetting it to 1",
+                o.id
+            ),
+            location: o.span,
+            edit: Edit::ForgetAppliedReplicas { object },
+        });
     }
     if w.kind == WorkloadKind::Deployment
         && let UpdateStrategy::RollingUpdate { max_surge, .. } = &w.strategy
@@ -333,8 +651,76 @@ fn budget_candidates(
     }
 }
 
-fn apply(objects: &mut [Object], edit: &Edit) {
+fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mut Vec<Member>, edit: &Edit) {
     match *edit {
+        Edit::CpuRequest { object, container, to } => {
+            if let Some(r) = spec_mut(&mut objects[object])
+                .and_then(|s| s.containers.get_mut(container))
+                .and_then(|c| c.requests.cpu_millis.as_mut())
+            {
+                r.value = to;
+            }
+        }
+        Edit::AddBudget { object, replicas } => {
+            let o = &objects[object];
+            let Some(w) = o.workload() else { return };
+            let budget = Object {
+                id: ObjectId {
+                    kind: "PodDisruptionBudget".into(),
+                    namespace: o.id.namespace.clone(),
+                    name: o.id.name.clone(),
+                },
+                api_version: "policy/v1".into(),
+                labels: Default::default(),
+                span: o.span,
+                embedded: false,
+                scope: o.scope,
+                shadowed: false,
+                body: Body::PodDisruptionBudget(Box::new(PodDisruptionBudget {
+                    min_available: None,
+                    max_unavailable: Some(Spanned::new(IntOrPercent::Int(1), o.span)),
+                    selector: w.selector.clone(),
+                    unhealthy_pod_eviction_policy: UnhealthyPodEvictionPolicy::IfHealthyBudget,
+                })),
+                ignores: Vec::new(),
+            };
+            if let (Some(n), Body::Workload(w)) = (replicas, &mut objects[object].body) {
+                let span = w.replicas.as_ref().map_or(Span::default(), |r| r.span);
+                w.replicas = Some(Spanned::new(n, span));
+            }
+            members.push(Member {
+                object: objects.len(),
+                role: Role::DisruptionBudget,
+            });
+            objects.push(budget);
+        }
+        Edit::HostnameSpread { object } => {
+            let selector = objects[object].workload().and_then(|w| w.selector.clone());
+            if let Some(s) = spec_mut(&mut objects[object]) {
+                let span = s.span;
+                s.topology_spread_constraints.push(TopologySpreadConstraint {
+                    max_skew: Spanned::new(1, span),
+                    topology_key: Spanned::new(crate::model::ir::HOSTNAME_KEY.to_string(), span),
+                    when_unsatisfiable: Spanned::new(WhenUnsatisfiable::DoNotSchedule, span),
+                    label_selector: selector,
+                    min_domains: None,
+                    node_affinity_policy: InclusionPolicy::Honor,
+                    node_taints_policy: InclusionPolicy::Ignore,
+                    match_label_keys: Vec::new(),
+                    span,
+                });
+            }
+        }
+        Edit::ForgetAppliedReplicas { object } => {
+            let id = &objects[object].id;
+            if let Some(p) = config
+                .previous_revision
+                .as_mut()
+                .and_then(|p| p.iter_mut().find(|pw| pw.id == *id))
+            {
+                p.replicas = None;
+            }
+        }
         Edit::ScheduleAnyway { object, index } => {
             if let Some(c) = spec_mut(&mut objects[object]).and_then(|s| s.topology_spread_constraints.get_mut(index)) {
                 c.when_unsatisfiable.value = WhenUnsatisfiable::ScheduleAnyway;
@@ -433,21 +819,20 @@ fn apply(objects: &mut [Object], edit: &Edit) {
     }
 }
 
-/// The analysis with `edit` applied and unit `unit` checking `check` only.
-/// The analysis with `edit` applied, unit `unit` checking `check` only, and the pools at the
+/// The analysis with `edit` applied, unit `unit` checking `checks` only, and the pools at the
 /// counterexample's node counts (for `Scale::Current`).
 fn edited(
     a: &Analysis,
     unit: usize,
-    check: &'static str,
+    checks: &[&'static str],
     edit: &Edit,
     at: Option<&crate::model::Topology>,
 ) -> Analysis {
     let mut objects = a.objects.clone();
-    apply(&mut objects, edit);
-    let mut units = a.units.clone();
-    units[unit].checks = vec![check];
     let mut config = a.config.clone();
+    let mut units = a.units.clone();
+    apply(&mut objects, &mut config, &mut units[unit].members, edit);
+    units[unit].checks = checks.to_vec();
     if let Some(t) = at {
         for (pool, &n) in config.cluster.pools.iter_mut().zip(&t.nodes_per_pool) {
             pool.count = n;
@@ -486,20 +871,43 @@ pub fn suggest(
         all: false,
     };
     for r in results.iter_mut() {
+        // A fix must not trade the violation for Pending pods: where the unit's pods were
+        // schedulable, they must stay so.
+        let schedulable = r
+            .results
+            .iter()
+            .any(|x| x.check == "pods-schedulable" && x.verdict == Verdict::Verified);
         for c in r.results.iter_mut() {
-            let Verdict::Violated { location: Some(at), .. } = &c.verdict else {
+            let Verdict::Violated {
+                location: Some(at),
+                steps,
+            } = &c.verdict
+            else {
                 continue;
             };
-            for candidate in candidates(a, r.unit, *at) {
+            let violation = Violation {
+                check: c.check,
+                steps,
+                topology: c.topology.as_ref(),
+            };
+            let mut checks = vec![c.check];
+            if schedulable && c.check != "pods-schedulable" {
+                checks.push("pods-schedulable");
+            }
+            for candidate in candidates(a, r.unit, *at, &violation) {
                 if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
-                let fixed = edited(a, r.unit, c.check, &candidate.edit, c.topology.as_ref());
+                let fixed = edited(a, r.unit, &checks, &candidate.edit, c.topology.as_ref());
                 let again = scaling::verify(&fixed, &[r.unit], generator, engine, &one_topology, cancel, &|_| {});
-                let holds = again
-                    .first()
-                    .and_then(|u| u.results.iter().find(|x| x.check == c.check))
-                    .is_some_and(|x| x.verdict == Verdict::Verified);
+                let holds = again.first().is_some_and(|u| {
+                    checks.iter().all(|check| {
+                        u.results
+                            .iter()
+                            .find(|x| x.check == *check)
+                            .is_some_and(|x| x.verdict == Verdict::Verified)
+                    })
+                });
                 tracing::info!(
                     "unit {}: {} with \"{}\": {}",
                     a.units[r.unit].id,
@@ -532,7 +940,13 @@ mod tests {
         let mut diags = crate::diagnostics::Diagnostics::default();
         let (_, loaded) = crate::manifest::load_text(&mut sources, "pdb.yaml", text, &mut diags);
         let mut objects = loaded.objects;
-        apply(&mut objects, &Edit::BudgetAllowsOne { object: 0 });
+        let mut config = Config::default_for(std::path::Path::new("."), &mut sources);
+        apply(
+            &mut objects,
+            &mut config,
+            &mut Vec::new(),
+            &Edit::BudgetAllowsOne { object: 0 },
+        );
         let Body::PodDisruptionBudget(p) = &objects[0].body else {
             panic!("a budget")
         };

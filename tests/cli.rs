@@ -1348,10 +1348,11 @@ fn fixes(fixture: &str, extra: &[&str]) -> Vec<(String, Option<String>)> {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["units"][0]["verification"]["results"]
+    v["units"]
         .as_array()
         .unwrap()
         .iter()
+        .flat_map(|u| u["verification"]["results"].as_array().unwrap())
         .filter(|r| r["verdict"] == "violated")
         .map(|r| {
             (
@@ -1422,11 +1423,32 @@ fn violations_come_with_fixes_the_model_checker_verified() {
         "set `whenUnsatisfiable: DoNotSchedule` on topologySpreadConstraints[0]",
     );
     expect("kivi-c7", "no-eviction-loop", "remove `spec.nodeName: edge-1`");
-    // A violation with no field to change gets no fix, and --no-fixes looks for none.
-    assert!(
-        fixes("kivi-c4", &[])
-            .iter()
-            .all(|(c, f)| c != "no-node-overload" || f.is_none())
+    // Fixes found through the counterexample's steps, or computed from the cluster.
+    expect("kivi-c4", "no-node-overload", "from 1320m to 1300m");
+    expect("kivi-c4", "min-replicas-available", "from 1320m to 1300m");
+    expect("daemonset-overhead", "pods-schedulable", "from 1600m to 1500m");
+    expect(
+        "autoscaler-scale-down-downtime",
+        "min-replicas-available",
+        "run 2 replicas of Deployment/billing/api and add a PodDisruptionBudget with `maxUnavailable: 1`",
     );
+    expect("drain-pdb", "min-replicas-available", "add a PodDisruptionBudget");
+    expect(
+        "apply-drops-replicas",
+        "min-replicas-available",
+        "`kubectl apply edit-last-applied`",
+    );
+    expect(
+        "from-nodes",
+        "pods-balanced",
+        "add a topologySpreadConstraint to Deployment/shop/web",
+    );
+    expect(
+        "kivi-c5",
+        "min-replicas-available",
+        "disable the descheduler plugin RemoveDuplicates",
+    );
+    // A violation no manifest change fixes gets no fix, and --no-fixes looks for none.
+    assert!(fixes("stale-reads-spread", &[]).iter().all(|(_, f)| f.is_none()));
     assert!(fixes("kivi-c3", &["--no-fixes"]).iter().all(|(_, f)| f.is_none()));
 }
