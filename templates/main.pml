@@ -151,6 +151,8 @@ hidden short budget_value[BUDGETS + 1];        /* a count, or a percentage negat
 hidden byte budget_always_allow[BUDGETS + 1];  /* unhealthyPodEvictionPolicy: AlwaysAllow */
 hidden int template_cpu[TEMPLATES + 1];
 hidden int template_mem[TEMPLATES + 1];
+hidden int template_score_cpu[TEMPLATES + 1];   /* NodeResourcesFit scoring: missing requests count 100m, 200 MiB */
+hidden int template_score_mem[TEMPLATES + 1];
 hidden int template_static_nodes[TEMPLATES + 1];
 hidden byte template_hard_first[TEMPLATES + 1];
 hidden byte template_hard_count[TEMPLATES + 1];

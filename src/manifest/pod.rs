@@ -378,20 +378,34 @@ impl PodSpec {
     /// (k8s.io/component-helpers/resource: PodRequests): app containers and sidecars summed,
     /// against each regular init container plus the sidecars started before it; plus overhead.
     pub fn effective_request(&self) -> Amounts {
+        self.request_with(Container::request)
+    }
+
+    /// The request NodeResourcesFit scores with (pkg/scheduler/util GetNonzeroRequests through
+    /// PodRequests' NonMissingContainerRequests): a container that sets no cpu request counts
+    /// 100m, none for memory 200 MiB; an explicit 0 stays 0.
+    pub fn scoring_request(&self) -> Amounts {
+        self.request_with(|c| Amounts {
+            cpu_millis: c.requests.cpu_millis.as_ref().map_or(100, |v| v.value),
+            memory_bytes: c.requests.memory_bytes.as_ref().map_or(200 * 1024 * 1024, |v| v.value),
+        })
+    }
+
+    fn request_with(&self, request: impl Fn(&Container) -> Amounts) -> Amounts {
         let mut sidecars = Amounts::default();
         let mut init_peak = Amounts::default();
         for c in &self.init_containers {
             if c.sidecar {
-                sidecars = sidecars.saturating_add(c.request());
+                sidecars = sidecars.saturating_add(request(c));
                 init_peak = init_peak.max(sidecars);
             } else {
-                init_peak = init_peak.max(sidecars.saturating_add(c.request()));
+                init_peak = init_peak.max(sidecars.saturating_add(request(c)));
             }
         }
         let running = self
             .containers
             .iter()
-            .fold(sidecars, |acc, c| acc.saturating_add(c.request()));
+            .fold(sidecars, |acc, c| acc.saturating_add(request(c)));
         let overhead = Amounts {
             cpu_millis: self.overhead.cpu(),
             memory_bytes: self.overhead.memory(),

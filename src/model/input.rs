@@ -197,6 +197,8 @@ pub const TABLES: &[&str] = &[
     "pool_max[]",
     "pool_zones[]",
     "pool_nodes[]",
+    "template_score_cpu[]",
+    "template_score_mem[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -268,6 +270,8 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.set("template_workload", ti, t.workload as i64);
         w.nonzero("template_cpu", ti, t.cpu);
         w.nonzero("template_mem", ti, t.mem);
+        w.nonzero("template_score_cpu", ti, t.score_cpu);
+        w.nonzero("template_score_mem", ti, t.score_mem);
         w.nonzero("template_static_nodes", ti, i64::from(t.static_nodes));
         w.nonzero("template_node_name", ti, i64::from(t.node_name));
         w.nonzero("template_no_execute", ti, i64::from(t.no_execute));

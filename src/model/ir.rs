@@ -133,6 +133,9 @@ pub struct IrTemplate {
     /// Requests in millicores and MiB (rounded up).
     pub cpu: i64,
     pub mem: i64,
+    /// The request NodeResourcesFit scores with (missing requests count 100m and 200 MiB).
+    pub score_cpu: i64,
+    pub score_mem: i64,
     /// Nodes that pass NodeName, nodeSelector, required node affinity and NoSchedule/NoExecute
     /// taints: the filters that only read static node properties.
     pub static_nodes: u32,
@@ -321,8 +324,28 @@ pub struct Scoring {
     pub memory_weight: i64,
 }
 
+/// Bytes per unit of memory in the model. MiB where every quantity is whole MiB. Otherwise
+/// the largest power of two that divides them all, so that small or odd quantities stay
+/// exact. But never so small that a node's memory times 1000 (the scoring's arithmetic)
+/// overflows the model's 32-bit int; then requests round up and allocatable down, which can
+/// only make a pod fit less (a Pending pod reported, not one missed).
+fn memory_unit(values: impl Iterator<Item = i64>) -> i64 {
+    let values: Vec<i64> = values.filter(|v| *v > 0).collect();
+    let mut unit = MIB;
+    while unit > 1 && values.iter().any(|v| v % unit != 0) {
+        unit /= 2;
+    }
+    let largest = values.iter().copied().max().unwrap_or(0);
+    while largest / unit > (1 << 21) {
+        unit *= 2;
+    }
+    unit
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Ir {
+    /// Bytes per unit of memory (`memory_unit`); node and template memory are in these units.
+    pub memory_unit: i64,
     /// The workloads that roll out (1-based), those whose pods have hard spread constraints or
     /// required pod (anti-)affinity first: their rollouts are the likelier to get stuck, and
     /// the depth-first search then meets them first. The order changes no verdict.
@@ -427,7 +450,8 @@ pub fn build(
         let usable = slot.pool.usable();
         nodes.push(IrNode {
             cpu: usable.cpu_millis,
-            mem: usable.memory_bytes / MIB,
+            // In bytes until the unit's memory unit is known (below).
+            mem: usable.memory_bytes,
             pods: slot.pool.allocatable.pods.min(i64::from(pods_per_node.max(1))),
             pods_allocatable: slot.pool.allocatable.pods.max(1),
             scaling_pool: slot.scaling_pool,
@@ -744,8 +768,22 @@ pub fn build(
         let t = &templates[workloads[i - 1].template - 1];
         (std::cmp::Reverse(t.hard.len() + t.affinity_terms.len()), i)
     });
+    let memory_unit = memory_unit(
+        nodes
+            .iter()
+            .map(|n| n.mem)
+            .chain(templates.iter().flat_map(|t| [t.mem, t.score_mem])),
+    );
+    for n in &mut nodes {
+        n.mem /= memory_unit;
+    }
+    for t in &mut templates {
+        t.mem = (t.mem + memory_unit - 1) / memory_unit;
+        t.score_mem = (t.score_mem + memory_unit - 1) / memory_unit;
+    }
     Ok((
         Ir {
+            memory_unit,
             rollout_order,
             nodes,
             templates,
@@ -1042,6 +1080,7 @@ fn build_template(
     // nodes to its pods (pkg/controller/daemon/util).
     let daemon = workload.kind == WorkloadKind::DaemonSet;
     let request = spec.effective_request();
+    let scoring = spec.scoring_request();
     let pass_affinity: Vec<bool> = nodes
         .iter()
         .map(|(name, labels, _)| matches_required_affinity(spec, name, labels))
@@ -1205,7 +1244,10 @@ fn build_template(
         IrTemplate {
             workload: workloads.iter().position(|&o| o == w).expect("listed") + 1,
             cpu: request.cpu_millis,
-            mem: (request.memory_bytes + MIB - 1) / MIB,
+            // In bytes until the unit's memory unit is known (`build`).
+            mem: request.memory_bytes,
+            score_cpu: scoring.cpu_millis,
+            score_mem: scoring.memory_bytes,
             static_nodes,
             affinity_raw,
             taint_raw,
@@ -1610,6 +1652,17 @@ mod tests {
     use super::*;
     use crate::diagnostics::Diagnostics;
     use crate::source::SourceMap;
+
+    #[test]
+    fn memory_unit_is_mib_unless_quantities_need_less() {
+        // Manifests in Mi and Gi: MiB, as before.
+        assert_eq!(memory_unit([16 * 1024 * MIB, 512 * MIB, 200 * MIB].into_iter()), MIB);
+        // Byte quantities (upstream's test pods): exact.
+        assert_eq!(memory_unit([20, 19, 5].into_iter()), 1);
+        // 1.5G (decimal) on a 512 GiB node: as fine as 32-bit arithmetic allows.
+        let unit = memory_unit([1_500_000_000, 512 * 1024 * MIB].into_iter());
+        assert!(unit > 1 && (512 * 1024 * MIB) / unit <= 1 << 21, "{unit}");
+    }
 
     fn hpa(behavior: &str) -> crate::manifest::HorizontalPodAutoscaler {
         let text = format!(

@@ -48,6 +48,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "checks/rollout_completes.pml",
     "checks/drain_completes.pml",
     "checks/eventually_stable.pml",
+    "probes/scheduler.pml",
 );
 
 #[derive(Debug, thiserror::Error)]
@@ -143,7 +144,7 @@ mod tests {
     fn every_template_file_is_embedded() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
         let mut files = Vec::new();
-        for dir in ["", "controllers", "events", "checks"] {
+        for dir in ["", "controllers", "events", "checks", "probes"] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "pml") {

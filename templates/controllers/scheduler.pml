@@ -29,8 +29,8 @@ hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
 hidden int s_template, s_ca;
 hidden int s_k2;   /* cluster-autoscaler: template nodes tried, those the pod fits */
 
-#define NONZERO_CPU(t) (template_cpu[t] > 0 -> template_cpu[t] : 100)
-#define NONZERO_MEM(t) (template_mem[t] > 0 -> template_mem[t] : 200)
+#define NONZERO_CPU(t) template_score_cpu[t]
+#define NONZERO_MEM(t) template_score_mem[t]
 #define DOMAIN(c, n) constraint_domain[(c) * (MAX_NODES + 1) + (n)]
 /* Nodes constraint c counts: static inclusion policies, and under nodeTaintsPolicy Honor not
    the nodes tainted while the model runs (not ready: unreachable or not-ready; cordoned). */
@@ -210,6 +210,7 @@ inline score_nodes(p) {
   fi
 }
 
+{% if "scheduler-probe" in check_names %}{% include "probes/scheduler.pml" %}{% endif %}
 proctype Scheduler() {
   byte p;
   int top;
@@ -345,7 +346,9 @@ end_scheduler:
               fi
             }
          :: else -> top = 0
-         fi
+         fi{% if "scheduler-probe" in check_names %};
+         probe_scheduling_cycle(p){% endif %}
+
        }
        if
        :: top == 0 ->
