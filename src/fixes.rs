@@ -167,14 +167,8 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
         for m in &a.units[unit].members {
             if let Some(s) = a.objects[m.object]
                 .workload()
-                .and_then(|w| {
-                    w.template
-                        .spec
-                        .containers
-                        .iter()
-                        .find_map(|c| c.requests.cpu_millis.as_ref())
-                })
-                .map(|r| r.span)
+                .and_then(|w| cpu_request(&w.template.spec))
+                .map(|(_, r)| r.span)
                 .filter(|s| !spans.contains(s))
             {
                 spans.push(s);
@@ -221,6 +215,31 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
     out
 }
 
+/// The HorizontalPodAutoscaler of the unit that scales `object`.
+fn autoscaler_of(a: &Analysis, unit: usize, object: usize) -> Option<&crate::manifest::HorizontalPodAutoscaler> {
+    let o = &a.objects[object];
+    a.units[unit]
+        .members
+        .iter()
+        .find_map(|m| match &a.objects[m.object].body {
+            Body::HorizontalPodAutoscaler(h)
+                if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind =>
+            {
+                Some(h.as_ref())
+            }
+            _ => None,
+        })
+}
+
+/// The first container that sets a cpu request, with the request (the field a finding about
+/// resources points at).
+fn cpu_request(spec: &PodSpec) -> Option<(usize, &Spanned<i64>)> {
+    spec.containers
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| c.requests.cpu_millis.as_ref().map(|r| (i, r)))
+}
+
 /// A PodDisruptionBudget for a replicated workload that has none, where the violation points
 /// at it.
 fn budget_addition(a: &Analysis, unit: usize, object: usize, at: Span) -> Option<Candidate> {
@@ -242,12 +261,8 @@ fn budget_addition(a: &Analysis, unit: usize, object: usize, at: Span) -> Option
     if budgeted || w.selector.is_none() {
         return None;
     }
-    let autoscaled = a.units[unit].members.iter().any(|m| {
-        matches!(&a.objects[m.object].body, Body::HorizontalPodAutoscaler(h)
-                if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind)
-    });
     // One replica under a budget allowing one disruption still goes down: run two.
-    let raise = (!autoscaled && w.desired_replicas() < 2).then_some(2);
+    let raise = (autoscaler_of(a, unit, object).is_none() && w.desired_replicas() < 2).then_some(2);
     let summary = match raise {
         Some(n) => format!(
             "run {n} replicas of {} and add a PodDisruptionBudget with `maxUnavailable: 1` for its pods, so voluntary evictions (drains, the descheduler, the cluster autoscaler) take one pod at a time",
@@ -280,8 +295,7 @@ fn sized_cpu_request(
     violation: &Violation,
 ) -> Option<(usize, i64, String)> {
     let spec = &w.template.spec;
-    let container = spec.containers.iter().position(|c| c.requests.cpu_millis.is_some())?;
-    let current = spec.containers[container].requests.cpu_millis.as_ref()?.value;
+    let (container, current) = cpu_request(spec).map(|(i, r)| (i, r.value))?;
     let pod = spec.effective_request().cpu_millis;
     let pools: Vec<(usize, &crate::config::NodePool)> = a
         .config
@@ -314,20 +328,8 @@ fn sized_cpu_request(
         .filter(|d| d.kind == WorkloadKind::DaemonSet)
         .map(|d| d.template.spec.effective_request().cpu_millis)
         .sum();
-    let replicas = i64::from(
-        members
-            .iter()
-            .find_map(|m| match &a.objects[m.object].body {
-                Body::HorizontalPodAutoscaler(h)
-                    if h.scale_target_ref.name == a.objects[object].id.name
-                        && h.scale_target_ref.kind == a.objects[object].id.kind =>
-                {
-                    Some(h.max_replicas.value)
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| w.desired_replicas()),
-    );
+    let replicas =
+        i64::from(autoscaler_of(a, unit, object).map_or_else(|| w.desired_replicas(), |h| h.max_replicas.value));
     if nodes < 1 || replicas < 1 || pod < 1 {
         return None;
     }
@@ -425,11 +427,9 @@ fn workload_candidates(
         }
     }
     // `spec.replicas` in Git fights the HPA that owns the count.
-    let autoscaled = a.units[unit].members.iter().any(|m| {
-        matches!(&a.objects[m.object].body, Body::HorizontalPodAutoscaler(h)
-                if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind)
-    });
-    if autoscaled && let Some(r) = w.replicas.as_ref().filter(|r| r.span == at) {
+    if autoscaler_of(a, unit, object).is_some()
+        && let Some(r) = w.replicas.as_ref().filter(|r| r.span == at)
+    {
         out.push(Candidate {
             summary: format!(
                 "leave `spec.replicas` out of the manifest of {}: its HorizontalPodAutoscaler owns the count",
@@ -485,7 +485,7 @@ fn workload_candidates(
     }
     // Requests that do not fit beside the DaemonSets, or fill a node past its overload
     // threshold: size them to what the node holds.
-    if let Some(request) = spec.containers.iter().find_map(|c| c.requests.cpu_millis.as_ref())
+    if let Some((_, request)) = cpu_request(spec)
         && request.span == at
         && let Some((container, to, why)) = sized_cpu_request(a, unit, object, w, violation)
     {
