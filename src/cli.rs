@@ -172,6 +172,42 @@ struct ScanArgs {
     /// Do not look for fixes (each candidate fix of a violation costs a model-checker run).
     #[arg(long)]
     no_fixes: bool,
+
+    /// Stop the whole run after this long (`90s`, `10m`, or seconds): what is not decided by
+    /// then is inconclusive, with this as the reason, and the reports are still written.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Option<std::time::Duration>,
+
+    /// Time limit of each model-checker run (default 60s); a run that reaches it is
+    /// inconclusive.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    run_time_limit: Option<std::time::Duration>,
+
+    /// Memory limit of each model-checker run, in MiB (default 1024); a run that reaches it is
+    /// inconclusive.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(16..))]
+    run_memory: Option<u32>,
+}
+
+/// `90`, `90s`, `10m` or `1h`.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (like 90s, 10m or 1h)"))?;
+    let seconds = match unit {
+        "s" => n,
+        "m" => n.saturating_mul(60),
+        "h" => n.saturating_mul(3600),
+        _ => return Err(format!("`{s}` is not a duration (like 90s, 10m or 1h)")),
+    };
+    if seconds == 0 {
+        return Err("a duration must be at least 1s".into());
+    }
+    Ok(std::time::Duration::from_secs(seconds))
 }
 
 fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
@@ -349,6 +385,7 @@ fn init_logging(global: &GlobalArgs, color: bool) {
 }
 
 fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Result<u8> {
+    let started = std::time::Instant::now();
     let stderr_color = global.color.enabled(std::io::stderr().is_terminal());
     let stdout_color = global.color.enabled(std::io::stdout().is_terminal());
     init_logging(global, stderr_color);
@@ -422,7 +459,13 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         scale: scan.scale.unwrap_or(crate::scaling::Scale::Search),
         all: scan.all,
     };
-    let engine_options = crate::engine::Options::default();
+    let mut engine_options = crate::engine::Options::default();
+    if let Some(limit) = scan.run_time_limit {
+        engine_options.time_limit = limit;
+    }
+    if let Some(mb) = scan.run_memory {
+        engine_options.memory_mb = mb;
+    }
     let engine = match crate::engine::Engine::new(tools, engine_options.clone(), cache.as_deref()) {
         Ok(e) => e,
         Err(e) => {
@@ -435,6 +478,21 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         let cancel = std::sync::Arc::clone(&cancel);
         // Ctrl-C: stop every model-checker run (each leads its own process group) and exit.
         let _ = ctrlc::set_handler(move || cancel.store(true, std::sync::atomic::Ordering::Relaxed));
+    }
+    // --timeout: a watchdog stops every run at the deadline, as Ctrl-C does, but the report
+    // is still written with what was not decided marked inconclusive.
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (finished, watchdog) = std::sync::mpsc::channel::<()>();
+    if let Some(limit) = scan.timeout {
+        let left = limit.saturating_sub(started.elapsed());
+        let cancel = std::sync::Arc::clone(&cancel);
+        let timed_out = std::sync::Arc::clone(&timed_out);
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watchdog.recv_timeout(left) {
+                timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
     }
     let progress = crate::progress::Reporter::new(global.quiet);
     let mut context = report::model::Context {
@@ -506,7 +564,15 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         crate::fixes::suggest(&analysis, &mut results, &generator, &engine, &options, &cancel);
     }
     progress.finish();
-    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+    drop(finished);
+    if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+        let limit = scan.timeout.unwrap_or_default();
+        eprintln!(
+            "warning: --timeout of {} s reached: what was not decided is inconclusive",
+            limit.as_secs()
+        );
+        crate::scaling::mark_timed_out(&mut results, limit);
+    } else if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("error: interrupted");
         return Ok(exit::INTERRUPTED);
     }

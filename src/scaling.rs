@@ -842,6 +842,15 @@ fn conclude(
     out
 }
 
+/// After the scan's `--timeout`: what the stop left undecided says so.
+pub fn mark_timed_out(results: &mut [UnitResult], limit: Duration) {
+    for check in results.iter_mut().flat_map(|r| r.results.iter_mut()) {
+        if matches!(check.verdict, Verdict::Inconclusive(engine::Inconclusive::Cancelled)) {
+            check.verdict = Verdict::Inconclusive(engine::Inconclusive::RunTimeout(limit));
+        }
+    }
+}
+
 fn add(total: &mut engine::Timings, more: &engine::Timings) {
     total.spin += more.spin;
     total.compile += more.compile;

@@ -186,6 +186,7 @@ hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, pe
 hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
 hidden byte hpa_stabilize_down[WORKLOADS + 1];
 hidden byte hpa_stabilize_up[WORKLOADS + 1];
+hidden byte hpa_behavior[WORKLOADS + 1];        /* spec.behavior is set */
 #define HPA_TABLE {{ shape.hpa_table }}
 hidden short hpa_up_limit[(WORKLOADS + 1) * HPA_TABLE];    /* per current replicas: most after one decision */
 hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
@@ -212,9 +213,7 @@ hidden byte pool_max[SCALING_POOLS + 1];
 hidden byte pool_zones[SCALING_POOLS + 1];
 
 #define BIT(mask, i) (((mask) >> (i)) & 1)
-/* IntOrString fields: a count, or a percentage stored negated. */
-#define RESOLVE_UP(v, n) ((v) < 0 -> ((-(v)) * (n) + 99) / 100 : (v))
-#define RESOLVE_DOWN(v, n) ((v) < 0 -> (-(v)) * (n) / 100 : (v))
+{% include "controllers/rolling_update.pml" %}
 #define LEVEL(w, l) workload_level[(w) * 8 + (l)]
 #define WORKLOAD_OF(q) template_workload[slot_template[q]]
 

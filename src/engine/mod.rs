@@ -107,6 +107,8 @@ pub enum Inconclusive {
     EngineError(String),
     /// The run was stopped (Ctrl-C, or its result was no longer needed).
     Cancelled,
+    /// The whole scan's `--timeout` was reached before this was decided.
+    RunTimeout(Duration),
 }
 
 impl std::fmt::Display for Inconclusive {
@@ -118,6 +120,7 @@ impl std::fmt::Display for Inconclusive {
             Inconclusive::Incomplete(why) => write!(f, "search incomplete: {why}"),
             Inconclusive::EngineError(why) => write!(f, "engine error: {why}"),
             Inconclusive::Cancelled => write!(f, "cancelled"),
+            Inconclusive::RunTimeout(d) => write!(f, "the scan's --timeout of {} s was reached", d.as_secs()),
         }
     }
 }

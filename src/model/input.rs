@@ -199,6 +199,7 @@ pub const TABLES: &[&str] = &[
     "pool_nodes[]",
     "template_score_cpu[]",
     "template_score_mem[]",
+    "hpa_behavior[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -355,6 +356,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
             w.set("hpa_target", wi, a.target);
             w.nonzero("hpa_stabilize_down", wi, i64::from(a.stabilize_down));
             w.nonzero("hpa_stabilize_up", wi, i64::from(a.stabilize_up));
+            w.nonzero("hpa_behavior", wi, i64::from(a.behavior));
             for (k, (up, down)) in a.up_limit.iter().zip(&a.down_limit).enumerate() {
                 w.nonzero("hpa_up_limit", wi * shape.hpa_table + k, *up);
                 w.nonzero("hpa_down_limit", wi * shape.hpa_table + k, *down);

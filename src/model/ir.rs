@@ -208,6 +208,9 @@ pub struct IrAutoscaler {
     pub stabilize_down: bool,
     /// A scale-up needs the higher recommendation to hold (`behavior.scaleUp` window > 0).
     pub stabilize_up: bool,
+    /// `spec.behavior` is set: the scaling policies bound a decision in its direction only
+    /// (convertDesiredReplicasWithBehaviorRate).
+    pub behavior: bool,
     /// Most replicas one decision may reach from `current` replicas (index `current`,
     /// 0..=max): `max(2 × current, 4)` without a behavior, else the scale-up policies.
     pub up_limit: Vec<i64>,
@@ -552,8 +555,11 @@ pub fn build(
                 } if resource == "cpu" && request > 0 => Some((v * 100 + request - 1) / request),
                 _ => None,
             })?;
-            let min = i64::from(h.min_replicas.value.max(1));
-            let max = i64::from(h.max_replicas.value.max(1));
+            // Bounded by the pods the topology can hold: no more can run, and the model's
+            // tables stay small (maxReplicas: 100000 would overflow them).
+            let capacity = pods_capacity.max(1) as i64;
+            let min = i64::from(h.min_replicas.value.max(1)).min(capacity);
+            let max = i64::from(h.max_replicas.value.max(1)).min(capacity);
             let behavior = h.scale_up.is_some() || h.scale_down.is_some();
             let (up_limit, down_limit) = scaling_limits(h, max);
             Some(IrAutoscaler {
@@ -571,6 +577,7 @@ pub fn build(
                         .as_ref()
                         .and_then(|r| r.stabilization_window_seconds)
                         .is_some_and(|w| w > 0),
+                behavior,
                 up_limit,
                 down_limit,
             })
@@ -939,7 +946,7 @@ fn load_levels(config: &Config, workload: &str, autoscaler: &Option<IrAutoscaler
 /// decision may reach (horizontal.go convertDesiredReplicasWithRules, or with a behavior
 /// calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors). Without a
 /// clock each decision starts its own period: the period's start is the current count.
-fn scaling_limits(h: &crate::manifest::HorizontalPodAutoscaler, max: i64) -> (Vec<i64>, Vec<i64>) {
+pub fn scaling_limits(h: &crate::manifest::HorizontalPodAutoscaler, max: i64) -> (Vec<i64>, Vec<i64>) {
     use crate::manifest::autoscaling::{ScalingPolicyType, SelectPolicy};
     let behavior = h.scale_up.is_some() || h.scale_down.is_some();
     let currents = 0..=max.max(0);

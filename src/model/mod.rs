@@ -23,8 +23,10 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "main.pml",
     "controllers/scheduler.pml",
     "controllers/deployment.pml",
+    "controllers/rolling_update.pml",
     "controllers/kubelet.pml",
     "controllers/autoscaler.pml",
+    "controllers/replica_calculator.pml",
     "controllers/taint_eviction.pml",
     "controllers/descheduler.pml",
     "controllers/cluster_autoscaler.pml",
@@ -49,6 +51,8 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "checks/drain_completes.pml",
     "checks/eventually_stable.pml",
     "probes/scheduler.pml",
+    "probes/autoscaler.pml",
+    "probes/deployment.pml",
 );
 
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +101,15 @@ impl Generator {
         self.env
             .get_template("main.pml")
             .and_then(|t| t.render(Value::from(Serde(&context))))
+            .map_err(|e| ModelError::Template(e.to_string()))
+    }
+
+    /// A standalone conformance probe (`probes/<name>.pml`): the controller arithmetic it
+    /// includes, with no unit and no input; the conformance tests append the cases.
+    pub fn render_probe(&self, name: &str) -> Result<String, ModelError> {
+        self.env
+            .get_template(&format!("probes/{name}.pml"))
+            .and_then(|t| t.render(()))
             .map_err(|e| ModelError::Template(e.to_string()))
     }
 }

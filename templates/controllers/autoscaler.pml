@@ -18,7 +18,9 @@
  */
 /* A recommendation in a direction with a stabilisation window. */
 #define STABILIZED(w) ((h_desired < h_current && hpa_stabilize_down[w]) || (h_desired > h_current && hpa_stabilize_up[w]))
-hidden int h_ready, h_unready, h_demand, h_target, h_current, h_desired, h_limit, h_q, h_total, h_warm, h_cold;
+hidden int h_demand, h_target, h_current, h_desired, h_request, h_q, h_warm, h_cold;
+
+{% include "controllers/replica_calculator.pml" %}
 
 proctype Autoscaler() {
   byte w;
@@ -34,56 +36,38 @@ end_autoscaler:
          od;
          hpa_dirty[w] = 0; hpa_work--;
          h_current = spec[w]; h_target = hpa_target[w];
-         h_ready = 0; h_unready = 0; h_warm = 0; h_cold = 0;
+         h_warm = 0; h_cold = 0;
+         rc_begin(h_current, h_target);
+         /* every pod with the workload's request (100: usage is in percent of it) */
+         h_request = (template_cpu[workload_template[w]] > 0 -> 100 : 0);
          for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
            if
-           :: pod[h_q].status == RUNNING && !pod[h_q].warm && workload_startup_unready[w] -> h_unready++
+           :: pod[h_q].status == RUNNING && !pod[h_q].warm && workload_startup_unready[w] ->
+              rc_add_pod(RC_RUNNING, 0, 0, 1, h_request, 0)
            :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) ->
-              h_ready++;
+              rc_add_pod(RC_RUNNING, 1, 0, 1, h_request, 0);
               if
               :: pod[h_q].warm -> h_warm++
               :: else -> h_cold++
               fi
-           :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> h_unready++
+           :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> rc_add_pod(RC_PENDING, 0, 0, 0, h_request, 0)
            :: else -> skip
            fi
          }
-         /* total usage, in percent of one pod's request */
+         /* total usage of the ready pods, in percent of one pod's request */
          h_demand = (h_warm > 0 -> LEVEL(w, load[w]) * workload_base[w] : 0) + h_cold * workload_startup[w];
+         rc_usage = h_demand;
          if
          :: h_current > hpa_max[w] -> h_desired = hpa_max[w]
          :: h_current < hpa_min[w] -> h_desired = hpa_min[w]
-         :: h_current == 0 || h_ready == 0 -> h_desired = h_current
-         :: else ->
+         :: h_current == 0 -> h_desired = h_current
+         :: h_current > 0 && hpa_min[w] <= h_current && h_current <= hpa_max[w] ->
+            rc_calculate();
             if
-            :: (h_demand - h_target * h_ready) * 10 <= h_target * h_ready && (h_target * h_ready - h_demand) * 10 <= h_target * h_ready -> h_desired = h_current
-            :: h_demand > h_target * h_ready && h_unready > 0 ->
-               h_total = h_ready + h_unready;
-               if
-               :: h_demand <= h_target * h_total || (h_demand - h_target * h_total) * 10 <= h_target * h_total -> h_desired = h_current
-               :: else -> h_desired = (h_demand + h_target - 1) / h_target
-               fi
-            :: else -> h_desired = (h_demand + h_target - 1) / h_target
-            fi;
-            h_limit = hpa_up_limit[w * HPA_TABLE + h_current];
-            if
-            :: h_limit > hpa_max[w] -> h_limit = hpa_max[w]
-            :: else -> skip
-            fi;
-            if
-            :: h_desired < hpa_min[w] -> h_desired = hpa_min[w]
-            :: h_desired > h_limit -> h_desired = h_limit
-            :: else -> skip
-            fi;
-            /* scale-down policies */
-            if
-            :: h_desired < h_current && h_desired < hpa_down_limit[w * HPA_TABLE + h_current] ->
-               h_desired = hpa_down_limit[w * HPA_TABLE + h_current];
-               if
-               :: h_desired < hpa_min[w] -> h_desired = hpa_min[w]
-               :: else -> skip
-               fi
-            :: else -> skip
+            :: rc_error -> h_desired = h_current  /* the autoscaler cannot compute: it leaves the replicas */
+            :: else ->
+               rc_normalize(h_current, rc_desired, hpa_min[w], hpa_max[w], hpa_behavior[w], hpa_up_limit[w * HPA_TABLE + h_current], hpa_down_limit[w * HPA_TABLE + h_current]);
+               h_desired = rc_normalized
             fi
          fi;
          if
@@ -92,7 +76,7 @@ end_autoscaler:
             down_seen[w] = h_desired;
             mark_hpa(w)
          :: h_desired != h_current && !(STABILIZED(w) && down_seen[w] != h_desired) ->
-            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (h_ready > 0 -> h_demand / h_ready : 0));
+            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (rc_ready > 0 -> h_demand / rc_ready : 0));
             spec[w] = h_desired; down_seen[w] = 0;
             if
             :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1

@@ -18,7 +18,7 @@
  *    partition once every pod runs; it comes back with the new revision.
  * Terminating pods are not active and not available.
  */
-hidden int d_q, d_r, d_active, d_best, d_key, d_victim, d_surge, d_unavailable, d_total, d_new_available, d_old_available, d_old_pods, d_scale;
+hidden int d_q, d_r, d_active, d_best, d_key, d_victim, d_new_available, d_old_available, d_old_pods;
 hidden int d_on_node[MAX_NODES + 1];
 
 /* Higher goes first: unassigned, then not running, then crowded nodes, then newer slots. */
@@ -26,20 +26,6 @@ hidden int d_on_node[MAX_NODES + 1];
 #define ACTIVE(q) (pod[q].status == PENDING || pod[q].status == BOUND || pod[q].status == RUNNING || pod[q].status == UNREACHABLE)
 #define RS(w, r) rs_spec[(w) * 2 + (r)]
 #define SLOTS_OF(w) workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1
-
-/* maxUnavailable of workload w at its spec (MaxUnavailable: at least 1 when surge is 0 too). */
-inline resolve_fenceposts(w) {
-  d_surge = RESOLVE_UP(rollout_surge[w], spec[w]);
-  d_unavailable = RESOLVE_DOWN(rollout_unavailable[w], spec[w]);
-  if
-  :: d_surge == 0 && d_unavailable == 0 -> d_unavailable = 1
-  :: else -> skip
-  fi;
-  if
-  :: d_unavailable > spec[w] -> d_unavailable = spec[w]
-  :: else -> skip
-  fi
-}
 
 /* The Deployment sets its ReplicaSets' spec.replicas. */
 inline reconcile_deployment(w) {
@@ -64,45 +50,11 @@ inline reconcile_deployment(w) {
      :: else -> skip
      fi
   :: rolled[w] && rollout_kind[w] == 1 ->
-     resolve_fenceposts(w);
-     /* reconcileNewReplicaSet */
-     if
-     :: RS(w, 1) > spec[w] -> RS(w, 1) = spec[w]
-     :: RS(w, 1) < spec[w] && RS(w, 0) + RS(w, 1) < spec[w] + d_surge ->
-        d_scale = spec[w] + d_surge - RS(w, 0) - RS(w, 1);
-        if
-        :: d_scale > spec[w] - RS(w, 1) -> d_scale = spec[w] - RS(w, 1)
-        :: else -> skip
-        fi;
-        RS(w, 1) = RS(w, 1) + d_scale
-     :: else -> skip
-     fi;
-     /* reconcileOldReplicaSets */
-     d_total = RS(w, 0) + RS(w, 1) - (spec[w] - d_unavailable) - (RS(w, 1) - d_new_available);
-     if
-     :: d_total > 0 && RS(w, 0) > 0 ->
-        /* cleanupUnhealthyReplicas: old pods that are not available go first */
-        d_scale = RS(w, 0) - d_old_available;
-        if
-        :: d_scale > d_total -> d_scale = d_total
-        :: else -> skip
-        fi;
-        if
-        :: d_scale > 0 -> RS(w, 0) = RS(w, 0) - d_scale
-        :: else -> skip
-        fi;
-        /* scaleDownOldReplicaSetsForRollingUpdate */
-        d_scale = d_old_available + d_new_available - (spec[w] - d_unavailable);
-        if
-        :: d_scale > RS(w, 0) -> d_scale = RS(w, 0)
-        :: else -> skip
-        fi;
-        if
-        :: d_scale > 0 -> RS(w, 0) = RS(w, 0) - d_scale
-        :: else -> skip
-        fi
-     :: else -> skip
-     fi
+     max_unavailable(rollout_surge[w], rollout_unavailable[w], spec[w]);
+     reconcile_new_replica_set(spec[w], RS(w, 0) + RS(w, 1), RS(w, 1));
+     RS(w, 1) = ru_new;
+     reconcile_old_replica_sets(spec[w], RS(w, 0), d_old_available, RS(w, 1), d_new_available);
+     RS(w, 0) = ru_old
   :: else -> skip
   fi;
   /* the rollout is done: every replica new and available, no old pod left */

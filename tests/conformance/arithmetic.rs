@@ -1,0 +1,486 @@
+//! Controller arithmetic cases (HPA replica calculation and normalisation, Deployment rolling
+//! update): the logic is deterministic, so a file's cases run in one standalone model, the
+//! probe template (`templates/probes/{autoscaler,deployment}.pml`, which includes the
+//! controller's own arithmetic template) plus an `init` with every case's inputs, through one
+//! SPIN simulation. Each case prints its results under its index.
+//!
+//! Only numbers reach the generated `init`: the case's quantities, counts and the limits
+//! kivi-lint computes from a manifest built for the case.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use kivi_lint::manifest::quantity::IntOrPercent;
+use kivi_lint::manifest::{self, Body};
+use kivi_lint::model::{Generator, ir};
+use kivi_lint::source::SourceMap;
+use serde_json::{Value as Json, json};
+
+use crate::cases::Case;
+
+/// What one case needs from the simulation's output, and how to judge it.
+type Judge = Box<dyn Fn(&BTreeMap<i64, Vec<i64>>) -> Result<(), String> + Send + Sync>;
+
+/// A case turned into PROMELA statements (numbers only) and a judge of the printed lines.
+struct Prepared {
+    statements: String,
+    judge: Judge,
+}
+
+/// Run the cases of an HPA or Deployment file: per case index, `Ok` or the failure.
+pub fn run_file(
+    file: &str,
+    cases: &[(usize, &Case)],
+    spin: &Path,
+    generator: &Generator,
+) -> Vec<(usize, Result<(), String>)> {
+    let probe = if file.starts_with("hpa_") {
+        "autoscaler"
+    } else {
+        "deployment"
+    };
+    let mut prepared = Vec::new();
+    let mut results = Vec::new();
+    for (i, case) in cases {
+        let k = *i as i64;
+        let p = match file {
+            "hpa_replicas.yaml" => replica_calculation(k, &case.body),
+            "hpa_normalization.yaml" => normalization(k, &case.body),
+            "deployment_rollout.yaml" => rolling_update(k, &case.body),
+            _ => Err(format!("no arithmetic harness for {file}")),
+        };
+        match p {
+            Ok(p) => prepared.push((*i, p)),
+            Err(e) => results.push((*i, Err(e))),
+        }
+    }
+    if prepared.is_empty() {
+        return results;
+    }
+    let mut model = match generator.render_probe(probe) {
+        Ok(m) => m,
+        Err(e) => return cases.iter().map(|(i, _)| (*i, Err(e.to_string()))).collect(),
+    };
+    model.push_str("\ninit {\n  d_step {\n");
+    for (_, p) in &prepared {
+        model.push_str(&p.statements);
+    }
+    model.push_str("  }\n}\n");
+    let printed = match simulate(spin, &model) {
+        Ok(p) => p,
+        Err(e) => return cases.iter().map(|(i, _)| (*i, Err(e.clone()))).collect(),
+    };
+    for (i, p) in prepared {
+        let lines: BTreeMap<i64, Vec<i64>> = printed
+            .iter()
+            .filter(|l| l.get(1) == Some(&(i as i64)))
+            .map(|l| (l[0], l[2..].to_vec()))
+            .collect();
+        results.push((i, (p.judge)(&lines)));
+    }
+    results
+}
+
+/// `spin` simulation of `model`: the `KIVI:` lines, as numbers.
+fn simulate(spin: &Path, model: &str) -> Result<Vec<Vec<i64>>, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join("probe.pml");
+    std::fs::write(&path, model).map_err(|e| e.to_string())?;
+    if let Some(d) = std::env::var_os("KIVI_CONFORMANCE_DUMP") {
+        let _ = std::fs::write(Path::new(&d).join("probe.pml"), model);
+    }
+    let out = Command::new(spin)
+        .arg("probe.pml")
+        .current_dir(dir.path())
+        .output()
+        .map_err(|e| format!("spin: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || stdout.contains("error") {
+        return Err(format!(
+            "spin failed: {}{}",
+            stdout.lines().take(5).collect::<Vec<_>>().join(" | "),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("KIVI:"))
+        .map(|l| l.split(':').filter_map(|v| v.trim().parse().ok()).collect())
+        .collect())
+}
+
+fn int(v: &Json, what: &str) -> Result<i64, String> {
+    v.as_i64().ok_or_else(|| format!("{what}: not an integer: {v}"))
+}
+
+fn compare(what: &str, got: i64, want: &Json) -> Result<(), String> {
+    match want.as_i64() {
+        Some(w) if w == got => Ok(()),
+        _ => Err(format!("{what}: kivi-lint {got}, upstream {want}")),
+    }
+}
+
+fn line<'a>(lines: &'a BTreeMap<i64, Vec<i64>>, tag: i64, len: usize) -> Result<&'a [i64], String> {
+    lines
+        .get(&tag)
+        .filter(|l| l.len() == len)
+        .map(Vec::as_slice)
+        .ok_or_else(|| "the probe printed nothing".to_string())
+}
+
+// --- HPA ---------------------------------------------------------------------------------
+
+/// GetResourceReplicas for a cpu Resource metric (replica_calculator.pml).
+fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
+    let metric = &case["metric"];
+    let target = int(&metric["targetAverageUtilization"], "targetAverageUtilization")?;
+    let usage = &metric["podUsageMilli"];
+    let mut s = format!(
+        "    rc_begin({}, {target});\n",
+        int(&case["currentReplicas"], "currentReplicas")?
+    );
+    for pod in case["pods"].as_array().into_iter().flatten() {
+        // groupPods: Failed or deleted pods are ignored, Pending ones unready.
+        let phase = match (pod["phase"].as_str(), pod["deleting"] == json!(true)) {
+            (Some("Failed"), _) | (_, true) => "RC_IGNORED",
+            (Some("Pending"), _) => "RC_PENDING",
+            (Some("Running"), _) => "RC_RUNNING",
+            (other, _) => return Err(format!("pod phase {other:?}")),
+        };
+        let ready = i64::from(pod["ready"] == json!(true));
+        // Started within the cpu initialisation period: with the harness's zero-time Ready
+        // transition and metric timestamps, such a pod is unready.
+        let recent = i64::from(pod["startTime"] == json!("now"));
+        let name = pod["name"].as_str().unwrap_or("");
+        let (metric, used) = match usage[name].as_i64() {
+            Some(u) => (1, u),
+            None => (0, 0),
+        };
+        let request = pod["requestMilli"].as_i64().unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "    rc_add_pod({phase}, {ready}, {recent}, {metric}, {request}, {used});"
+        );
+    }
+    let _ = writeln!(s, "    probe_replica_calculation({k});");
+    let expect = case["expect"].clone();
+    Ok(Prepared {
+        statements: s,
+        judge: Box::new(move |lines| {
+            let l = line(lines, 95, 4)?;
+            let (error, desired, util, raw) = (l[0], l[1], l[2], l[3]);
+            if let Some(text) = expect["errorContains"].as_str() {
+                let want = if text.contains("no metrics returned") {
+                    1
+                } else if text.contains("did not receive metrics") {
+                    2
+                } else if text.contains("missing request") {
+                    3
+                } else {
+                    return Err(format!("unknown error {text:?}"));
+                };
+                return if error == want {
+                    Ok(())
+                } else {
+                    Err(format!("error: kivi-lint {error}, upstream {text:?}"))
+                };
+            }
+            if error != 0 {
+                return Err(format!("kivi-lint error {error}, upstream {expect}"));
+            }
+            compare("replicas", desired, &expect["replicas"])?;
+            compare("usage", util, &expect["usage"])?;
+            if !expect["rawAverageValueMilli"].is_null() {
+                compare("rawAverageValue", raw, &expect["rawAverageValueMilli"])?;
+            }
+            Ok(())
+        }),
+    })
+}
+
+const CONDITIONS: [&str; 5] = [
+    "DesiredWithinRange",
+    "TooFewReplicas",
+    "TooManyReplicas",
+    "ScaleUpLimit",
+    "ScaleDownLimit",
+];
+
+/// An HPA manifest with the case's bounds and behavior, read by kivi-lint; its limits table
+/// (the most and fewest replicas one decision may reach, per current count) as the model
+/// gets it.
+fn limits(input: &Json, rules: Option<(&str, &Json)>, extent: i64) -> Result<(Vec<i64>, Vec<i64>), String> {
+    let mut behavior = serde_json::Map::new();
+    for key in ["scaleUp", "scaleDown"] {
+        let r = match rules {
+            Some((k, r)) if k == key => r,
+            Some(_) => &Json::Null,
+            None => &input["behavior"][key],
+        };
+        if !r.is_null() {
+            behavior.insert(key.into(), r.clone());
+        }
+    }
+    let mut spec = json!({
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": input["minReplicas"].as_i64().unwrap_or(1).max(1),
+        "maxReplicas": input["maxReplicas"].as_i64().unwrap_or(extent).max(1),
+        "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
+    });
+    if !behavior.is_empty() || rules.is_some() || input["behavior"].is_object() {
+        spec["behavior"] = Json::Object(behavior);
+    }
+    let text = json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": spec,
+    })
+    .to_string();
+    let mut sources = SourceMap::default();
+    let mut diagnostics = kivi_lint::diagnostics::Diagnostics::default();
+    let (_, loaded) = manifest::load_text(&mut sources, "hpa.yaml", &text, &mut diagnostics);
+    if let Some(d) = diagnostics.iter().next() {
+        return Err(format!("kivi-lint rejects the HPA: {}", d.message));
+    }
+    let Some(Body::HorizontalPodAutoscaler(h)) = loaded.objects.first().map(|o| &o.body) else {
+        return Err("no HPA read".into());
+    };
+    Ok(ir::scaling_limits(h, extent))
+}
+
+/// horizontal.go normalisation: through replica_calculator.pml's rc_normalize with the limits
+/// table kivi-lint computes; the limit functions compare that table directly.
+fn normalization(k: i64, case: &Json) -> Result<Prepared, String> {
+    let input = &case["input"];
+    let expect = case["expect"].clone();
+    let current = int(&input["currentReplicas"], "currentReplicas")?;
+    match case["function"].as_str() {
+        Some("calculateScaleUpLimitWithScalingRules" | "calculateScaleDownLimitWithBehaviors") => {
+            let up = case["function"] == json!("calculateScaleUpLimitWithScalingRules");
+            let key = if up { "scaleUp" } else { "scaleDown" };
+            let (ups, downs) = limits(input, Some((key, &input["rules"])), current)?;
+            let got = if up { ups } else { downs }[current as usize];
+            Ok(Prepared {
+                statements: String::new(),
+                judge: Box::new(move |_| compare("limit", got, &expect["limit"])),
+            })
+        }
+        Some(f @ ("convertDesiredReplicasWithRules" | "convertDesiredReplicasWithBehaviorRate")) => {
+            let behavior = f == "convertDesiredReplicasWithBehaviorRate";
+            let desired = int(&input["desiredReplicas"], "desiredReplicas")?;
+            let min = int(&input["minReplicas"], "minReplicas")?;
+            let max = int(&input["maxReplicas"], "maxReplicas")?;
+            let (ups, downs) = limits(input, None, max.max(current))?;
+            let (up, down) = (ups[current as usize], downs[current as usize]);
+            let statements = format!(
+                "    probe_normalization({k}, {current}, {desired}, {min}, {max}, {}, {up}, {down});\n",
+                i64::from(behavior)
+            );
+            Ok(Prepared {
+                statements,
+                judge: Box::new(move |lines| {
+                    let l = line(lines, 96, 2)?;
+                    compare("replicas", l[0], &expect["replicas"])?;
+                    let condition = CONDITIONS.get(l[1] as usize).copied().unwrap_or("?");
+                    if expect["condition"].as_str() == Some(condition) {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "condition: kivi-lint {condition}, upstream {}",
+                            expect["condition"]
+                        ))
+                    }
+                }),
+            })
+        }
+        other => Err(format!("no harness for {other:?}")),
+    }
+}
+
+// --- Deployment --------------------------------------------------------------------------
+
+/// An IntOrString as the model stores it (a count, or a percentage negated); `None` for a
+/// value kivi-lint's reader rejects. Unset is 0 in these unit tests.
+fn int_or_percent(v: &Json) -> Option<i64> {
+    match v {
+        Json::Null => Some(0),
+        Json::Number(n) => n.as_i64(),
+        Json::String(s) => match IntOrPercent::parse_percent(s)? {
+            IntOrPercent::Int(i) => Some(i64::from(i)),
+            IntOrPercent::Percent(p) => Some(-i64::from(p)),
+        },
+        _ => None,
+    }
+}
+
+fn sum(list: &Json, key: &str) -> i64 {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r[key].as_i64())
+        .sum()
+}
+
+/// rolling_update.pml's inlines.
+fn rolling_update(k: i64, case: &Json) -> Result<Prepared, String> {
+    let input = &case["input"];
+    let expect = case["expect"].clone();
+    let replicas = input["deploymentReplicas"]
+        .as_i64()
+        .or(input["replicas"].as_i64())
+        .or(input["desiredReplicas"].as_i64())
+        .unwrap_or(0);
+    let (surge, unavailable) = match (
+        int_or_percent(&input["maxSurge"]),
+        int_or_percent(&input["maxUnavailable"]),
+    ) {
+        (Some(s), Some(u)) => (s, u),
+        _ => {
+            // kivi-lint's reader rejects the value, as ResolveFenceposts errors.
+            return Ok(Prepared {
+                statements: String::new(),
+                judge: Box::new(move |_| {
+                    if expect["error"] == json!(true) {
+                        Ok(())
+                    } else {
+                        Err("kivi-lint rejects the IntOrString".into())
+                    }
+                }),
+            });
+        }
+    };
+    let fenceposts = format!("    max_unavailable({surge}, {unavailable}, {replicas});\n");
+    let old = &input["oldReplicaSets"];
+    let (statements, judge): (String, Judge) = match case["function"].as_str() {
+        Some("ResolveFenceposts") => (
+            format!("    resolve_fenceposts({surge}, {unavailable}, {replicas});\n    probe_fenceposts({k});\n"),
+            Box::new(move |lines| {
+                let l = line(lines, 97, 2)?;
+                if expect["error"] == json!(true) {
+                    return Err("kivi-lint accepts the values".into());
+                }
+                compare("surge", l[0], &expect["surge"])?;
+                compare("unavailable", l[1], &expect["unavailable"])
+            }),
+        ),
+        Some("MaxUnavailable") => (
+            format!("{fenceposts}    probe_fenceposts({k});\n"),
+            Box::new(move |lines| compare("maxUnavailable", line(lines, 97, 2)?[1], &expect["maxUnavailable"])),
+        ),
+        Some("NewRSNewReplicas") => {
+            let all = sum(&input["allReplicaSets"], "specReplicas");
+            let new = int(&input["newReplicaSetSpecReplicas"], "newReplicaSetSpecReplicas")?;
+            (
+                format!(
+                    "{fenceposts}    new_rs_new_replicas({replicas}, {all}, {new});\n    probe_new_replica_set({k});\n"
+                ),
+                Box::new(move |lines| {
+                    compare(
+                        "newReplicaSetReplicas",
+                        line(lines, 98, 1)?[0],
+                        &expect["newReplicaSetReplicas"],
+                    )
+                }),
+            )
+        }
+        Some("reconcileNewReplicaSet") => {
+            let new = int(&input["newReplicaSet"]["specReplicas"], "newReplicaSet")?;
+            let all = sum(old, "specReplicas") + new;
+            (
+                format!(
+                    "{fenceposts}    reconcile_new_replica_set({replicas}, {all}, {new});\n    probe_new_replica_set({k});\n"
+                ),
+                Box::new(move |lines| {
+                    let got = line(lines, 98, 1)?[0];
+                    compare(
+                        "scaled",
+                        i64::from(got != new),
+                        &json!(i64::from(expect["scaled"] == json!(true))),
+                    )?;
+                    if expect["newReplicaSetReplicas"].is_null() {
+                        Ok(())
+                    } else {
+                        compare("newReplicaSetReplicas", got, &expect["newReplicaSetReplicas"])
+                    }
+                }),
+            )
+        }
+        Some("reconcileOldReplicaSets") => {
+            let (old_spec, old_available) = one_old(old)?;
+            let new = &input["newReplicaSet"];
+            let (new_spec, new_available) = (
+                int(&new["specReplicas"], "new")?,
+                int(&new["availableReplicas"], "new")?,
+            );
+            (
+                format!(
+                    "{fenceposts}    reconcile_old_replica_sets({replicas}, {old_spec}, {old_available}, {new_spec}, {new_available});\n    probe_old_replica_sets({k});\n"
+                ),
+                Box::new(move |lines| {
+                    let got = line(lines, 99, 3)?[0];
+                    compare(
+                        "scaled",
+                        i64::from(got != old_spec),
+                        &json!(i64::from(expect["scaled"] == json!(true))),
+                    )?;
+                    if expect["declaredOldReplicas"].is_null() || expect["scaled"] != json!(true) {
+                        Ok(())
+                    } else {
+                        compare("declaredOldReplicas", got, &expect["declaredOldReplicas"])
+                    }
+                }),
+            )
+        }
+        Some("cleanupUnhealthyReplicas") => {
+            let (old_spec, old_available) = one_old(old)?;
+            let budget = int(&input["maxCleanupCount"], "maxCleanupCount")?;
+            (
+                format!(
+                    "    cleanup_unhealthy_replicas({budget}, {old_spec}, {old_available});\n    probe_old_replica_sets({k});\n"
+                ),
+                Box::new(move |lines| compare("cleanupCount", line(lines, 99, 3)?[1], &expect["cleanupCount"])),
+            )
+        }
+        Some("scaleDownOldReplicaSetsForRollingUpdate") => {
+            let (old_spec, old_available) = one_old(old)?;
+            (
+                format!(
+                    "{fenceposts}    scale_down_old_replica_sets({replicas}, {old_available}, {old_spec});\n    probe_old_replica_sets({k});\n"
+                ),
+                Box::new(move |lines| {
+                    let scaled_down = line(lines, 99, 3)?[2];
+                    compare(
+                        "scaled",
+                        i64::from(scaled_down > 0),
+                        &json!(i64::from(expect["scaled"] == json!(true))),
+                    )?;
+                    if expect["oldReplicaSetReplicas"].is_null() {
+                        Ok(())
+                    } else {
+                        compare(
+                            "oldReplicaSetReplicas",
+                            old_spec - scaled_down,
+                            &expect["oldReplicaSetReplicas"],
+                        )
+                    }
+                }),
+            )
+        }
+        other => return Err(format!("no harness for {other:?}")),
+    };
+    Ok(Prepared { statements, judge })
+}
+
+/// The one old ReplicaSet of a case: (spec.replicas, status.availableReplicas).
+fn one_old(list: &Json) -> Result<(i64, i64), String> {
+    match list.as_array().map(Vec::as_slice) {
+        Some([rs]) => Ok((
+            int(&rs["specReplicas"], "specReplicas")?,
+            int(&rs["availableReplicas"], "availableReplicas")?,
+        )),
+        _ => Err("the model rolls one old ReplicaSet".into()),
+    }
+}
