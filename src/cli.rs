@@ -58,7 +58,7 @@ enum Command {
     /// Print the verification units.
     Units {
         #[command(flatten)]
-        scan: ScanArgs,
+        scan: Box<ScanArgs>,
         #[command(flatten)]
         global: GlobalArgs,
     },

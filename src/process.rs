@@ -40,6 +40,28 @@ impl From<RunError> for String {
     }
 }
 
+/// Keep a renderer off the network, as a second line behind refusing remote references:
+/// every HTTP(S) request goes to a closed local port, and git may only read local
+/// repositories.
+pub fn offline(command: &mut Command) -> &mut Command {
+    const NOWHERE: &str = "http://127.0.0.1:9";
+    for var in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ] {
+        command.env(var, NOWHERE);
+    }
+    command
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env("GIT_ALLOW_PROTOCOL", "file")
+        .env("GIT_TERMINAL_PROMPT", "0")
+}
+
 /// Run `command` to completion or until `timeout`. Output goes to temporary files, so a child
 /// that writes a lot cannot block on a full pipe while we wait. The child leads its own process
 /// group, so a compiler's or renderer's own children are stopped with it.
@@ -123,6 +145,16 @@ fn kill_group(pid: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offline_renderers_see_no_network() {
+        let mut env = Command::new("env");
+        offline(&mut env).env("NO_PROXY", "*").env_remove("NO_PROXY");
+        let out = run(env, Duration::from_secs(10)).unwrap();
+        assert!(out.stdout.contains("HTTPS_PROXY=http://127.0.0.1:9"), "{}", out.stdout);
+        assert!(out.stdout.contains("GIT_ALLOW_PROTOCOL=file"));
+        assert!(!out.stdout.contains("NO_PROXY="));
+    }
 
     #[test]
     fn output_exit_and_time_limit() {

@@ -801,4 +801,161 @@ mod tests {
         let n = one("{\"kind\": \"List\", \"items\": [{\"a\": 1}]}");
         assert_eq!(n.get("items").unwrap().as_seq().unwrap().len(), 1);
     }
+
+    mod round_trip {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A manifest-like tree: maps with unique keys, lists, and scalars that YAML would
+        /// otherwise resolve (quoted here, so they stay strings).
+        #[derive(Clone, Debug)]
+        enum Tree {
+            Str(String),
+            Int(i64),
+            Bool(bool),
+            Null,
+            Seq(Vec<Tree>),
+            Map(Vec<(String, Tree)>),
+        }
+
+        fn tree() -> impl Strategy<Value = Tree> {
+            let leaf = prop_oneof![
+                "(\\PC|[\"'#:{}\\[\\],&*!|>%@`\\\\ \n\t-]){0,12}".prop_map(Tree::Str),
+                prop_oneof![Just("yes"), Just("0644"), Just("1e3"), Just("~"), Just("*/ #define X")]
+                    .prop_map(|s| Tree::Str(s.to_string())),
+                any::<i64>().prop_map(Tree::Int),
+                any::<bool>().prop_map(Tree::Bool),
+                Just(Tree::Null),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..5).prop_map(Tree::Seq),
+                    proptest::collection::btree_map("[a-z][a-z0-9.-/]{0,8}", inner, 0..5)
+                        .prop_map(|m| Tree::Map(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn quoted(s: &str) -> String {
+            serde_json::to_string(s).unwrap()
+        }
+
+        /// Block style, as manifests are written: keys and strings double-quoted.
+        fn block(t: &Tree, indent: usize, out: &mut String) {
+            let pad = " ".repeat(indent);
+            match t {
+                Tree::Seq(items) if !items.is_empty() => {
+                    for item in items {
+                        out.push_str(&format!("{pad}-"));
+                        inline_or_nested(item, indent + 2, out);
+                    }
+                }
+                Tree::Map(entries) if !entries.is_empty() => {
+                    for (k, v) in entries {
+                        out.push_str(&format!("{pad}{}:", quoted(k)));
+                        inline_or_nested(v, indent + 2, out);
+                    }
+                }
+                scalar => out.push_str(&format!("{pad}{}\n", flow(scalar))),
+            }
+        }
+
+        fn inline_or_nested(t: &Tree, indent: usize, out: &mut String) {
+            match t {
+                Tree::Seq(items) if !items.is_empty() => {
+                    out.push('\n');
+                    block(t, indent, out);
+                }
+                Tree::Map(entries) if !entries.is_empty() => {
+                    out.push('\n');
+                    block(t, indent, out);
+                }
+                other => out.push_str(&format!(" {}\n", flow(other))),
+            }
+        }
+
+        /// Flow style (JSON, which is YAML).
+        fn flow(t: &Tree) -> String {
+            match t {
+                Tree::Str(s) => quoted(s),
+                Tree::Int(i) => i.to_string(),
+                Tree::Bool(b) => b.to_string(),
+                Tree::Null => "null".into(),
+                Tree::Seq(items) => format!("[{}]", items.iter().map(flow).collect::<Vec<_>>().join(", ")),
+                Tree::Map(entries) => format!(
+                    "{{{}}}",
+                    entries
+                        .iter()
+                        .map(|(k, v)| format!("{}: {}", quoted(k), flow(v)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+
+        /// The node is the tree, and each string scalar's span starts at its opening quote.
+        fn same(node: &Node, t: &Tree, lines: &[&str]) -> Result<(), TestCaseError> {
+            match (&node.value, t) {
+                (Value::Str(a), Tree::Str(b)) => {
+                    prop_assert_eq!(a, b);
+                    let line = lines[node.span.start.line as usize - 1];
+                    let at: String = line.chars().skip(node.span.start.column as usize - 1).take(1).collect();
+                    prop_assert_eq!(at, "\"");
+                }
+                (Value::Int(a), Tree::Int(b)) => prop_assert_eq!(a, b),
+                (Value::Bool(a), Tree::Bool(b)) => prop_assert_eq!(a, b),
+                (Value::Null, Tree::Null) => {}
+                (Value::Seq(a), Tree::Seq(b)) => {
+                    prop_assert_eq!(a.len(), b.len());
+                    for (x, y) in a.iter().zip(b) {
+                        same(x, y, lines)?;
+                    }
+                }
+                (Value::Map(a), Tree::Map(b)) => {
+                    prop_assert_eq!(a.len(), b.len());
+                    for ((k, v), (bk, bv)) in a.iter().zip(b) {
+                        prop_assert_eq!(&k.value, &Value::Str(bk.clone()));
+                        same(v, bv, lines)?;
+                    }
+                }
+                (a, b) => prop_assert!(false, "{a:?} is not {b:?}"),
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+            /// Written in block or flow style, several documents to a stream, the tree reads
+            /// back unchanged, with locations that point at the scalars.
+            #[test]
+            fn trees_read_back_unchanged(
+                trees in proptest::collection::vec(
+                    proptest::collection::btree_map("[a-z]{1,6}", tree(), 1..5)
+                        .prop_map(|m| Tree::Map(m.into_iter().collect())),
+                    1..3,
+                ),
+            ) {
+                for style in ["block", "flow"] {
+                    let mut text = String::new();
+                    for t in &trees {
+                        text.push_str("---\n");
+                        if style == "block" {
+                            block(t, 0, &mut text);
+                        } else {
+                            text.push_str(&flow(t));
+                            text.push('\n');
+                        }
+                    }
+                    let stream = parse(&text, FileId(0), &Limits::default());
+                    prop_assert!(stream.errors.is_empty(), "{:?}\n{}", stream.errors, text);
+                    prop_assert_eq!(stream.documents.len(), trees.len());
+                    let lines: Vec<&str> = text.lines().collect();
+                    for (d, t) in stream.documents.iter().zip(&trees) {
+                        same(&d.root, t, &lines)?;
+                    }
+                }
+            }
+        }
+    }
 }

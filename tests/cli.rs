@@ -347,6 +347,25 @@ fn kustomize_errors_point_at_base_lines() {
 }
 
 #[test]
+fn kustomize_plugins_are_refused_before_rendering() {
+    let (_, stderr) = run(&["units", "fixtures/kustomize-plugin"], 2);
+    let at = "fixtures/kustomize-plugin/overlay/kustomization.yaml";
+    assert!(
+        stderr.contains(&format!("{at}:6:5"))
+            && stderr.contains("`generators` entry `secrets-from-vault.yaml` is a kustomize plugin (`apiVersion: someteam.example.com/v1`, `kind: VaultSecretGenerator`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{at}:10:5"))
+            && stderr.contains("this inline `transformers` config is a kustomize plugin"),
+        "{stderr}"
+    );
+    // The builtin LabelTransformer is not a plugin.
+    assert!(!stderr.contains(&format!("{at}:8:")), "{stderr}");
+    assert!(stderr.contains("is not rendered"), "{stderr}");
+}
+
+#[test]
 fn remote_kustomize_bases_are_refused_before_rendering() {
     let (_, stderr) = run(&["units", "fixtures/remote-base"], 2);
     assert!(
@@ -999,6 +1018,58 @@ fn verification_output_is_deterministic() {
     assert_eq!(first, run());
     let v: Value = serde_json::from_slice(&first).unwrap();
     assert!(v["units"][0]["verification"]["states"].as_u64().unwrap() > 0);
+}
+
+/// JSON, SARIF and JUnit are byte-identical across runs and `-j` (each run is a new process,
+/// with its own hash seeds, and no cache).
+#[test]
+fn reports_are_byte_identical_across_runs_and_jobs() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let run = |jobs: &str, name: &str| -> Vec<Vec<u8>> {
+        let files: Vec<std::path::PathBuf> = ["json", "sarif", "junit"]
+            .iter()
+            .map(|f| dir.path().join(format!("{name}.{f}")))
+            .collect();
+        let mut cmd = kivi();
+        cmd.args(["-q", "--no-cache", "-j", jobs]);
+        for (format, file) in ["json", "sarif", "junit"].iter().zip(&files) {
+            cmd.arg("--format").arg(format!("{format}={}", file.display()));
+        }
+        cmd.args(["fixtures/kivi-c3", "fixtures/kivi-c1-safe"]).assert().code(1);
+        files.iter().map(|f| std::fs::read(f).unwrap()).collect()
+    };
+    let first = run("1", "a");
+    assert_eq!(first, run("2", "b"), "-j 1 and -j 2 differ");
+    assert_eq!(first, run("2", "c"), "two runs differ");
+    assert!(first.iter().all(|r| r.len() > 100));
+}
+
+#[test]
+fn timeout_stops_the_scan_with_a_report_of_what_is_undecided() {
+    let out = kivi()
+        .args([
+            "--format",
+            "json",
+            "--no-cache",
+            "--no-fixes",
+            "--timeout",
+            "1",
+            "fixtures/kivi-c4",
+        ])
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(1 | 3)), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--timeout of 1 s reached"), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the scan's --timeout of 1 s was reached"), "{text}");
+    assert!(!text.contains("\"verdict\": \"verified\""), "{text}");
+    // Durations are checked.
+    kivi()
+        .args(["--timeout", "soon", "fixtures/kivi-c4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a duration"));
 }
 
 /// Run a scan with `--format json` and its own cache directory; parse stdout.

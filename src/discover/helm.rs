@@ -38,6 +38,7 @@ pub fn render(helm: &Path, chart: &Path, options: &HelmOptions, values: &[PathBu
     for v in values {
         command.arg("--values").arg(v);
     }
+    crate::process::offline(&mut command);
     let finished = crate::process::run(command, RENDER_TIMEOUT)?;
     if !finished.success {
         let text: String = finished.stderr.trim().lines().take(5).collect::<Vec<_>>().join(" ");

@@ -90,15 +90,19 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
     for key in ["resources", "bases", "components"] {
         entries.extend(seq(root, key).iter().map(|n| (n, true, false)));
     }
-    for key in [
-        "crds",
-        "configurations",
-        "patchesStrategicMerge",
-        "generators",
-        "transformers",
-        "validators",
-    ] {
+    for key in ["crds", "configurations", "patchesStrategicMerge"] {
         entries.extend(seq(root, key).iter().map(|n| (n, false, false)));
+    }
+    // Generator, transformer and validator configs: kustomize's builtin ones are fine; any
+    // other is an exec or KRM function plugin, which kivi-lint never runs.
+    for key in ["generators", "transformers", "validators"] {
+        for node in seq(root, key) {
+            if let Some(problem) = plugin(dir, key, node) {
+                k.problems.push(problem);
+            } else {
+                entries.push((node, false, false));
+            }
+        }
     }
     for key in ["patches", "patchesJson6902", "replacements"] {
         for item in seq(root, key) {
@@ -180,6 +184,46 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
     k
 }
 
+/// A located error when the `key` entry `node` configures a plugin rather than a builtin
+/// generator, transformer or validator.
+fn plugin(dir: &Path, key: &str, node: &Node) -> Option<Diagnostic> {
+    let text = node.as_str()?;
+    // An entry is a path to a config file, or (with a line break) the config itself.
+    let config = if text.contains('\n') {
+        text.to_string()
+    } else {
+        std::fs::read_to_string(dir.join(text.trim())).ok()?
+    };
+    let stream = yaml::parse(&config, FileId(u32::MAX), &yaml::Limits::default());
+    for doc in &stream.documents {
+        let api_version = doc.root.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+        let function = doc
+            .root
+            .at(&["metadata", "annotations", "config.kubernetes.io/function"])
+            .is_some();
+        if api_version != "builtin" || function {
+            let kind = doc.root.get("kind").and_then(Node::as_str).unwrap_or("?");
+            return Some(
+                Diagnostic::error(
+                    node.span,
+                    format!(
+                        "{} is a kustomize plugin (`apiVersion: {}`, `kind: {}`): kivi-lint renders without exec or function plugins",
+                        if text.contains('\n') {
+                            format!("this inline `{key}` config")
+                        } else {
+                            format!("`{key}` entry `{}`", truncate(text.trim()))
+                        },
+                        truncate(api_version),
+                        truncate(kind)
+                    ),
+                )
+                .with_help("render this overlay in CI before kivi-lint and scan the output, or exclude it"),
+            );
+        }
+    }
+    None
+}
+
 fn seq<'n>(node: &'n Node, key: &str) -> &'n [Node] {
     node.get(key).and_then(Node::as_seq).unwrap_or_default()
 }
@@ -230,6 +274,7 @@ pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::Temp
         }
     };
     command.arg(wrapper.path());
+    crate::process::offline(&mut command);
     let finished = crate::process::run(command, RENDER_TIMEOUT)?;
     if !finished.success {
         return Err(clean_error(&finished.stderr, wrapper.path(), &target));

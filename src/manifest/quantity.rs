@@ -249,4 +249,70 @@ mod tests {
         assert_eq!(IntOrPercent::parse_percent("25"), None);
         assert_eq!(IntOrPercent::parse_percent("-5%"), None);
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+            /// Any text parses or fails without panicking, and a parsed value converts or
+            /// reports a range error.
+            #[test]
+            fn any_text_parses_or_fails(text in ".{0,40}") {
+                if let Ok(q) = Quantity::parse(&text) {
+                    let _ = q.value();
+                    let _ = q.milli_value();
+                }
+            }
+
+            /// Decimal millicores: `<n>m` is n, `<n>` is 1000 n, and `<i>.<f>` is exact.
+            #[test]
+            fn millicores_are_exact(n in 0i64..1_000_000_000, f in 0i64..1000) {
+                prop_assert_eq!(Quantity::parse(&format!("{n}m")).unwrap().milli_value().unwrap(), n);
+                prop_assert_eq!(Quantity::parse(&format!("{n}")).unwrap().milli_value().unwrap(), n * 1000);
+                let text = format!("{n}.{f:03}");
+                prop_assert_eq!(Quantity::parse(&text).unwrap().milli_value().unwrap(), n * 1000 + f);
+            }
+
+            /// Binary and decimal suffixes scale exactly, and units round up, never down.
+            #[test]
+            fn suffixes_scale_and_round_up(n in 0i64..1_000_000) {
+                for (suffix, factor) in [("Ki", 1i64 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("k", 1000), ("M", 1_000_000)] {
+                    prop_assert_eq!(Quantity::parse(&format!("{n}{suffix}")).unwrap().value().unwrap(), n * factor);
+                }
+                // n millibytes is ceil(n / 1000) bytes.
+                prop_assert_eq!(Quantity::parse(&format!("{n}m")).unwrap().value().unwrap(), (n + 999) / 1000);
+            }
+
+            /// Values beyond i64 are range errors, never wrapped.
+            #[test]
+            fn overflow_is_an_error(n in 9u64..1000) {
+                let q = Quantity::parse(&format!("{n}Ei")).unwrap();
+                prop_assert!(q.value().is_err());
+                prop_assert!(q.milli_value().is_err());
+            }
+        }
+
+        proptest! {
+            /// maxSurge rounds up and maxUnavailable down (deployment_util.go ResolveFenceposts):
+            /// a percentage p of n is ceil(p n / 100) and floor(p n / 100), and both stay
+            /// within a step of the exact value.
+            #[test]
+            fn percentages_round_up_for_surge_and_down_for_unavailable(p in 0i32..=100, n in 0i32..100_000) {
+                let v = IntOrPercent::parse_percent(&format!("{p}%")).unwrap();
+                let up = v.scaled(n, true);
+                let down = v.scaled(n, false);
+                let exact = i64::from(p) * i64::from(n);
+                prop_assert_eq!(i64::from(down), exact / 100);
+                prop_assert_eq!(i64::from(up), (exact + 99) / 100);
+                prop_assert!(i64::from(down) * 100 <= exact && exact <= i64::from(up) * 100);
+                prop_assert!(up - down <= 1);
+                prop_assert!(up <= n && down >= 0);
+                // Counts are taken as they are.
+                prop_assert_eq!(IntOrPercent::Int(p).scaled(n, true), p);
+            }
+        }
+    }
 }

@@ -241,4 +241,76 @@ mod tests {
         assert!(!empty.matches("n1", &labels(&[])));
         let _ = FileId(0);
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn small_labels() -> impl Strategy<Value = Labels> {
+            proptest::collection::btree_map("[a-c]", "[x-z]", 0..3)
+        }
+
+        fn requirement() -> impl Strategy<Value = Requirement> {
+            (
+                "[a-c]",
+                prop_oneof![
+                    Just(Operator::In),
+                    Just(Operator::NotIn),
+                    Just(Operator::Exists),
+                    Just(Operator::DoesNotExist)
+                ],
+                proptest::collection::vec("[x-z]", 0..3),
+            )
+                .prop_map(|(key, operator, values)| Requirement { key, operator, values })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+            /// Set-based requirements (k8s.io/apimachinery labels.Requirement.Matches): NotIn is
+            /// the negation of In and DoesNotExist of Exists; In and Exists need the key.
+            #[test]
+            fn requirements_follow_their_definitions(r in requirement(), labels in small_labels()) {
+                let value = labels.get(&r.key);
+                let negated = Requirement {
+                    operator: match r.operator {
+                        Operator::In => Operator::NotIn,
+                        Operator::NotIn => Operator::In,
+                        Operator::Exists => Operator::DoesNotExist,
+                        _ => Operator::Exists,
+                    },
+                    ..r.clone()
+                };
+                prop_assert_eq!(r.matches(&labels), !negated.matches(&labels));
+                if matches!(r.operator, Operator::In | Operator::Exists) && r.matches(&labels) {
+                    prop_assert!(value.is_some());
+                }
+            }
+
+            /// A selector is the AND of its parts: it matches iff every matchLabels pair and
+            /// every requirement does; adding labels the selector does not mention keeps a match
+            /// that needs no absent key; the empty selector matches everything.
+            #[test]
+            fn selectors_are_conjunctions(
+                match_labels in small_labels(),
+                expressions in proptest::collection::vec(requirement(), 0..3),
+                labels in small_labels(),
+            ) {
+                let selector = LabelSelector {
+                    match_labels: match_labels.clone(),
+                    match_expressions: expressions.clone(),
+                    span: Span::default(),
+                };
+                let expected = match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+                    && expressions.iter().all(|r| r.matches(&labels));
+                prop_assert_eq!(selector.matches(&labels), expected);
+                let mut more = labels.clone();
+                more.insert("unmentioned".into(), "x".into());
+                prop_assert_eq!(selector.matches(&more), expected);
+                prop_assert!(LabelSelector::from_map(Labels::new(), Span::default()).matches(&labels));
+                // A selector built from a pod's own labels selects that pod.
+                prop_assert!(LabelSelector::from_map(labels.clone(), Span::default()).matches(&labels));
+            }
+        }
+    }
 }

@@ -22,6 +22,9 @@ use crate::units::{Role, Unit};
 pub const MAX_NODES: usize = 30;
 /// Most pod slots one model holds (bytes index them).
 pub const MAX_PODS: usize = 200;
+/// The largest HPA minReplicas and maxReplicas the model takes (its tables are 16-bit, and
+/// the scale-up limit may double the count); larger values are bounded to it.
+pub const MAX_AUTOSCALER_REPLICAS: i64 = 10_000;
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
 pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
 /// The label the Deployment controller puts on the pods of each ReplicaSet.
@@ -555,11 +558,9 @@ pub fn build(
                 } if resource == "cpu" && request > 0 => Some((v * 100 + request - 1) / request),
                 _ => None,
             })?;
-            // Bounded by the pods the topology can hold: no more can run, and the model's
-            // tables stay small (maxReplicas: 100000 would overflow them).
-            let capacity = pods_capacity.max(1) as i64;
-            let min = i64::from(h.min_replicas.value.max(1)).min(capacity);
-            let max = i64::from(h.max_replicas.value.max(1)).min(capacity);
+            // The model's replica tables are 16-bit: maxReplicas: 100000 would overflow them.
+            let min = i64::from(h.min_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
+            let max = i64::from(h.max_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
             let behavior = h.scale_up.is_some() || h.scale_down.is_some();
             let (up_limit, down_limit) = scaling_limits(h, max);
             Some(IrAutoscaler {
@@ -984,6 +985,8 @@ pub fn scaling_limits(h: &crate::manifest::HorizontalPodAutoscaler, max: i64) ->
                 SelectPolicy::Disabled => c,
             }
             .max(c)
+            // A percent policy may ask for any multiple; 16 bits hold more than maxReplicas.
+            .min(i64::from(i16::MAX))
         })
         .collect();
     let down_limit = currents

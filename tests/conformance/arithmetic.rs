@@ -122,7 +122,7 @@ fn compare(what: &str, got: i64, want: &Json) -> Result<(), String> {
     }
 }
 
-fn line<'a>(lines: &'a BTreeMap<i64, Vec<i64>>, tag: i64, len: usize) -> Result<&'a [i64], String> {
+fn line(lines: &BTreeMap<i64, Vec<i64>>, tag: i64, len: usize) -> Result<&[i64], String> {
     lines
         .get(&tag)
         .filter(|l| l.len() == len)

@@ -1,0 +1,322 @@
+//! Hostile input: kivi-lint reads untrusted pull requests, generates PROMELA and C from them
+//! and compiles it. Each input here must end in a located diagnostic or a bounded
+//! verification: never a panic, a hang, unbounded memory, or code injection.
+
+use std::path::Path;
+
+use assert_fs::prelude::*;
+use serde_json::Value;
+
+mod common;
+use common::kivi;
+
+/// Strings that would break out of a PROMELA string, comment or line, or reach the C compiler.
+const PAYLOADS: &[&str] = &[
+    "\"); system(\"touch /tmp/kivi-pwned\"); //",
+    "*/ c_code { system(\"touch /tmp/kivi-pwned\"); } /*",
+    "#define RUNNING 0",
+    "a\\\"b",
+    "line\nbreak",
+    "%d%s%n",
+];
+
+/// A repository whose names, labels, namespaces and images carry the payloads, and whose
+/// nodes pool and label keys do too.
+fn injection_repo(dir: &assert_fs::TempDir) {
+    let mut docs = Vec::new();
+    for (i, payload) in PAYLOADS.iter().enumerate() {
+        let text = serde_json::to_string(payload).unwrap();
+        docs.push(format!(
+            r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-{i}
+  namespace: shop
+  labels: {{app: {text}, {text}: x}}
+  annotations: {{note: {text}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: {text}}}}}
+  template:
+    metadata:
+      labels: {{app: {text}, tier: {text}}}
+    spec:
+      nodeSelector: {{pool: {text}}}
+      topologySpreadConstraints:
+      - {{maxSkew: 1, topologyKey: {text}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: {text}}}}}}}
+      containers:
+      - name: c
+        image: {text}
+        resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}
+"#
+        ));
+    }
+    dir.child("apps/web.yaml").write_str(&docs.join("---\n")).unwrap();
+    let labels: Vec<String> = PAYLOADS
+        .iter()
+        .map(|p| {
+            let t = serde_json::to_string(p).unwrap();
+            format!("{t}: {t}")
+        })
+        .collect();
+    dir.child(".kivi-lint.yaml")
+        .write_str(&format!(
+            "cluster:\n  nodePools:\n  - name: pool\n    count: 2\n    labels: {{pool: x, {}}}\n    allocatable: {{cpu: \"4\", memory: 8Gi, pods: 20}}\n",
+            labels.join(", ")
+        ))
+        .unwrap();
+}
+
+#[test]
+fn names_and_labels_never_reach_the_model_as_text() {
+    let pwned = Path::new("/tmp/kivi-pwned");
+    let _ = std::fs::remove_file(pwned);
+    let dir = assert_fs::TempDir::new().unwrap();
+    injection_repo(&dir);
+    let models = dir.child("models");
+    let out = kivi()
+        .args([
+            "--format",
+            "json",
+            "-q",
+            "--no-fixes",
+            "--scale",
+            "1",
+            "--timeout",
+            "120s",
+            "--emit-models",
+        ])
+        .arg(models.path())
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(matches!(out.status.code(), Some(0..=3)), "{:?} {stderr}", out.status);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert!(!report["units"].as_array().unwrap().is_empty(), "{report}");
+    assert!(!pwned.exists(), "code from a manifest ran");
+
+    let mut template_literals = std::collections::BTreeSet::new();
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    for dir in ["", "controllers", "events", "checks", "probes"] {
+        for entry in std::fs::read_dir(templates.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "pml") {
+                template_literals.extend(
+                    literals(&std::fs::read_to_string(path).unwrap())
+                        .iter()
+                        .map(|l| shape(l)),
+                );
+            }
+        }
+    }
+    let mut generated = 0;
+    for entry in std::fs::read_dir(models.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        generated += 1;
+        for needle in [
+            "pwned",
+            "system(",
+            "#define RUNNING 0",
+            "a\\\"b",
+            "%n",
+            "line\nbreak",
+            "shop",
+            "web-",
+        ] {
+            assert!(!text.contains(needle), "{} contains {needle:?}", path.display());
+        }
+        if path.extension().is_some_and(|e| e == "input") {
+            // The input is numbers only: `table index value` lines.
+            assert!(
+                text.lines()
+                    .all(|l| l.split_whitespace().all(|w| w.parse::<i64>().is_ok())),
+                "{}",
+                path.display()
+            );
+        } else {
+            // Every string literal of the model is one the templates have themselves.
+            for literal in literals(&text) {
+                assert!(
+                    template_literals.contains(&shape(&literal)),
+                    "{}: string literal {literal:?}",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(generated >= 2, "no model was written");
+}
+
+/// The string literals of PROMELA text, outside comments.
+fn literals(text: &str) -> Vec<String> {
+    without_comments(text)
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect()
+}
+
+/// A literal with its template placeholders (`{{ k }}`) and numbers made `0`: the templates
+/// render numbers (check indices) into some formats, never text.
+fn shape(literal: &str) -> String {
+    let mut out = String::new();
+    let mut rest = literal;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        out.push('0');
+        rest = rest[start..].find("}}").map_or("", |end| &rest[start + end + 2..]);
+    }
+    out.push_str(rest);
+    let mut shaped = String::new();
+    for c in out.chars() {
+        if c.is_ascii_digit() {
+            if !shaped.ends_with('#') {
+                shaped.push('#');
+            }
+        } else {
+            shaped.push(c);
+        }
+    }
+    shaped
+}
+
+/// PROMELA text without its `/* ... */` comments.
+fn without_comments(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("/*") {
+        out.push_str(&rest[..start]);
+        rest = rest[start + 2..]
+            .find("*/")
+            .map_or("", |end| &rest[start + 2 + end + 2..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn absurd_values_are_bounded_or_located() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("apps/absurd.yaml")
+        .write_str(
+            r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2147483647
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 100000
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bad}
+spec:
+  replicas: 99999999999999999999
+  selector: {matchLabels: {app: bad}}
+  template:
+    metadata: {labels: {app: bad}}
+    spec:
+      containers:
+      - {name: c, image: nginx, resources: {requests: {cpu: "-1", memory: 99999999999999999999Ei}}}
+"#,
+        )
+        .unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("cluster:\n  nodePools:\n  - name: big\n    count: 1000\n    allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}\n  - name: absurd\n    count: 5000\n    allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}\n")
+        .unwrap();
+    let out = kivi()
+        .args([
+            "--format",
+            "json",
+            "-q",
+            "--no-fixes",
+            "--timeout",
+            "60s",
+            "--no-cache",
+            "--color",
+            "never",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for located in [
+        "absurd.yaml:25:13",
+        "absurd.yaml:31:61",
+        "absurd.yaml:31:75",
+        ".kivi-lint.yaml:7:12",
+    ] {
+        assert!(stderr.contains(located), "{located}: {stderr}");
+    }
+    // The rest of the run goes on: web is verified (bounded) and its autoscaler's maximum is
+    // the topology's pod capacity, not a table of 100000 entries that overflows.
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("default/web"), "{text}");
+    assert!(!text.contains("-31072"), "{text}");
+}
+
+#[test]
+fn huge_files_scalars_and_templates_are_located_errors() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    // 17 MiB: over the 16 MiB a manifest may have.
+    let mut huge = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: huge}\ndata:\n");
+    while huge.len() < 17 * 1024 * 1024 {
+        huge.push_str("  k: ");
+        huge.push_str(&"x".repeat(1 << 16));
+        huge.push('\n');
+    }
+    dir.child("huge.yaml").write_str(&huge).unwrap();
+    // One 8 MiB scalar in an otherwise valid Deployment.
+    dir.child("scalar.yaml")
+        .write_str(&format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: long, annotations: {{a: {}}}}}\nspec:\n  selector: {{matchLabels: {{app: long}}}}\n  template:\n    metadata: {{labels: {{app: long}}}}\n    spec: {{containers: [{{name: c, image: nginx}}]}}\n",
+            "y".repeat(8 << 20)
+        ))
+        .unwrap();
+    dir.child("dup.yaml")
+        .write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: dup}\nmetadata: {name: dup2}\nspec: {containers: [{name: c, image: nginx}]}\n")
+        .unwrap();
+    dir.child("chart-template.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: {{ .Values.replicas }}\n")
+        .unwrap();
+    let out = kivi()
+        .args(["units", "--color", "never", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("huge.yaml") && stderr.contains("16 MiB"), "{stderr}");
+    assert!(
+        stderr.contains("dup.yaml:4:1") && stderr.contains("duplicate key `metadata`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("chart-template.yaml:4:10") && stderr.contains("looks like a template"),
+        "{stderr}"
+    );
+    // The long annotation is data, and the Deployment is read.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("default/long"));
+}
