@@ -102,42 +102,42 @@ fn main() {
                     }
                 }
             }
-            *next.lock().unwrap() = file.cases.len();
-        }
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    loop {
-                        let i = {
-                            let mut n = next.lock().unwrap();
-                            *n += 1;
-                            *n - 1
-                        };
-                        let Some(case) = file.cases.get(i) else { break };
-                        if !selected(&case.name) {
-                            continue;
-                        }
-                        if skips::reason(&file.name, &case.name).is_some() {
-                            tally.lock().unwrap().skipped += 1;
-                            continue;
-                        }
-                        let result = if file.name.starts_with("scheduler_") {
-                            scheduler::run(&file.name, &case.body, &engine, &generator)
-                        } else {
-                            Err("no harness for this file".to_string())
-                        };
-                        match result {
-                            Ok(()) => tally.lock().unwrap().passed += 1,
-                            Err(why) => {
-                                tally.lock().unwrap().failed += 1;
-                                failed.lock().unwrap().push((i, format!("  FAIL {}: {why}", case.name)));
+        } else {
+            let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+            std::thread::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(|| {
+                        loop {
+                            let i = {
+                                let mut n = next.lock().unwrap();
+                                *n += 1;
+                                *n - 1
+                            };
+                            let Some(case) = file.cases.get(i) else { break };
+                            if !selected(&case.name) {
+                                continue;
+                            }
+                            if skips::reason(&file.name, &case.name).is_some() {
+                                tally.lock().unwrap().skipped += 1;
+                                continue;
+                            }
+                            let result = if file.name.starts_with("scheduler_") {
+                                scheduler::run(&file.name, &case.body, &engine, &generator)
+                            } else {
+                                Err("no harness for this file".to_string())
+                            };
+                            match result {
+                                Ok(()) => tally.lock().unwrap().passed += 1,
+                                Err(why) => {
+                                    tally.lock().unwrap().failed += 1;
+                                    failed.lock().unwrap().push((i, format!("  FAIL {}: {why}", case.name)));
+                                }
                             }
                         }
-                    }
-                });
-            }
-        });
+                    });
+                }
+            });
+        }
         let tally = tally.into_inner().unwrap();
         println!(
             "{}: {} passed, {} failed, {} skipped",
