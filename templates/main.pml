@@ -205,6 +205,11 @@ hidden byte failures_max;                      /* node-failure: nodes that may f
 hidden int ds_taint_bad[TEMPLATES + 1];     /* descheduler: nodes whose taints the template's pods violate */
 hidden int ds_affinity_bad[TEMPLATES + 1];  /* descheduler: nodes that fail the template's required node affinity */
 hidden int ds_pods_allocatable[MAX_NODES + 1];
+hidden int constraint_policy_nodes[CONSTRAINTS + 1];  /* nodes the inclusion policies alone admit */
+hidden int ds_fit_nodes[TEMPLATES + 1];     /* descheduler NodeFit: nodes the template's selector, affinity and taints accept */
+hidden int ds_dup_keys[TEMPLATES + 1];      /* RemoveDuplicates: owner keys of the template's pods (bit k) */
+hidden byte ds_dup_list[TEMPLATES + 1];     /* ... their whole key list; equal lists are duplicates */
+hidden byte ds_rank[TEMPLATES + 1];         /* topology spread: place in a domain's eviction order */
 hidden byte check_on[CHECKS + 1];              /* the checks this run monitors */
 hidden byte node_pool[MAX_NODES + 1];          /* cluster-autoscaler: the node's scaled pool, 0 for none */
 hidden byte node_zone[MAX_NODES + 1];          /* ... its zone among the pool's zones */
@@ -380,6 +385,10 @@ init {
     od;
     in_table = 0; in_index = 0; in_value = 0
   }
+{% if "descheduler-probe" in check_names %}
+  /* conformance: one descheduler run on the cluster as the input starts it */
+  d_step { descheduler_run() }
+{% endif %}
   atomic {
     run Scheduler();
     run DeploymentController();

@@ -71,6 +71,8 @@ impl Amounts {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Container {
     pub name: String,
+    /// `image` as written (RemoveDuplicates tells pods of one owner apart by their images).
+    pub image: String,
     pub requests: ResourceAmounts,
     pub limits: ResourceAmounts,
     /// Init containers with `restartPolicy: Always` (sidecars) run alongside the app containers.
@@ -84,6 +86,7 @@ pub struct Container {
 impl Container {
     fn read(r: &mut Reader, node: &Node) -> Container {
         let name = r.text(node, "name").map(|n| n.value).unwrap_or_default();
+        let image = r.text(node, "image").map(|n| n.value).unwrap_or_default();
         let (requests, limits) = match r.map(node, "resources") {
             Some(res) => (
                 ResourceAmounts::read(r, res, "requests"),
@@ -102,6 +105,7 @@ impl Container {
             .map(|p| r.int(p, "initialDelaySeconds").map_or(0, |d| d.value));
         Container {
             name,
+            image,
             requests,
             limits,
             sidecar,
@@ -327,8 +331,19 @@ pub struct PodSpec {
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     pub priority_class_name: Option<Spanned<String>>,
     pub scheduler_name: Option<Spanned<String>>,
+    pub volumes: Volumes,
     #[serde(skip)]
     pub span: Span,
+}
+
+/// What the descheduler's DefaultEvictor asks of a pod's volumes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Volumes {
+    /// A `hostPath` or `emptyDir` volume (IsPodWithLocalStorage): not evicted unless
+    /// `evictLocalStoragePods`.
+    pub local_storage: bool,
+    /// A `persistentVolumeClaim` volume: not evicted under `ignorePvcPods`.
+    pub persistent_claim: bool,
 }
 
 impl PodSpec {
@@ -351,6 +366,7 @@ impl PodSpec {
                 pod_anti: PodAffinity::read(r, a, "podAntiAffinity"),
             },
         };
+        let volumes = r.maps(node, "volumes");
         PodSpec {
             containers,
             init_containers,
@@ -370,6 +386,12 @@ impl PodSpec {
                 .collect(),
             priority_class_name: r.text(node, "priorityClassName"),
             scheduler_name: r.text(node, "schedulerName"),
+            volumes: Volumes {
+                local_storage: volumes
+                    .iter()
+                    .any(|v| v.get("hostPath").is_some() || v.get("emptyDir").is_some()),
+                persistent_claim: volumes.iter().any(|v| v.get("persistentVolumeClaim").is_some()),
+            },
             span: node.span,
         }
     }
@@ -451,16 +473,36 @@ fn read_node_affinity(r: &mut Reader, affinity: &Node) -> NodeAffinity {
 pub struct PodTemplate {
     pub labels: Labels,
     pub annotations: BTreeMap<String, String>,
+    /// `metadata.ownerReferences` of a bare Pod (a template has none): the DefaultEvictor never
+    /// evicts a pod without owners, and RemoveDuplicates groups pods by owner.
+    pub owners: Vec<OwnerReference>,
     pub spec: PodSpec,
     #[serde(skip)]
     pub span: Span,
 }
 
+/// One entry of `metadata.ownerReferences`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OwnerReference {
+    pub kind: String,
+    pub name: String,
+}
+
 impl PodTemplate {
     /// Read `metadata` and `spec` of a pod or pod template node.
     pub fn read(r: &mut Reader, node: &Node) -> PodTemplate {
-        let (labels, annotations) = match r.map(node, "metadata") {
-            Some(m) => (r.string_map(m, "labels"), r.string_map(m, "annotations")),
+        let (labels, annotations, owners) = match r.map(node, "metadata") {
+            Some(m) => (
+                r.string_map(m, "labels"),
+                r.string_map(m, "annotations"),
+                r.maps(m, "ownerReferences")
+                    .into_iter()
+                    .map(|o| OwnerReference {
+                        kind: r.text(o, "kind").map(|k| k.value).unwrap_or_default(),
+                        name: r.text(o, "name").map(|k| k.value).unwrap_or_default(),
+                    })
+                    .collect(),
+            ),
             None => Default::default(),
         };
         let spec = match r.map(node, "spec") {
@@ -473,6 +515,7 @@ impl PodTemplate {
         PodTemplate {
             labels,
             annotations,
+            owners,
             spec,
             span: node.span,
         }

@@ -200,6 +200,11 @@ pub const TABLES: &[&str] = &[
     "template_score_cpu[]",
     "template_score_mem[]",
     "hpa_behavior[]",
+    "constraint_policy_nodes[]",
+    "ds_fit_nodes[]",
+    "ds_dup_keys[]",
+    "ds_dup_list[]",
+    "ds_rank[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -321,6 +326,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.nonzero("constraint_min_domains", ci, c.min_domains);
         w.nonzero("constraint_domain_count", ci, i64::from(c.domain_count));
         w.nonzero("constraint_included", ci, i64::from(c.included));
+        w.nonzero("constraint_policy_nodes", ci, i64::from(c.policy_nodes));
         w.nonzero("constraint_counts", ci, i64::from(counts_mask(c)));
         w.nonzero("constraint_self", ci, i64::from(c.self_match));
         w.nonzero("constraint_same_revision", ci, i64::from(c.same_revision));
@@ -419,6 +425,12 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         }
         for (t, mask) in d.affinity_violations.iter().enumerate().skip(1) {
             w.nonzero("ds_affinity_bad", t, i64::from(*mask));
+        }
+        for t in 1..d.fit_nodes.len() {
+            w.nonzero("ds_fit_nodes", t, i64::from(d.fit_nodes[t]));
+            w.nonzero("ds_dup_keys", t, i64::from(d.duplicate_keys[t]));
+            w.nonzero("ds_dup_list", t, i64::from(d.duplicate_lists[t]));
+            w.nonzero("ds_rank", t, i64::from(d.eviction_rank[t]));
         }
     }
     if let Some(ca) = &ir.cluster_autoscaler {

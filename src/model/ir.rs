@@ -101,6 +101,9 @@ pub struct IrConstraint {
     pub domain_count: u32,
     /// Nodes counted under the inclusion policies, as a bitmask (bit n = node n).
     pub included: u32,
+    /// The nodes the inclusion policies alone admit (the scheduler also leaves out nodes that
+    /// lack another hard constraint's key; the descheduler does not).
+    pub policy_nodes: u32,
     /// Which templates' pods the selector counts (index 0 unused).
     pub counts_template: Vec<bool>,
     /// Whether the incoming pod itself matches the selector.
@@ -283,9 +286,31 @@ pub struct IrDescheduler {
     /// Templates whose pods RemoveDuplicates may evict (bitmask; bit t = template t).
     pub duplicates_evictable: u32,
     pub spread: bool,
-    /// RemovePodsViolatingTopologySpreadConstraint also balances ScheduleAnyway constraints.
+    /// RemovePodsViolatingTopologySpreadConstraint balances DoNotSchedule constraints (its
+    /// `constraints` arg; the default).
+    pub spread_hard: bool,
+    /// ... and ScheduleAnyway ones.
     pub spread_soft: bool,
     pub spread_evictable: u32,
+    /// `topologyBalanceNodeFit` (default true): a pod leaves a large domain only if it fits a
+    /// node of a domain below the average.
+    pub balance_node_fit: bool,
+    /// Per template (index 0 unused): the nodes the DefaultEvictor's NodeFit and
+    /// RemoveDuplicates' target nodes accept for its pods by static properties: nodeSelector,
+    /// required node affinity, NoSchedule and NoExecute taints (never `spec.nodeName`).
+    pub fit_nodes: Vec<u32>,
+    /// RemoveDuplicates: per template, its pods' owner keys (namespace, owner kind and name,
+    /// sorted images), as a bitmask over the unit's keys (bit k, 1-based).
+    pub duplicate_keys: Vec<u32>,
+    pub duplicate_key_count: u32,
+    /// ... and the identity of the pods' whole sorted key list: pods whose lists are equal
+    /// are duplicates of each other on a node. 0: never a duplicate (no owner).
+    pub duplicate_lists: Vec<u32>,
+    /// RemovePodsViolatingTopologySpreadConstraint takes pods from the end of a domain's list,
+    /// sorted (sortDomains) with pods with a nodeSelector or node affinity first, then by
+    /// ascending priority; this is each template's place in that order (index 0 unused).
+    pub eviction_rank: Vec<u32>,
+    pub max_rank: u32,
     /// RemovePodsViolatingNodeTaints.
     pub taints: bool,
     pub taints_evictable: u32,
@@ -1154,13 +1179,15 @@ fn build_template(
         // matchLabelKeys: the selector also requires the incoming pod's own value of each key
         // it has. pod-template-hash differs per workload and revision.
         let own_labels = &workload.template.labels;
-        let same_revision = match_label_keys.iter().any(|k| k == POD_TEMPLATE_HASH);
+        // Controllers add pod-template-hash; a bare Pod carries the labels its manifest writes.
+        let generated_hash = workload.kind != WorkloadKind::Pod;
+        let same_revision = generated_hash && match_label_keys.iter().any(|k| k == POD_TEMPLATE_HASH);
         let mut counts_template = counts(selector);
         for (t, &o) in workloads.iter().enumerate() {
             let labels = &objects[o].workload().expect("a workload").template.labels;
             let keys_match = match_label_keys
                 .iter()
-                .filter(|k| *k != POD_TEMPLATE_HASH)
+                .filter(|k| !(generated_hash && *k == POD_TEMPLATE_HASH))
                 .all(|k| own_labels.get(k).is_none_or(|v| labels.get(k) == Some(v)));
             if !keys_match || (same_revision && o != w) {
                 counts_template[t + 1] = false;
@@ -1176,6 +1203,7 @@ fn build_template(
             domains,
             domain_count,
             included,
+            policy_nodes: included,
             counts_template,
             self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
             weight_milli: ((f64::from(domain_count) + 2.0).ln() * 1000.0).round() as i64,
@@ -1435,8 +1463,16 @@ fn descheduler(
         remove_duplicates: false,
         duplicates_evictable: 0,
         spread: false,
+        spread_hard: false,
         spread_soft: false,
         spread_evictable: 0,
+        balance_node_fit: false,
+        fit_nodes: vec![0; templates],
+        duplicate_keys: vec![0; templates],
+        duplicate_key_count: 0,
+        duplicate_lists: vec![0; templates],
+        eviction_rank: vec![0; templates],
+        max_rank: 0,
         taints: false,
         taints_evictable: 0,
         taint_violations: vec![0; templates],
@@ -1463,6 +1499,18 @@ fn descheduler(
             _ => None,
         })
         .unwrap_or(0);
+    // Each template's pod priority, as the Priority admission plugin resolves it.
+    let priorities: Vec<i64> = workloads
+        .iter()
+        .map(|&w| {
+            let spec = &objects[w].workload().expect("a workload").template.spec;
+            spec.priority_class_name
+                .as_ref()
+                .and_then(|p| priority_of_class(&p.value))
+                .unwrap_or(default_priority)
+        })
+        .collect();
+    fill_pod_identities(&mut ir, objects, workloads, nodes, &priorities);
     for (profile, plugin) in policy.plugins() {
         // thresholdPriority(ClassName); by default system-cluster-critical's value.
         let threshold = profile
@@ -1477,18 +1525,37 @@ fn descheduler(
                     .and_then(priority_of_class)
             })
             .unwrap_or(SYSTEM_CRITICAL_PRIORITY);
+        let excluded_kinds: &[String] = match &plugin.args {
+            PluginArgs::RemoveDuplicates { exclude_owner_kinds } => exclude_owner_kinds,
+            _ => &[],
+        };
         let evictable = workloads.iter().enumerate().fold(0u32, |mask, (i, &w)| {
             let o = &objects[w];
             let workload = o.workload().expect("a workload");
-            let class = workload
-                .template
-                .spec
-                .priority_class_name
-                .as_ref()
-                .map(|p| p.value.as_str());
-            let critical = class.is_some_and(|p| p.starts_with("system-"));
-            let priority = class.and_then(priority_of_class).unwrap_or(default_priority);
-            let admitted = !matches!(workload.kind, WorkloadKind::DaemonSet | WorkloadKind::Pod)
+            let template = &workload.template;
+            let owners = owners_of(o, workload);
+            let critical = priorities[i] >= SYSTEM_CRITICAL_PRIORITY
+                || template
+                    .spec
+                    .priority_class_name
+                    .as_ref()
+                    .is_some_and(|p| p.value.starts_with("system-"));
+            let priority = priorities[i];
+            // DefaultEvictor's constraints (pkg/framework/plugins/defaultevictor): owned, not by a
+            // DaemonSet, not a mirror or static pod, no local storage (unless allowed), no PVC
+            // under ignorePvcPods.
+            let owned = !owners.is_empty() && !owners.iter().any(|(kind, _)| kind == "DaemonSet");
+            let mirror = template.annotations.contains_key("kubernetes.io/config.mirror");
+            let static_pod = template
+                .annotations
+                .get("kubernetes.io/config.source")
+                .is_some_and(|s| s != "api");
+            let admitted = owned
+                && !mirror
+                && !static_pod
+                && (!template.spec.volumes.local_storage || profile.evictor.evict_local_storage_pods)
+                && (!template.spec.volumes.persistent_claim || !profile.evictor.ignore_pvc_pods)
+                && !owners.iter().any(|(kind, _)| excluded_kinds.contains(kind))
                 && (!critical || profile.evictor.evict_system_critical_pods)
                 && (priority < threshold || profile.evictor.evict_system_critical_pods)
                 && plugin.namespaces.admits(o.namespace())
@@ -1514,8 +1581,17 @@ fn descheduler(
                 spans[2].get_or_insert(plugin.name.span);
                 ir.spread = true;
                 ir.spread_evictable |= evictable;
-                if let PluginArgs::TopologySpread { constraints, .. } = args {
+                if let PluginArgs::TopologySpread {
+                    constraints,
+                    topology_balance_node_fit,
+                } = args
+                {
+                    ir.spread_hard |= constraints.contains(&WhenUnsatisfiable::DoNotSchedule);
                     ir.spread_soft |= constraints.contains(&WhenUnsatisfiable::ScheduleAnyway);
+                    ir.balance_node_fit |= *topology_balance_node_fit;
+                } else {
+                    ir.spread_hard = true;
+                    ir.balance_node_fit = true;
                 }
             }
             (
@@ -1595,6 +1671,83 @@ fn descheduler(
     any.then_some((ir, spans))
 }
 
+/// The owners of a workload's pods as `(kind, name)`: a Deployment's pods belong to its
+/// ReplicaSet, a bare Pod to its `ownerReferences`.
+fn owners_of(object: &Object, workload: &crate::manifest::Workload) -> Vec<(String, String)> {
+    let name = object.id.name.clone();
+    match workload.kind {
+        WorkloadKind::Pod => workload
+            .template
+            .owners
+            .iter()
+            .map(|o| (o.kind.clone(), o.name.clone()))
+            .collect(),
+        WorkloadKind::Deployment => vec![("ReplicaSet".to_string(), name)],
+        WorkloadKind::ReplicaSet => vec![("ReplicaSet".to_string(), name)],
+        WorkloadKind::ReplicationController => vec![("ReplicationController".to_string(), name)],
+        WorkloadKind::StatefulSet => vec![("StatefulSet".to_string(), name)],
+        WorkloadKind::DaemonSet => vec![("DaemonSet".to_string(), name)],
+    }
+}
+
+/// What the descheduler's plugins tell pods apart by, per template: the nodes NodeFit accepts
+/// statically, RemoveDuplicates' owner keys and key lists (removeduplicates.go: a key is
+/// `namespace/ownerKind/ownerName/image` per owner and container), and the order
+/// RemovePodsViolatingTopologySpreadConstraint sorts a domain's pods in.
+fn fill_pod_identities(
+    ir: &mut IrDescheduler,
+    objects: &[Object],
+    workloads: &[usize],
+    nodes: &[(String, Labels, &NodePool)],
+    priorities: &[i64],
+) {
+    use std::collections::BTreeMap;
+    let mut owner_keys: BTreeMap<(String, String, String, String), u32> = BTreeMap::new();
+    let mut key_lists: BTreeMap<Vec<String>, u32> = BTreeMap::new();
+    let mut ranks: Vec<(bool, i64)> = Vec::new();
+    for (i, &w) in workloads.iter().enumerate() {
+        let t = i + 1;
+        let object = &objects[w];
+        let workload = object.workload().expect("a workload");
+        let spec = &workload.template.spec;
+        ir.fit_nodes[t] = bitmask(nodes.iter().map(|(name, labels, pool)| {
+            matches_required_affinity(spec, name, labels) && tolerates_for_scheduling(&spec.tolerations, &pool.taints)
+        }));
+        let namespace = object.namespace().to_string();
+        let mut images: Vec<&str> = spec.containers.iter().map(|c| c.image.as_str()).collect();
+        images.sort_unstable();
+        let owners = owners_of(object, workload);
+        let mut list = Vec::new();
+        for (kind, name) in &owners {
+            let key = (namespace.clone(), kind.clone(), name.clone(), images.join("#"));
+            let next = owner_keys.len() as u32 + 1;
+            let id = *owner_keys.entry(key).or_insert(next);
+            // Keys past the 31st do not fit the model's bitmask; their pods are never counted.
+            if id < 32 {
+                ir.duplicate_keys[t] |= 1 << id;
+            }
+            list.extend(images.iter().map(|image| format!("{namespace}/{kind}/{name}/{image}")));
+        }
+        list.sort();
+        if !owners.is_empty() && ir.duplicate_keys[t] != 0 {
+            let next = key_lists.len() as u32 + 1;
+            ir.duplicate_lists[t] = *key_lists.entry(list).or_insert(next);
+        }
+        let with_selector = !spec.node_selector.is_empty()
+            || spec.affinity.node.required.is_some()
+            || !spec.affinity.node.preferred.is_empty();
+        ranks.push((!with_selector, priorities[i]));
+    }
+    ir.duplicate_key_count = (owner_keys.len() as u32).min(31);
+    let mut order = ranks.clone();
+    order.sort();
+    order.dedup();
+    for (i, key) in ranks.iter().enumerate() {
+        ir.eviction_rank[i + 1] = order.iter().position(|k| k == key).unwrap_or(0) as u32;
+    }
+    ir.max_rank = order.len().saturating_sub(1) as u32;
+}
+
 /// The value of the system-cluster-critical PriorityClass: the DefaultEvictor's threshold when
 /// the policy sets none.
 const SYSTEM_CRITICAL_PRIORITY: i64 = 2_000_000_000;
@@ -1662,6 +1815,7 @@ mod tests {
     use super::*;
     use crate::diagnostics::Diagnostics;
     use crate::source::SourceMap;
+    use crate::units::Member;
 
     #[test]
     fn memory_unit_is_mib_unless_quantities_need_less() {
@@ -1718,5 +1872,93 @@ mod tests {
         let h = hpa("  behavior:\n    scaleDown: {selectPolicy: Disabled}\n");
         let (_, down) = scaling_limits(&h, 10);
         assert_eq!(down[6], 6);
+    }
+
+    /// The descheduler IR of some manifests on two plain nodes.
+    fn descheduler_of(manifests: &str, evictor: &str, plugin: &str, args: &str) -> IrDescheduler {
+        let policy = format!(
+            "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n  - {{name: DefaultEvictor, args: {{{evictor}}}}}\n  - {{name: {plugin}, args: {{{args}}}}}\n  plugins: {{balance: {{enabled: [{plugin}]}}}}\n"
+        );
+        let mut sources = SourceMap::default();
+        let mut diags = Diagnostics::default();
+        let text = format!("{manifests}\n---\n{policy}");
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "d.yaml", &text, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        let objects = loaded.objects;
+        let workloads: Vec<usize> = (0..objects.len())
+            .filter(|&i| objects[i].workload().is_some())
+            .collect();
+        let mut members: Vec<Member> = workloads
+            .iter()
+            .map(|&object| Member {
+                object,
+                role: Role::Workload,
+            })
+            .collect();
+        members.push(Member {
+            object: objects.len() - 1,
+            role: Role::DeschedulerPolicy,
+        });
+        let unit = Unit {
+            id: "u".into(),
+            name: "u".into(),
+            scope: 0,
+            members,
+            node_pools: Vec::new(),
+            checks: Vec::new(),
+            edges: Vec::new(),
+        };
+        let config = Config::default_for(std::path::Path::new("."), &mut sources);
+        let pool = &config.cluster.pools[0];
+        let nodes = vec![
+            ("n1".to_string(), Labels::default(), pool),
+            ("n2".to_string(), Labels::default(), pool),
+        ];
+        descheduler(&unit, &objects, &workloads, &nodes).expect("a policy").0
+    }
+
+    const OWNED: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs}]}\nspec: {containers: [{name: c, image: x}]}";
+
+    #[test]
+    fn default_evictor_admits_owned_pods_only() {
+        let manifests = format!(
+            "{OWNED}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: bare}}\nspec: {{containers: [{{name: c, image: x}}]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: ds, ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: d}}]}}\nspec: {{containers: [{{name: c, image: x}}]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: mirror, annotations: {{kubernetes.io/config.mirror: m}}, ownerReferences: [{{apiVersion: v1, kind: Node, name: n1}}]}}\nspec: {{containers: [{{name: c, image: x}}]}}"
+        );
+        let d = descheduler_of(&manifests, "", "RemoveDuplicates", "");
+        // Only template 1 (owned by a ReplicaSet): bare, DaemonSet-owned and mirror pods stay.
+        assert_eq!(d.duplicates_evictable, 1 << 1);
+    }
+
+    #[test]
+    fn local_storage_needs_evict_local_storage_pods() {
+        let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: x}]\n      volumes: [{name: tmp, emptyDir: {}}]";
+        assert_eq!(
+            descheduler_of(deployment, "", "RemoveDuplicates", "").duplicates_evictable,
+            0
+        );
+        let d = descheduler_of(deployment, "evictLocalStoragePods: true", "RemoveDuplicates", "");
+        assert_eq!(d.duplicates_evictable, 1 << 1);
+        // A Deployment's pods are owned by a ReplicaSet: excludeOwnerKinds names that kind.
+        let d = descheduler_of(
+            deployment,
+            "evictLocalStoragePods: true",
+            "RemoveDuplicates",
+            "excludeOwnerKinds: [ReplicaSet]",
+        );
+        assert_eq!(d.duplicates_evictable, 0);
+    }
+
+    #[test]
+    fn duplicates_share_owner_and_images() {
+        let other_image = OWNED.replace("name: a", "name: c").replace("image: x", "image: y");
+        let manifests = format!(
+            "{OWNED}\n---\n{}\n---\n{other_image}",
+            OWNED.replace("name: a", "name: b")
+        );
+        let d = descheduler_of(&manifests, "", "RemoveDuplicates", "");
+        assert_eq!(d.duplicate_lists[1], d.duplicate_lists[2]);
+        assert_ne!(d.duplicate_lists[1], d.duplicate_lists[3]);
+        assert_ne!(d.duplicate_keys[1], d.duplicate_keys[3]);
+        assert_eq!(d.fit_nodes[1], 0b110);
     }
 }

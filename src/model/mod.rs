@@ -53,6 +53,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "probes/scheduler.pml",
     "probes/autoscaler.pml",
     "probes/deployment.pml",
+    "probes/descheduler.pml",
 );
 
 #[derive(Debug, thiserror::Error)]

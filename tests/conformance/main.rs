@@ -9,6 +9,7 @@
 
 mod arithmetic;
 mod cases;
+mod descheduler;
 mod scheduler;
 mod skips;
 
@@ -123,6 +124,8 @@ fn main() {
                             }
                             let result = if file.name.starts_with("scheduler_") {
                                 scheduler::run(&file.name, &case.body, &engine, &generator)
+                            } else if file.name.starts_with("descheduler") {
+                                descheduler::run(&case.body, &engine, &generator)
                             } else {
                                 Err("no harness for this file".to_string())
                             };

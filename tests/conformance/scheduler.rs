@@ -41,7 +41,7 @@ struct Scenario<'a> {
     node_names: Vec<String>,
 }
 
-fn quantity(v: &Json, milli: bool) -> Result<i64, String> {
+pub fn quantity(v: &Json, milli: bool) -> Result<i64, String> {
     let text = match v {
         Json::String(s) => s.clone(),
         Json::Number(n) => n.to_string(),
@@ -51,7 +51,7 @@ fn quantity(v: &Json, milli: bool) -> Result<i64, String> {
     if milli { q.milli_value() } else { q.value() }.map_err(|e| format!("{text}: {e:?}"))
 }
 
-fn labels(v: &Json) -> Labels {
+pub fn labels(v: &Json) -> Labels {
     v.as_object()
         .map(|m| {
             m.iter()
@@ -62,7 +62,7 @@ fn labels(v: &Json) -> Labels {
 }
 
 /// One pool of one node, as the case describes it.
-fn pool(index: usize, node: &Json) -> Result<NodePool, String> {
+pub fn pool(index: usize, node: &Json) -> Result<NodePool, String> {
     let name = node["name"].as_str().unwrap_or("node").to_string();
     let allocatable = &node["allocatable"];
     for key in allocatable.as_object().into_iter().flat_map(|m| m.keys()) {

@@ -366,11 +366,6 @@ pub const SKIPS: &[(&str, &str, &str)] = &[
         "TestDeploymentProgressing/progressing: more available pods",
         DEPLOYMENT_STATUS,
     ),
-    (
-        "descheduler.yaml",
-        "*",
-        "not yet driven: the harness does not build descheduler scenarios (issue 7, next session)",
-    ),
 ];
 
 pub fn reason(file: &str, case: &str) -> Option<&'static str> {
