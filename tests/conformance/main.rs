@@ -34,6 +34,13 @@ fn peer_tests() -> PathBuf {
     }
 }
 
+/// KIVI_CONFORMANCE_SKIPS=1 lists each skipped case with its reason.
+fn list_skip(name: &str, why: &str) {
+    if std::env::var_os("KIVI_CONFORMANCE_SKIPS").is_some() {
+        println!("  skip {name}: {why}");
+    }
+}
+
 fn main() {
     let started = Instant::now();
     let dir = peer_tests();
@@ -85,7 +92,8 @@ fn main() {
                 if !selected(&case.name) {
                     continue;
                 }
-                if skips::reason(&file.name, &case.name).is_some() {
+                if let Some(why) = skips::reason(&file.name, &case.name, &case.body) {
+                    list_skip(&case.name, why);
                     tally.lock().unwrap().skipped += 1;
                 } else {
                     run.push((i, case));
@@ -118,7 +126,8 @@ fn main() {
                             if !selected(&case.name) {
                                 continue;
                             }
-                            if skips::reason(&file.name, &case.name).is_some() {
+                            if let Some(why) = skips::reason(&file.name, &case.name, &case.body) {
+                                list_skip(&case.name, why);
                                 tally.lock().unwrap().skipped += 1;
                                 continue;
                             }
