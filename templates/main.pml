@@ -169,7 +169,8 @@ hidden int constraint_counts[CONSTRAINTS + 1];   /* bitmask over templates */
 hidden byte constraint_self[CONSTRAINTS + 1];
 hidden byte constraint_same_revision[CONSTRAINTS + 1];  /* matchLabelKeys: pod-template-hash */
 hidden byte constraint_honor_taints[CONSTRAINTS + 1];   /* nodeTaintsPolicy: Honor */
-hidden int constraint_weight[CONSTRAINTS + 1];   /* ln(domains + 2) x 1000 */
+hidden byte constraint_hostname[CONSTRAINTS + 1];  /* the key is the node hostname label */
+hidden short ln_weight[MAX_NODES + 1];          /* ln(size + 2) x 1000 */
 hidden byte constraint_domain[(CONSTRAINTS + 1) * (MAX_NODES + 1)];
 hidden byte template_term_first[TEMPLATES + 1];
 hidden byte template_term_count[TEMPLATES + 1];

@@ -145,7 +145,7 @@ pub const TABLES: &[&str] = &[
     "constraint_self[]",
     "constraint_same_revision[]",
     "constraint_honor_taints[]",
-    "constraint_weight[]",
+    "constraint_hostname[]",
     "constraint_domain[]",
     "workload_first_slot[]",
     "workload_slots[]",
@@ -205,6 +205,7 @@ pub const TABLES: &[&str] = &[
     "ds_dup_keys[]",
     "ds_dup_list[]",
     "ds_rank[]",
+    "ln_weight[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -270,6 +271,10 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
             w.set("ds_pods_allocatable", n_i, n.pods_allocatable);
         }
     }
+    // PodTopologySpread's topologyNormalizingWeight, ln(size + 2) × 1000, per size.
+    for size in 0..=shape.max_nodes {
+        w.set("ln_weight", size, (((size as f64) + 2.0).ln() * 1000.0).round() as i64);
+    }
     let (constraints, terms, layout) = flatten(ir);
     for (i, t) in ir.templates.iter().enumerate() {
         let ti = i + 1;
@@ -331,7 +336,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.nonzero("constraint_self", ci, i64::from(c.self_match));
         w.nonzero("constraint_same_revision", ci, i64::from(c.same_revision));
         w.nonzero("constraint_honor_taints", ci, i64::from(c.honor_taints));
-        w.nonzero("constraint_weight", ci, c.weight_milli);
+        w.nonzero("constraint_hostname", ci, i64::from(c.hostname));
         for n in 1..=ir.nodes.len() {
             w.nonzero("constraint_domain", ci * node_stride + n, i64::from(c.domains[n]));
         }

@@ -108,8 +108,9 @@ pub struct IrConstraint {
     pub counts_template: Vec<bool>,
     /// Whether the incoming pod itself matches the selector.
     pub self_match: bool,
-    /// `ln(domains + 2)` × 1000, for the soft score.
-    pub weight_milli: i64,
+    /// The key is `kubernetes.io/hostname`: the soft score's normalising weight counts the
+    /// candidate nodes rather than their domains.
+    pub hostname: bool,
     /// `matchLabelKeys` has `pod-template-hash`: only pods of the incoming pod's own revision
     /// count (KEP-3243, the fix for spread lost during rolling updates).
     pub same_revision: bool,
@@ -1206,7 +1207,7 @@ fn build_template(
             policy_nodes: included,
             counts_template,
             self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
-            weight_milli: ((f64::from(domain_count) + 2.0).ln() * 1000.0).round() as i64,
+            hostname: key == HOSTNAME_KEY,
             same_revision,
             honor_taints: taints_policy == InclusionPolicy::Honor,
         }

@@ -23,6 +23,8 @@ hidden int s_score[MAX_NODES + 1];
 hidden int s_raw[MAX_NODES + 1];
 hidden int s_count[MAX_DOMAIN + 1];
 hidden byte s_present[MAX_DOMAIN + 1];
+hidden byte s_seen[MAX_DOMAIN + 1];
+hidden int s_size;
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
 hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
 hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
@@ -164,21 +166,39 @@ inline score_nodes(p) {
      }
   :: else -> skip
   fi;
-  /* PodTopologySpread (weight 2), ScheduleAnyway constraints: fewer matching pods is better.
-     raw = round(sum of count x ln(domains + 2) + (maxSkew - 1)); nodes lacking a key are
-     ignored when the pod has its own constraints (score 0). */
+  /* PodTopologySpread (weight 2), ScheduleAnyway constraints: fewer matching pods is better
+     (podtopologyspread/scoring.go). raw = round(sum of count x ln(size + 2) + (maxSkew - 1)),
+     size: the candidate nodes' domains (for the hostname key, the candidate nodes); nodes
+     lacking a key are ignored when the pod has its own constraints (score 0). */
   if
   :: template_soft_count[s_t] > 0 ->
      s_ignored = 0;
      for (s_n : 1 .. NODES) { s_raw[s_n] = 0 }
      for (s_k : 0 .. template_soft_count[s_t] - 1) {
        s_c = template_soft_first[s_t] + s_k;
+       for (s_n : 1 .. NODES) {
+         if
+         :: BIT(s_feasible, s_n) && DOMAIN(s_c, s_n) == 0 && template_require_all[s_t] -> s_ignored = s_ignored | (1 << s_n)
+         :: else -> skip
+         fi
+       }
+     }
+     for (s_k : 0 .. template_soft_count[s_t] - 1) {
+       s_c = template_soft_first[s_t] + s_k;
        count_domains(s_c, pod[p].rev);
+       s_size = 0;
+       for (s_d : 0 .. MAX_DOMAIN) { s_seen[s_d] = 0 }
+       for (s_n : 1 .. NODES) {
+         if
+         :: BIT(s_feasible, s_n) && !BIT(s_ignored, s_n) && (constraint_hostname[s_c] || !s_seen[DOMAIN(s_c, s_n)]) ->
+            s_size++; s_seen[DOMAIN(s_c, s_n)] = 1
+         :: else -> skip
+         fi
+       }
        for (s_n : 1 .. NODES) {
          if
          :: BIT(s_feasible, s_n) && DOMAIN(s_c, s_n) > 0 ->
-            s_raw[s_n] = s_raw[s_n] + s_count[DOMAIN(s_c, s_n)] * constraint_weight[s_c] + (constraint_skew[s_c] - 1) * 1000
-         :: BIT(s_feasible, s_n) && DOMAIN(s_c, s_n) == 0 && template_require_all[s_t] -> s_ignored = s_ignored | (1 << s_n)
+            s_raw[s_n] = s_raw[s_n] + s_count[DOMAIN(s_c, s_n)] * ln_weight[s_size] + (constraint_skew[s_c] - 1) * 1000
          :: else -> skip
          fi
        }

@@ -10,7 +10,6 @@ use serde_json::Value as Json;
 const EXTENDED: &str = "extended resources, hugepages and ephemeral-storage are not modelled: kivi-lint checks cpu, memory and pod slots (README, Model semantics)";
 const GATE: &str = "kivi-lint models the TaintTolerationComparisonOperators gate enabled (Gt and Lt tolerations match); the case runs upstream with it off";
 const SERVICE: &str = "not yet: default spread constraints select through the Services, ReplicaSets and StatefulSets that select the pod; kivi-lint takes the selector of the pod's own workload, and a bare Pod has none (to fix)";
-const HOSTW: &str = "not yet: the soft spread weight of a hostname constraint uses all nodes rather than the candidates (upstream: ln(candidates - ignored + 2)); to fix in controllers/scheduler.pml";
 
 const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics (utilization or averageValue) only: an HPA whose metrics are Pods, Object or External values has no load the model could vary, so the model keeps its replicas and has no arithmetic for those metric types (README, Model fidelity)";
 const NO_CLOCK_EVENTS: &str = "the model has no clock: each autoscaler decision starts its own policy period, without the scale events of the last periodSeconds; after recent events upstream allows a smaller step than the model, which over-approximates the scaling rate (README, Model fidelity)";
@@ -189,24 +188,8 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
         if config["args"]["scoringStrategy"]["type"] == "RequestedToCapacityRatio" {
             return Some(RTCR);
         }
-        let nodes: Vec<&str> = case["nodes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|n| n["name"].as_str())
-            .collect();
-        let candidates_are_not_all = case["candidateNodes"].as_array().is_some_and(|c| {
-            c.len() != nodes.len() || c.iter().any(|n| !n.as_str().is_some_and(|n| nodes.contains(&n)))
-        });
         if file.starts_with("scheduler_score_noderesourcesfit") && exceeds_a_candidate(case) {
             return Some(SCORE_WITHOUT_FILTER);
-        }
-        if file.starts_with("scheduler_score_")
-            && candidates_are_not_all
-            && constraints(&case["pod"])
-                .any(|c| c["topologyKey"] == "kubernetes.io/hostname" && c["whenUnsatisfiable"] == "ScheduleAnyway")
-        {
-            return Some(HOSTW);
         }
     }
     if file.starts_with("hpa_replicas") {
