@@ -9,14 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use kivi_lint::config::Config;
-use kivi_lint::engine::{Engine, TraceEvent, Verdict};
+use kivi_lint::engine::{Engine, TraceEvent};
 use kivi_lint::manifest::{self, Object};
-use kivi_lint::model::{Generator, Shape, Topology, input, ir};
+use kivi_lint::model::{Generator, Topology, ir};
 use kivi_lint::source::SourceMap;
 use kivi_lint::units::{Member, Role, Unit};
 use serde_json::{Value as Json, json};
 
-use crate::scheduler::pool;
+use crate::scheduler::{pool, run_probe};
 
 /// The check name that puts the probe in the model.
 const PROBE: &str = "descheduler-probe";
@@ -186,22 +186,12 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         let node = built.templates[w.template - 1].node_name as usize;
         w.initial = vec![(node, 1)];
     }
-    let shape = Shape::of([&built]);
-    let model = generator.render(&built, &shape).map_err(|e| e.to_string())?;
-    let input = input(&built, &shape, &[]);
-    if let Some(dir) = std::env::var_os("KIVI_CONFORMANCE_DUMP") {
-        let dir = std::path::PathBuf::from(dir);
-        let _ = std::fs::write(dir.join("model.pml"), &model);
-        let _ = std::fs::write(dir.join("input.txt"), &input);
-    }
-    let outcome = engine
-        .verify(&model, &input, &std::sync::atomic::AtomicBool::new(false))
-        .map_err(|e| e.to_string())?;
-    let trace = match outcome.verdict {
-        Verdict::Violated { trace, .. } => trace,
-        Verdict::Verified => return Err("the probe never saw a descheduler run with every pod running".into()),
-        Verdict::Inconclusive(why) => return Err(format!("inconclusive: {why}")),
-    };
+    let trace = run_probe(
+        &built,
+        engine,
+        generator,
+        "the probe never saw a descheduler run with every pod running",
+    )?;
     // Slot → pod name: each workload (a bare Pod) has one slot.
     let slot_pod: BTreeMap<i64, &str> = built
         .workloads

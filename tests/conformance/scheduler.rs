@@ -242,24 +242,40 @@ impl<'a> Scenario<'a> {
         let (mut built, _) = ir::build(&unit, &objects, &config, &Topology::current(&config), 110)
             .map_err(|e| format!("no model: {e}"))?;
         isolate(&mut built);
-        let shape = Shape::of([&built]);
-        let model = generator.render(&built, &shape).map_err(|e| e.to_string())?;
-        let input = input(&built, &shape, &[]);
-        // For debugging a case: KIVI_CONFORMANCE_DUMP=dir keeps the last model and input.
-        if let Some(dir) = std::env::var_os("KIVI_CONFORMANCE_DUMP") {
-            let dir = std::path::PathBuf::from(dir);
-            let _ = std::fs::write(dir.join("model.pml"), &model);
-            let _ = std::fs::write(dir.join("input.txt"), &input);
-        }
-        let outcome = engine
-            .verify(&model, &input, &std::sync::atomic::AtomicBool::new(false))
-            .map_err(|e| e.to_string())?;
-        let trace = match outcome.verdict {
-            Verdict::Violated { trace, .. } => trace,
-            Verdict::Verified => return Err("the probe never saw the incoming pod's cycle".into()),
-            Verdict::Inconclusive(why) => return Err(format!("inconclusive: {why}")),
-        };
+        let trace = run_probe(
+            &built,
+            engine,
+            generator,
+            "the probe never saw the incoming pod's cycle",
+        )?;
         Ok(decode(&trace))
+    }
+}
+
+/// Render the model of `built` with its probe, run pan, and return the trail the probe's
+/// `assert(false)` left; `unseen` is the failure when the probe never fired.
+pub fn run_probe(
+    built: &ir::Ir,
+    engine: &Engine,
+    generator: &Generator,
+    unseen: &str,
+) -> Result<Vec<TraceEvent>, String> {
+    let shape = Shape::of([built]);
+    let model = generator.render(built, &shape).map_err(|e| e.to_string())?;
+    let input = input(built, &shape, &[]);
+    // For debugging a case: KIVI_CONFORMANCE_DUMP=dir keeps the last model and input.
+    if let Some(dir) = std::env::var_os("KIVI_CONFORMANCE_DUMP") {
+        let dir = std::path::PathBuf::from(dir);
+        let _ = std::fs::write(dir.join("model.pml"), &model);
+        let _ = std::fs::write(dir.join("input.txt"), &input);
+    }
+    let outcome = engine
+        .verify(&model, &input, &std::sync::atomic::AtomicBool::new(false))
+        .map_err(|e| e.to_string())?;
+    match outcome.verdict {
+        Verdict::Violated { trace, .. } => Ok(trace),
+        Verdict::Verified => Err(unseen.to_string()),
+        Verdict::Inconclusive(why) => Err(format!("inconclusive: {why}")),
     }
 }
 
