@@ -176,9 +176,34 @@ impl NodeSelectorTerm {
         if self.match_expressions.is_empty() && self.match_fields.is_empty() {
             return false;
         }
+        // A term the scheduler cannot parse (nodeaffinity: an invalid label value, a Gt or Lt
+        // value that is not one integer) matches no node.
+        if !self.match_expressions.iter().all(Requirement::parses) {
+            return false;
+        }
         let fields: Labels = [("metadata.name".to_string(), node_name.to_string())].into();
         self.match_expressions.iter().all(|r| r.matches(labels)) && self.match_fields.iter().all(|r| r.matches(&fields))
     }
+}
+
+impl Requirement {
+    /// Whether labels.NewRequirement accepts it as a node selector requirement.
+    fn parses(&self) -> bool {
+        match self.operator {
+            Operator::Gt | Operator::Lt => self.values.len() == 1 && self.values[0].parse::<i64>().is_ok(),
+            _ => self.values.iter().all(|v| valid_label_value(v)),
+        }
+    }
+}
+
+/// A label value: at most 63 characters, alphanumerics with `-`, `_` and `.` inside.
+fn valid_label_value(v: &str) -> bool {
+    v.len() <= 63
+        && (v.is_empty()
+            || (v.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && v.ends_with(|c: char| c.is_ascii_alphanumeric())
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))))
 }
 
 #[cfg(test)]
@@ -215,6 +240,19 @@ mod tests {
         assert!(!sel.matches(&labels(&[("app", "api"), ("tier", "edge")])));
         let empty = LabelSelector::from_map(Labels::new(), Span::default());
         assert!(empty.matches(&Labels::new()));
+    }
+
+    #[test]
+    fn unparsable_terms_match_no_node() {
+        let term = |r| NodeSelectorTerm {
+            match_expressions: vec![r],
+            match_fields: Vec::new(),
+            span: Span::default(),
+        };
+        let node = labels(&[("foo", "bar"), ("gpu", "4")]);
+        assert!(term(req("foo", Operator::NotIn, &["baz"])).matches("n", &node));
+        assert!(!term(req("foo", Operator::NotIn, &["invalid value: ___@#$%^"])).matches("n", &node));
+        assert!(!term(req("gpu", Operator::Gt, &["two"])).matches("n", &node));
     }
 
     #[test]
