@@ -10,13 +10,13 @@ use std::path::Path;
 
 use kivi_lint::config::Config;
 use kivi_lint::engine::{Engine, TraceEvent};
-use kivi_lint::manifest::{self, Object};
+
 use kivi_lint::model::{Generator, Topology, ir};
 use kivi_lint::source::SourceMap;
 use kivi_lint::units::{Member, Role, Unit};
 use serde_json::{Value as Json, json};
 
-use crate::scheduler::{pool, run_probe};
+use crate::scheduler::{load_documents, pool, run_probe};
 
 /// The check name that puts the probe in the model.
 const PROBE: &str = "descheduler-probe";
@@ -111,7 +111,6 @@ fn policy(config: &Json) -> Json {
 pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), String> {
     let nodes: Vec<&Json> = case["nodes"].as_array().into_iter().flatten().collect();
     let mut sources = SourceMap::default();
-    let mut diagnostics = kivi_lint::diagnostics::Diagnostics::default();
     let mut config = Config::default_for(Path::new("."), &mut sources);
     config.cluster.pools = nodes
         .iter()
@@ -150,15 +149,7 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         }));
     }
     documents.push(policy(&case["config"]));
-    let text: Vec<String> = documents.iter().map(|d| d.to_string()).collect();
-    let (_, loaded) = manifest::load_text(&mut sources, "case.yaml", &text.join("\n---\n"), &mut diagnostics);
-    if let Some(d) = diagnostics.iter().next() {
-        return Err(format!("kivi-lint rejects the case: {}", d.message));
-    }
-    let objects: Vec<Object> = loaded.objects;
-    if objects.len() != documents.len() {
-        return Err(format!("{} of {} objects read", objects.len(), documents.len()));
-    }
+    let objects = load_documents(&mut sources, &documents)?;
     let mut members: Vec<Member> = (0..workloads)
         .map(|object| Member {
             object,

@@ -197,7 +197,6 @@ impl<'a> Scenario<'a> {
         let case = self.case;
         let gates = &case["config"]["featureGates"];
         let mut sources = SourceMap::default();
-        let mut diagnostics = kivi_lint::diagnostics::Diagnostics::default();
         let mut config = Config::default_for(Path::new("."), &mut sources);
         config.cluster.pools = case["nodes"]
             .as_array()
@@ -216,15 +215,7 @@ impl<'a> Scenario<'a> {
             documents.push(pod_manifest(p, p["nodeName"].as_str(), gates)?);
         }
         documents.push(pod_manifest(&case["pod"], None, gates)?);
-        let text: Vec<String> = documents.iter().map(|d| d.to_string()).collect();
-        let (_, loaded) = manifest::load_text(&mut sources, "case.yaml", &text.join("\n---\n"), &mut diagnostics);
-        if let Some(d) = diagnostics.iter().next() {
-            return Err(format!("kivi-lint rejects the case: {}", d.message));
-        }
-        let objects: Vec<Object> = loaded.objects;
-        if objects.len() != documents.len() {
-            return Err(format!("{} of {} pods read", objects.len(), documents.len()));
-        }
+        let objects = load_documents(&mut sources, &documents)?;
         let unit = Unit {
             id: "conformance".into(),
             name: "conformance".into(),
@@ -250,6 +241,21 @@ impl<'a> Scenario<'a> {
         )?;
         Ok(decode(&trace))
     }
+}
+
+/// Read a case's manifests (JSON, which is YAML) through kivi-lint's own reader; any
+/// diagnostic, or an object it did not read, fails the case.
+pub fn load_documents(sources: &mut SourceMap, documents: &[Json]) -> Result<Vec<Object>, String> {
+    let mut diagnostics = kivi_lint::diagnostics::Diagnostics::default();
+    let text: Vec<String> = documents.iter().map(|d| d.to_string()).collect();
+    let (_, loaded) = manifest::load_text(sources, "case.yaml", &text.join("\n---\n"), &mut diagnostics);
+    if let Some(d) = diagnostics.iter().next() {
+        return Err(format!("kivi-lint rejects the case: {}", d.message));
+    }
+    if loaded.objects.len() != documents.len() {
+        return Err(format!("{} of {} objects read", loaded.objects.len(), documents.len()));
+    }
+    Ok(loaded.objects)
 }
 
 /// Render the model of `built` with its probe, run pan, and return the trail the probe's
