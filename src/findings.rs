@@ -309,6 +309,20 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     parts.push(format!(
                         "{static_fail} node(s) do not match its node selector, affinity, name or tolerations"
                     ));
+                    // The scheduler profile's addedAffinity is easy to miss: the pod's manifest
+                    // does not show it, and the DaemonSet controller ignores it.
+                    if let Some((w, _)) = namer.owner(at(1))
+                        && let Some((mask, added_span)) = names.added_affinity.get(ir.workloads[w].template - 1)
+                        && *mask != 0
+                    {
+                        parts.push(format!(
+                            "the scheduler profile's addedAffinity excludes {} of them",
+                            mask.count_ones()
+                        ));
+                        if span.is_none() {
+                            span = *added_span;
+                        }
+                    }
                 }
                 if span.is_some() {
                     location = span;

@@ -691,6 +691,39 @@ kivi_case! {
     autoscaler_scale_down_downtime_safe: "autoscaler-scale-down-downtime-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
     stale_reads_spread: "stale-reads-spread", 0, [("pods-balanced", "violated"), ("pods-schedulable", "verified")];
     stale_reads_spread_safe: "stale-reads-spread-safe", 0, [("pods-balanced", "verified"), ("pods-schedulable", "verified")];
+    added_affinity_daemonset: "added-affinity-daemonset", 1, [("pods-schedulable", "violated")];
+    added_affinity_daemonset_safe: "added-affinity-daemonset-safe", 0, [("pods-schedulable", "verified")];
+}
+
+/// The scheduler profile's addedAffinity, which the pod's manifest does not show, is named in
+/// the trace and located in the KubeSchedulerConfiguration.
+#[test]
+fn added_affinity_is_named_and_located() {
+    let out = common::stdout_of(&["fixtures/added-affinity-daemonset", "--format", "github"], 1);
+    assert!(
+        out.contains("the scheduler profile's addedAffinity excludes 1 of them"),
+        "{out}"
+    );
+    assert!(out.contains("platform/kube-scheduler-config.yaml,line=12"), "{out}");
+}
+
+/// A RequestedToCapacityRatio strategy needs a valid shape: a bad one is a located input error
+/// (exit 2), and the rest of the scan still runs.
+#[test]
+fn invalid_ratio_shape_is_a_located_error() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    copy_tree(&root().join("fixtures/lownodeutilization-binpacking-safe"), dir.path());
+    std::fs::write(
+        dir.path().join("platform/kube-scheduler-config.yaml"),
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n  - schedulerName: default-scheduler\n    pluginConfig:\n      - name: NodeResourcesFit\n        args:\n          scoringStrategy:\n            type: RequestedToCapacityRatio\n            requestedToCapacityRatio:\n              shape: [{utilization: 80, score: 10}, {utilization: 20, score: 0}]\n",
+    )
+    .unwrap();
+    let assert = common::kivi().arg(dir.path()).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(stderr.contains("kube-scheduler-config.yaml:11:"), "{stderr}");
+    assert!(stderr.contains("strictly increasing"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.contains("units checked"), "{stdout}");
 }
 
 /// The cluster autoscaler's trace says what it did and why it did not help: the node the cloud

@@ -662,7 +662,8 @@ impl ConfigReader<'_, '_> {
         SchedulerOptions {
             scoring_strategy: self
                 .r
-                .one_of(node, "scoringStrategy", ScoringStrategy::NAMES)
+                // RequestedToCapacityRatio needs its shape: from the KubeSchedulerConfiguration.
+                .one_of(node, "scoringStrategy", &["LeastAllocated", "MostAllocated"])
                 .map(|s| s.map(|s| ScoringStrategy::parse(&s).expect("checked by one_of"))),
             config: self.path(node, "config"),
             profile: None,

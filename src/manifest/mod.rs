@@ -668,6 +668,68 @@ spec:
             scheduler_config::ScoringStrategy::MostAllocated
         );
         assert_eq!(p.default_constraints.as_ref().unwrap().len(), 1);
+        // Listing resources leaves the others out.
+        assert_eq!(p.resource_weights.get("cpu"), Some(&2));
+        assert_eq!(p.resource_weights.get("memory"), None);
+    }
+
+    #[test]
+    fn scheduler_configuration_added_affinity_and_ratio_shape() {
+        let (loaded, diags, _) = load_one(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [general]}]}]\n        preferredDuringSchedulingIgnoredDuringExecution: [{weight: 5, preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}]\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: RequestedToCapacityRatio, resources: [{name: cpu}], requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}}}\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let Body::SchedulerConfiguration(c) = &loaded.objects[0].body else {
+            panic!()
+        };
+        let p = c.profile("default-scheduler").unwrap();
+        let general: Labels = [
+            ("pool".to_string(), "general".to_string()),
+            ("zone".to_string(), "a".to_string()),
+        ]
+        .into();
+        let other: Labels = [("pool".to_string(), "gpu".to_string())].into();
+        assert!(p.added_affinity.required_matches("n1", &general));
+        assert!(!p.added_affinity.required_matches("n2", &other));
+        assert_eq!(p.added_affinity.preferred_weight("n1", &general), 5);
+        assert_eq!(p.resource_weights.get("cpu"), Some(&1), "an unset weight is 1");
+        assert_eq!(
+            p.ratio_shape,
+            vec![
+                scheduler_config::ShapePoint {
+                    utilization: 0,
+                    score: 0
+                },
+                scheduler_config::ShapePoint {
+                    utilization: 100,
+                    score: 10
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn ratio_shape_is_validated_with_a_location() {
+        for (shape, message) in [
+            ("[]", "at least one point"),
+            (
+                "[{utilization: 50, score: 1}, {utilization: 50, score: 2}]",
+                "strictly increasing",
+            ),
+            ("[{utilization: 101, score: 1}]", "from 0 to 100"),
+            ("[{utilization: 10, score: 11}]", "from 0 to 10"),
+        ] {
+            let text = format!(
+                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {{scoringStrategy: {{type: RequestedToCapacityRatio, requestedToCapacityRatio: {{shape: {shape}}}}}}}\n"
+            );
+            let (_, diags, _) = load_one(&text);
+            let d = diags
+                .iter()
+                .next()
+                .unwrap_or_else(|| panic!("no diagnostic for {shape}"));
+            assert!(d.message.contains(message), "{shape}: {}", d.message);
+            assert_eq!(d.span.start.line, 6, "{shape}");
+        }
     }
 
     #[test]

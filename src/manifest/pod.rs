@@ -437,35 +437,57 @@ impl PodSpec {
 }
 
 fn read_node_affinity(r: &mut Reader, affinity: &Node) -> NodeAffinity {
-    let Some(node) = r.map(affinity, "nodeAffinity") else {
-        return NodeAffinity::default();
-    };
-    let required = r
-        .map(node, "requiredDuringSchedulingIgnoredDuringExecution")
-        .map(|req| {
-            let terms: Vec<NodeSelectorTerm> = r
-                .maps(req, "nodeSelectorTerms")
-                .into_iter()
-                .map(|t| NodeSelectorTerm::read(r, t))
-                .collect();
-            if terms.is_empty() {
-                r.error(req.span, "`nodeSelectorTerms` must have at least one term");
+    r.map(affinity, "nodeAffinity")
+        .map(|node| NodeAffinity::read(r, node))
+        .unwrap_or_default()
+}
+
+impl NodeAffinity {
+    /// A `nodeAffinity` body: a pod's, or a scheduler profile's `addedAffinity`.
+    pub fn read(r: &mut Reader, node: &Node) -> NodeAffinity {
+        let required = r
+            .map(node, "requiredDuringSchedulingIgnoredDuringExecution")
+            .map(|req| {
+                let terms: Vec<NodeSelectorTerm> = r
+                    .maps(req, "nodeSelectorTerms")
+                    .into_iter()
+                    .map(|t| NodeSelectorTerm::read(r, t))
+                    .collect();
+                if terms.is_empty() {
+                    r.error(req.span, "`nodeSelectorTerms` must have at least one term");
+                }
+                Spanned::new(terms, req.span)
+            });
+        let mut preferred = Vec::new();
+        for p in r.maps(node, "preferredDuringSchedulingIgnoredDuringExecution") {
+            let weight = read_weight(r, p);
+            let Some(pref) = r.map(p, "preference") else {
+                r.error(p.span, "a preferred node affinity term needs `preference`");
+                continue;
+            };
+            let preference = NodeSelectorTerm::read(r, pref);
+            if let Some(weight) = weight {
+                preferred.push(PreferredSchedulingTerm { weight, preference });
             }
-            Spanned::new(terms, req.span)
-        });
-    let mut preferred = Vec::new();
-    for p in r.maps(node, "preferredDuringSchedulingIgnoredDuringExecution") {
-        let weight = read_weight(r, p);
-        let Some(pref) = r.map(p, "preference") else {
-            r.error(p.span, "a preferred node affinity term needs `preference`");
-            continue;
-        };
-        let preference = NodeSelectorTerm::read(r, pref);
-        if let Some(weight) = weight {
-            preferred.push(PreferredSchedulingTerm { weight, preference });
         }
+        NodeAffinity { required, preferred }
     }
-    NodeAffinity { required, preferred }
+
+    /// Whether a node passes the required terms (none: every node).
+    pub fn required_matches(&self, name: &str, labels: &Labels) -> bool {
+        self.required
+            .as_ref()
+            .is_none_or(|t| t.value.iter().any(|term| term.matches(name, labels)))
+    }
+
+    /// The sum of the weights of the preferred terms a node matches.
+    pub fn preferred_weight(&self, name: &str, labels: &Labels) -> i64 {
+        self.preferred
+            .iter()
+            .filter(|p| p.preference.matches(name, labels))
+            .map(|p| i64::from(p.weight))
+            .sum()
+    }
 }
 
 /// A pod template: the labels its pods carry and their spec.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::manifest::pod::WhenUnsatisfiable;
+use crate::manifest::pod::{NodeAffinity, WhenUnsatisfiable};
 use crate::manifest::read::Reader;
 use crate::source::{Span, Spanned};
 use crate::yaml::Node;
@@ -29,6 +29,13 @@ impl ScoringStrategy {
     pub const NAMES: &'static [&'static str] = &["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"];
 }
 
+/// A point of RequestedToCapacityRatio's shape: utilization percent (0..100) to score (0..10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ShapePoint {
+    pub utilization: i64,
+    pub score: i64,
+}
+
 /// A cluster-level default spread constraint (no selector: it applies to a pod's own workload).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DefaultSpreadConstraint {
@@ -41,14 +48,21 @@ pub struct DefaultSpreadConstraint {
 pub struct SchedulerProfile {
     pub scheduler_name: String,
     pub scoring_strategy: Option<Spanned<ScoringStrategy>>,
-    /// Resource weights of the scoring strategy (default cpu 1, memory 1).
+    /// Resource weights of the scoring strategy. Empty means the default, cpu 1 and memory 1;
+    /// otherwise a resource left out has weight 0.
     pub resource_weights: BTreeMap<String, i64>,
+    /// `requestedToCapacityRatio.shape` of a RequestedToCapacityRatio strategy, validated as
+    /// the API server does (utilization strictly increasing in 0..100, score in 0..10).
+    pub ratio_shape: Vec<ShapePoint>,
     /// `PodTopologySpread` args: `None` means the system defaults.
     pub default_constraints: Option<Vec<DefaultSpreadConstraint>>,
     /// Score plugin weights given in `plugins.score.enabled`.
     pub score_weights: BTreeMap<String, i32>,
     /// Score plugins disabled in `plugins.score.disabled` (`*` disables all defaults).
     pub disabled_scores: Vec<String>,
+    /// `NodeAffinity` args `addedAffinity`: ANDed with every pod's own node affinity (its
+    /// preferred terms add to the score). The DaemonSet controller does not see it.
+    pub added_affinity: NodeAffinity,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -84,9 +98,11 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
         scheduler_name,
         scoring_strategy: None,
         resource_weights: BTreeMap::new(),
+        ratio_shape: Vec::new(),
         default_constraints: None,
         score_weights: BTreeMap::new(),
         disabled_scores: Vec::new(),
+        added_affinity: NodeAffinity::default(),
     };
     for pc in r.maps(node, "pluginConfig") {
         let name = r.text(pc, "name").map(|n| n.value).unwrap_or_default();
@@ -98,10 +114,24 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
                         .one_of(strategy, "type", ScoringStrategy::NAMES)
                         .map(|t| t.map(|t| ScoringStrategy::parse(&t).expect("checked by one_of")));
                     for res in r.maps(strategy, "resources") {
-                        if let (Some(n), Some(w)) = (r.text(res, "name"), r.int(res, "weight")) {
-                            profile.resource_weights.insert(n.value, w.value);
+                        // An unset or zero weight defaults to 1 (SetDefaults_NodeResourcesFitArgs).
+                        if let Some(n) = r.text(res, "name") {
+                            let w = r.int(res, "weight").map_or(1, |w| w.value);
+                            profile.resource_weights.insert(n.value, if w == 0 { 1 } else { w });
                         }
                     }
+                    if profile
+                        .scoring_strategy
+                        .as_ref()
+                        .is_some_and(|s| s.value == ScoringStrategy::RequestedToCapacityRatio)
+                    {
+                        profile.ratio_shape = read_shape(r, strategy);
+                    }
+                }
+            }
+            "NodeAffinity" => {
+                if let Some(added) = r.map(args, "addedAffinity") {
+                    profile.added_affinity = NodeAffinity::read(r, added);
                 }
             }
             "PodTopologySpread" => {
@@ -160,15 +190,59 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
     profile
 }
 
+/// `requestedToCapacityRatio.shape` (config/validation/validation_pluginargs.go
+/// validateFunctionShape). An invalid shape is a located error; the model then gives
+/// NodeResourcesFit no say (every node scores 0).
+fn read_shape(r: &mut Reader, strategy: &Node) -> Vec<ShapePoint> {
+    let Some(ratio) = r.map(strategy, "requestedToCapacityRatio") else {
+        r.error(
+            strategy.span,
+            "a RequestedToCapacityRatio strategy needs `requestedToCapacityRatio.shape`",
+        );
+        return Vec::new();
+    };
+    let points = r.maps(ratio, "shape");
+    if points.is_empty() {
+        r.error(ratio.span, "`shape` needs at least one point");
+        return Vec::new();
+    }
+    let mut shape: Vec<ShapePoint> = Vec::new();
+    for p in points {
+        let (Some(utilization), Some(score)) = (r.int(p, "utilization"), r.int(p, "score")) else {
+            r.error(p.span, "a shape point needs `utilization` and `score`");
+            return Vec::new();
+        };
+        if !(0..=100).contains(&utilization.value) {
+            r.error(utilization.span, "`utilization` must be from 0 to 100");
+            return Vec::new();
+        }
+        if !(0..=10).contains(&score.value) {
+            r.error(score.span, "`score` must be from 0 to 10");
+            return Vec::new();
+        }
+        if shape.last().is_some_and(|last| last.utilization >= utilization.value) {
+            r.error(utilization.span, "`utilization` values must be strictly increasing");
+            return Vec::new();
+        }
+        shape.push(ShapePoint {
+            utilization: utilization.value,
+            score: score.value,
+        });
+    }
+    shape
+}
+
 impl Default for SchedulerProfile {
     fn default() -> Self {
         SchedulerProfile {
             scheduler_name: "default-scheduler".to_string(),
             scoring_strategy: None,
             resource_weights: BTreeMap::new(),
+            ratio_shape: Vec::new(),
             default_constraints: None,
             score_weights: BTreeMap::new(),
             disabled_scores: Vec::new(),
+            added_affinity: NodeAffinity::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::config::{Config, EnvironmentEvent, NodePool};
 use crate::manifest::autoscaling::{Metric, MetricTarget};
 use crate::manifest::pod::{InclusionPolicy, PodSpec, WhenUnsatisfiable};
+use crate::manifest::scheduler_config::{SchedulerProfile, ScoringStrategy, ShapePoint};
 use crate::manifest::selector::{LabelSelector, Labels};
 use crate::manifest::taint::{
     TaintEffect, Toleration, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT, tolerates_for_scheduling,
@@ -345,7 +346,10 @@ pub struct IrLowUtilization {
 /// Score weights of the default kube-scheduler profile.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scoring {
-    pub most_allocated: bool,
+    /// NodeResourcesFit's scoring strategy.
+    pub strategy: ScoringStrategy,
+    /// RequestedToCapacityRatio's shape, scores scaled to 0..100 (×10, as upstream does).
+    pub ratio_shape: Vec<ShapePoint>,
     pub fit: i64,
     pub balanced: i64,
     pub spread: i64,
@@ -438,6 +442,9 @@ pub struct Names {
     /// Per template (0-based): its affinity terms described, with the span of their
     /// `topologyKey`.
     pub affinity_terms: Vec<Vec<(String, Span)>>,
+    /// Per template (0-based): the nodes (model bits) the scheduler profile's `addedAffinity`
+    /// alone keeps its pods off, and where the profile sets it.
+    pub added_affinity: Vec<(u32, Option<Span>)>,
     /// Disruption budget index (0-based) → object index.
     pub disruption_budgets: Vec<usize>,
     /// Descheduler plugin id (the model's, 1-based) → where the policy enables it.
@@ -721,33 +728,53 @@ pub fn build(
         return Err(IrError::TooManyPods(pod_slots));
     }
 
+    let profile = config.scheduler.profile.clone().unwrap_or_default();
     let mut templates = Vec::new();
     for &w in &workload_objects {
-        let defaults = config
-            .scheduler
-            .profile
-            .as_ref()
-            .and_then(|p| p.default_constraints.as_deref());
-        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels, defaults);
+        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels, &profile);
         let (terms, described) = affinity_terms(objects, &workload_objects, w, &node_labels);
         template.affinity_terms = terms;
         templates.push(template);
         names.hard_constraints.push(hard);
         names.affinity_terms.push(described);
+        let required = profile.added_affinity.required.as_ref();
+        names.added_affinity.push((
+            bitmask(
+                node_labels
+                    .iter()
+                    .map(|(name, labels, _)| !profile.added_affinity.required_matches(name, labels)),
+            ),
+            required.map(|r| r.span),
+        ));
     }
-    let profile = config.scheduler.profile.clone().unwrap_or_default();
     let strategy = config
         .scheduler
         .scoring_strategy
         .as_ref()
         .or(profile.scoring_strategy.as_ref())
         .map(|s| s.value);
-    let resource_weight = |r: &str| profile.resource_weights.get(r).copied().unwrap_or(1).max(0);
+    let resource_weight = |r: &str| {
+        if profile.resource_weights.is_empty() {
+            1
+        } else {
+            profile.resource_weights.get(r).copied().unwrap_or(0).max(0)
+        }
+    };
+    let strategy = strategy.unwrap_or(ScoringStrategy::LeastAllocated);
     let scoring = Scoring {
-        most_allocated: matches!(
-            strategy,
-            Some(crate::manifest::scheduler_config::ScoringStrategy::MostAllocated)
-        ),
+        strategy,
+        ratio_shape: if strategy == ScoringStrategy::RequestedToCapacityRatio {
+            profile
+                .ratio_shape
+                .iter()
+                .map(|p| ShapePoint {
+                    utilization: p.utilization,
+                    score: p.score * 10,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         fit: profile.score_weight("NodeResourcesFit", 1),
         balanced: profile.score_weight("NodeResourcesBalancedAllocation", 1),
         spread: profile.score_weight("PodTopologySpread", 2),
@@ -1094,12 +1121,7 @@ fn bitmask(nodes: impl Iterator<Item = bool>) -> u32 {
 
 fn matches_required_affinity(spec: &PodSpec, name: &str, labels: &Labels) -> bool {
     spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
-        && spec
-            .affinity
-            .node
-            .required
-            .as_ref()
-            .is_none_or(|t| t.value.iter().any(|term| term.matches(name, labels)))
+        && spec.affinity.node.required_matches(name, labels)
 }
 
 fn build_template(
@@ -1107,8 +1129,9 @@ fn build_template(
     workloads: &[usize],
     w: usize,
     nodes: &[(String, Labels, &NodePool)],
-    default_constraints: Option<&[crate::manifest::scheduler_config::DefaultSpreadConstraint]>,
+    profile: &SchedulerProfile,
 ) -> (IrTemplate, Vec<(usize, Span)>) {
+    let default_constraints = profile.default_constraints.as_deref();
     let object = &objects[w];
     let workload = object.workload().expect("a workload");
     let spec = &workload.template.spec;
@@ -1125,8 +1148,13 @@ fn build_template(
         .iter()
         .map(|(_, _, pool)| tolerates_for_scheduling(&spec.tolerations, &pool.taints))
         .collect();
-    let static_nodes = bitmask(nodes.iter().enumerate().map(|(i, (name, _, _))| {
-        spec.node_name.as_ref().is_none_or(|n| &n.value == name) && pass_affinity[i] && tolerated[i]
+    // The profile's addedAffinity filters and scores like the pod's own node affinity, but
+    // spread constraints' nodeAffinityPolicy reads only the pod's (podtopologyspread/common.go).
+    let static_nodes = bitmask(nodes.iter().enumerate().map(|(i, (name, labels, _))| {
+        spec.node_name.as_ref().is_none_or(|n| &n.value == name)
+            && pass_affinity[i]
+            && profile.added_affinity.required_matches(name, labels)
+            && tolerated[i]
     }));
     let mut affinity_raw = vec![0];
     let mut taint_raw = vec![0];
@@ -1150,13 +1178,7 @@ fn build_template(
     };
     for (name, labels, pool) in nodes {
         affinity_raw.push(
-            spec.affinity
-                .node
-                .preferred
-                .iter()
-                .filter(|p| p.preference.matches(name, labels))
-                .map(|p| i64::from(p.weight))
-                .sum(),
+            spec.affinity.node.preferred_weight(name, labels) + profile.added_affinity.preferred_weight(name, labels),
         );
         taint_raw.push(untolerated_prefer_no_schedule(&spec.tolerations, pool));
     }

@@ -78,7 +78,7 @@ impl Generator {
                 .lstrip_blocks(true)
                 .keep_trailing_newline(true)
                 .build()
-                .map_err(|e| ModelError::Template(e.to_string()))?,
+                .map_err(|e| ModelError::Template(template_error(&e)))?,
         );
 
         let override_dir: Option<PathBuf> = dir.map(Path::to_path_buf);
@@ -102,7 +102,7 @@ impl Generator {
         self.env
             .get_template("main.pml")
             .and_then(|t| t.render(Value::from(Serde(&context))))
-            .map_err(|e| ModelError::Template(e.to_string()))
+            .map_err(|e| ModelError::Template(template_error(&e)))
     }
 
     /// A standalone conformance probe (`probes/<name>.pml`): the controller arithmetic it
@@ -111,8 +111,20 @@ impl Generator {
         self.env
             .get_template(&format!("probes/{name}.pml"))
             .and_then(|t| t.render(()))
-            .map_err(|e| ModelError::Template(e.to_string()))
+            .map_err(|e| ModelError::Template(template_error(&e)))
     }
+}
+
+/// A template error with its causes: minijinja puts the failing include's reason in `source`.
+fn template_error(e: &minijinja::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 #[derive(Serialize)]

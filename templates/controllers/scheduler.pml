@@ -7,7 +7,8 @@
  *           InterPodAffinity, required terms (interpodaffinity/filtering.go): the pod's own
  *           affinity and anti-affinity, and existing pods' anti-affinity against it;
  *           PodTopologySpread, per constraint (podtopologyspread/filtering.go).
- *   Score:  NodeResourcesFit LeastAllocated or MostAllocated (weight 1, non-zero requests),
+ *   Score:  NodeResourcesFit LeastAllocated, MostAllocated or RequestedToCapacityRatio (weight 1,
+ *           non-zero requests),
  *           NodeResourcesBalancedAllocation (1), PodTopologySpread (2, scoring.go),
  *           TaintToleration (3), NodeAffinity (2).
  * Nodes with the highest total score tie; kube-scheduler picks one of them at random, so the
@@ -108,22 +109,55 @@ inline node_usage() {
 {% endif %}
 }
 
+{% if ir.scoring.strategy == "RequestedToCapacityRatio" %}
+/* RequestedToCapacityRatio's broken line (helper/shape_score.go BuildBrokenLinearFunction):
+   utilization u (0..100) becomes a score 0..100 by linear interpolation between shape points. */
+inline ratio_shape(u) {
+  if
+{% for point in ir.scoring.ratio_shape %}
+{% if loop.first %}
+  :: (u) <= {{ point.utilization }} -> u = {{ point.score }}
+{% else %}
+  :: (u) > {{ loop.previtem.utilization }} && (u) <= {{ point.utilization }} -> u = {{ loop.previtem.score }} + ({{ point.score - loop.previtem.score }}) * ((u) - {{ loop.previtem.utilization }}) / {{ point.utilization - loop.previtem.utilization }}
+{% endif %}
+{% endfor %}
+  :: else -> u = {{ ir.scoring.ratio_shape[-1].score if ir.scoring.ratio_shape else 0 }}
+  fi
+}
+{% endif %}
+
+/* NodeResourcesFit's score of one resource (noderesources/least_allocated.go,
+   most_allocated.go, requested_to_capacity_ratio.go); a node without the resource scores 0
+   and leaves the weighted mean (resource_allocation.go). */
+inline fit_resource_score(requested, capacity, out) {
+  if
+  :: (capacity) == 0 -> out = 0
+{% if ir.scoring.strategy == "MostAllocated" %}
+  :: else -> out = ((requested) > (capacity) -> 100 : (requested) * 100 / (capacity))
+{% elif ir.scoring.strategy == "RequestedToCapacityRatio" %}
+  :: else -> out = ((requested) > (capacity) -> 100 : (requested) * 100 / (capacity)); ratio_shape(out)
+{% else %}
+  :: else -> out = ((requested) > (capacity) -> 0 : ((capacity) - (requested)) * 100 / (capacity))
+{% endif %}
+  fi
+}
+
 inline score_nodes(p) {
   /* NodeResourcesFit (weight 1) and NodeResourcesBalancedAllocation (weight 1). */
   for (s_n : 1 .. NODES) {
     s_score[s_n] = 0;
     if
     :: BIT(s_feasible, s_n) ->
-       s_x = s_nz_cpu[s_n] + NONZERO_CPU(s_t);
-       s_y = s_nz_mem[s_n] + NONZERO_MEM(s_t);
-{% if ir.scoring.most_allocated %}
-       s_a = (s_x > node_cpu[s_n] -> 100 : s_x * 100 / node_cpu[s_n]);
-       s_b = (s_y > node_mem[s_n] -> 100 : s_y * 100 / node_mem[s_n]);
+       fit_resource_score(s_nz_cpu[s_n] + NONZERO_CPU(s_t), node_cpu[s_n], s_a);
+       fit_resource_score(s_nz_mem[s_n] + NONZERO_MEM(s_t), node_mem[s_n], s_b);
+{% if ir.scoring.strategy == "RequestedToCapacityRatio" %}
+       /* Resources scoring 0 leave the mean, which is rounded (math.Round). */
+       s_x = (s_a > 0 -> {{ ir.scoring.cpu_weight }} : 0) + (s_b > 0 -> {{ ir.scoring.memory_weight }} : 0);
+       s_score[s_n] = (s_x == 0 -> 0 : {{ ir.scoring.fit }} * ((2 * (s_a * {{ ir.scoring.cpu_weight }} + s_b * {{ ir.scoring.memory_weight }}) + s_x) / (2 * s_x)));
 {% else %}
-       s_a = (s_x > node_cpu[s_n] -> 0 : (node_cpu[s_n] - s_x) * 100 / node_cpu[s_n]);
-       s_b = (s_y > node_mem[s_n] -> 0 : (node_mem[s_n] - s_y) * 100 / node_mem[s_n]);
+       s_x = (node_cpu[s_n] > 0 -> {{ ir.scoring.cpu_weight }} : 0) + (node_mem[s_n] > 0 -> {{ ir.scoring.memory_weight }} : 0);
+       s_score[s_n] = (s_x == 0 -> 0 : {{ ir.scoring.fit }} * ((s_a * {{ ir.scoring.cpu_weight }} + s_b * {{ ir.scoring.memory_weight }}) / s_x));
 {% endif %}
-       s_score[s_n] = {{ ir.scoring.fit }} * ((s_a * {{ ir.scoring.cpu_weight }} + s_b * {{ ir.scoring.memory_weight }}) / {{ [ir.scoring.cpu_weight + ir.scoring.memory_weight, 1]|max }});
        s_x = s_req_cpu[s_n] + template_cpu[s_t];
        s_y = s_req_mem[s_n] + template_mem[s_t];
        s_a = (s_x >= node_cpu[s_n] -> 1000 : s_x * 1000 / node_cpu[s_n]);

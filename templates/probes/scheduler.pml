@@ -11,6 +11,9 @@
  * static: passes NodeAffinity, nodeSelector, TaintToleration and NodeName; cpu_short,
  * mem_short, pods_full: NodeResourcesFit's reasons; feasible: passes every filter (after
  * InterPodAffinity and PodTopologySpread); score: the weighted sum of the scores.
+ * Upstream's Score tests call Score on nodes the pod may not fit; the cycle is then scored
+ * again over every node that passes the static filters, as if each had passed the others:
+ *   KIVI:92:node:score
  */
 hidden int probe_q, probe_waiting, probe_k, probe_n;
 
@@ -39,6 +42,11 @@ inline probe_scheduling_cycle(p) {
         }
      :: else -> skip
      fi;
+     s_feasible = template_static_nodes[s_t];
+     score_nodes(p);
+     for (s_n : 1 .. NODES) {
+       printf("KIVI:92:%d:%d\n", s_n, s_score[s_n])
+     }
      assert(false)
   :: else -> skip
   fi

@@ -17,8 +17,9 @@ use kivi_lint::engine::{Engine, TraceEvent, Verdict};
 use kivi_lint::manifest::node::NodeResources;
 use kivi_lint::manifest::pod::Amounts;
 use kivi_lint::manifest::quantity::Quantity;
+use kivi_lint::manifest::scheduler_config::SchedulerProfile;
 use kivi_lint::manifest::taint::{Taint, TaintEffect};
-use kivi_lint::manifest::{self, Labels, Object};
+use kivi_lint::manifest::{self, Body, Labels, Object};
 use kivi_lint::model::{Generator, Shape, Topology, input, ir};
 use kivi_lint::source::{SourceMap, Span};
 use kivi_lint::units::{Member, Role, Unit};
@@ -34,6 +35,9 @@ struct Cycle {
     nodes: Vec<[i64; 6]>,
     /// Per hard constraint: per node (counted, domain, matching pods in its domain).
     domains: BTreeMap<i64, Vec<(bool, i64, i64)>>,
+    /// Per node (in case order): the score over every node that passes the static filters,
+    /// as upstream's Score tests call Score without Filter.
+    scores: Vec<i64>,
 }
 
 struct Scenario<'a> {
@@ -205,11 +209,7 @@ impl<'a> Scenario<'a> {
             .enumerate()
             .map(|(i, n)| pool(i + 1, n))
             .collect::<Result<_, _>>()?;
-        let mut profile = kivi_lint::manifest::scheduler_config::SchedulerProfile::default();
-        if case["config"]["defaultingType"] == json!("List") {
-            profile.default_constraints = Some(Vec::new());
-        }
-        config.scheduler.profile = Some(profile);
+        config.scheduler.profile = Some(scheduler_profile(&mut sources, &case["config"])?);
         let mut documents = Vec::new();
         for p in case["existingPods"].as_array().into_iter().flatten() {
             documents.push(pod_manifest(p, p["nodeName"].as_str(), gates)?);
@@ -240,6 +240,36 @@ impl<'a> Scenario<'a> {
             "the probe never saw the incoming pod's cycle",
         )?;
         Ok(decode(&trace))
+    }
+}
+
+/// The case's plugin args as a KubeSchedulerConfiguration, read through kivi-lint's own
+/// reader: its `default-scheduler` profile.
+fn scheduler_profile(sources: &mut SourceMap, config: &Json) -> Result<SchedulerProfile, String> {
+    let plugin = config["plugin"].as_str().unwrap_or("");
+    let mut args = config["args"].as_object().cloned().unwrap_or_default();
+    if plugin == "PodTopologySpread" {
+        for key in ["defaultingType", "defaultConstraints"] {
+            if !config[key].is_null() {
+                args.insert(key.into(), config[key].clone());
+            }
+        }
+    }
+    let document = json!({
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [{"name": plugin, "args": args}],
+        }],
+    });
+    let objects = load_documents(sources, &[document])?;
+    match &objects[0].body {
+        Body::SchedulerConfiguration(c) => c
+            .profile("default-scheduler")
+            .cloned()
+            .ok_or_else(|| "no default-scheduler profile".to_string()),
+        _ => Err("not read as a KubeSchedulerConfiguration".to_string()),
     }
 }
 
@@ -292,6 +322,7 @@ fn decode(trace: &[TraceEvent]) -> Cycle {
             [90, _node, rest @ ..] if rest.len() == 6 => {
                 cycle.nodes.push([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5]]);
             }
+            [92, _node, score] => cycle.scores.push(*score),
             [91, k, _node, counted, domain, count] => {
                 cycle
                     .domains
@@ -403,12 +434,6 @@ pub fn run(file: &str, case: &Json, engine: &Engine, generator: &Generator) -> R
                 .enumerate()
                 .filter(|(_, n)| candidates.contains(n))
                 .fold(0u32, |m, (i, _)| m | (1 << (i + 1)));
-            let strategy = &case["config"]["args"]["scoringStrategy"];
-            let (most_allocated, weights) = match strategy["type"].as_str() {
-                None | Some("LeastAllocated") => (false, resource_weights(strategy)?),
-                Some("MostAllocated") => (true, resource_weights(strategy)?),
-                Some(other) => return Err(format!("scoring strategy {other}")),
-            };
             let cycle = scenario.run(engine, generator, &|ir| {
                 incoming(ir).static_nodes = mask;
                 let s = &mut ir.scoring;
@@ -421,11 +446,7 @@ pub fn run(file: &str, case: &Json, engine: &Engine, generator: &Generator) -> R
                     "PodTopologySpread" => s.spread = 1,
                     "TaintToleration" => s.taint = 1,
                     "NodeAffinity" => s.affinity = 1,
-                    _ => {
-                        s.fit = 1;
-                        s.most_allocated = most_allocated;
-                        (s.cpu_weight, s.memory_weight) = weights;
-                    }
+                    _ => s.fit = 1,
                 }
             })?;
             let want = &expect["normalizedScores"];
@@ -439,9 +460,9 @@ pub fn run(file: &str, case: &Json, engine: &Engine, generator: &Generator) -> R
             let got: BTreeMap<String, i64> = scenario
                 .node_names
                 .iter()
-                .zip(&cycle.nodes)
+                .zip(&cycle.scores)
                 .filter(|(n, _)| want.contains_key(*n))
-                .map(|(n, row)| (n.clone(), if row[4] != 0 { row[5] } else { 0 }))
+                .map(|(n, score)| (n.clone(), *score))
                 .collect();
             compare("scores", got, want)
         }
@@ -491,22 +512,6 @@ pub fn run(file: &str, case: &Json, engine: &Engine, generator: &Generator) -> R
         }
         _ => Err(format!("no scheduler harness for {file}")),
     }
-}
-
-fn resource_weights(strategy: &Json) -> Result<(i64, i64), String> {
-    let Some(list) = strategy["resources"].as_array() else {
-        return Ok((1, 1));
-    };
-    let (mut cpu, mut memory) = (0, 0);
-    for r in list {
-        let w = r["weight"].as_i64().unwrap_or(1);
-        match r["name"].as_str() {
-            Some("cpu") => cpu = w,
-            Some("memory") => memory = w,
-            other => return Err(format!("scoring resource {other:?}")),
-        }
-    }
-    Ok((cpu, memory))
 }
 
 /// The topology keys of the incoming pod's DoNotSchedule constraints, in order.

@@ -17,12 +17,8 @@ const STABILIZATION: &str = "the model has no clock and no recommendation log: a
 const EVENT_LOG: &str = "scale-event bookkeeping (storeScaleEvent, getReplicasChangePerPeriod) is timed; the model keeps no event log (see the policy period abstraction, README, Model fidelity)";
 const DEPLOYMENT_STATUS: &str = "Deployment status sums and conditions (status.replicas, Complete, Progressing with its deadline) are not modelled: the model reads pod states directly, and rollout-completes asks that every replica be new and available with no old pod left";
 
-const SCORE_WITHOUT_FILTER: &str = "upstream scores nodes the pod does not fit (Score called without Filter); in a scheduling cycle, as in the model, only nodes that pass every filter are scored";
 const TERMINATING: &str = "the harness cannot start a scenario with a terminating pod (manifests have no deletionTimestamp); the model leaves TERMINATING pods out of spread counts (COUNTED in controllers/scheduler.pml)";
 const MIN_DOMAINS_SOFT: &str = "the API server rejects this pod (minDomains requires whenUnsatisfiable: DoNotSchedule); kivi-lint reports the same located error, as the test shows";
-const ADDED_AFFINITY: &str = "not yet: the scheduler profile's NodeAffinityArgs.addedAffinity is not read from the KubeSchedulerConfiguration (to add)";
-const RTCR: &str =
-    "not yet: the RequestedToCapacityRatio scoring strategy is not modelled (LeastAllocated and MostAllocated are)";
 const DESCHEDULER_TERMINATING: &str = "the harness cannot start a scenario with a terminating pod (manifests have no deletionTimestamp); the descheduler model neither counts nor evicts pods being deleted";
 
 /// Whether some object in `v` (at any depth) under one of `keys` names a resource other than
@@ -41,6 +37,16 @@ fn names_unmodelled_resource(v: &Json, keys: &[&str]) -> bool {
     }
 }
 
+/// Whether a case pod requests a non-zero amount of `resource`.
+fn requests(pod: &Json, resource: &str) -> bool {
+    ["containers", "initContainers"].iter().any(|list| {
+        pod[*list].as_array().into_iter().flatten().any(|c| {
+            c["requests"][resource].as_str().is_some_and(|q| q != "0")
+                || c["requests"][resource].as_i64().is_some_and(|q| q != 0)
+        })
+    })
+}
+
 fn any_pod(case: &Json, test: impl Fn(&Json) -> bool) -> bool {
     ["pod", "existingPods", "pods"].iter().any(|k| match &case[*k] {
         Json::Array(list) => list.iter().any(&test),
@@ -51,46 +57,6 @@ fn any_pod(case: &Json, test: impl Fn(&Json) -> bool) -> bool {
 
 fn constraints(pod: &Json) -> impl Iterator<Item = &Json> {
     pod["topologySpreadConstraints"].as_array().into_iter().flatten()
-}
-
-/// The incoming pod's cpu or memory request exceeds what some candidate node has left.
-fn exceeds_a_candidate(case: &Json) -> bool {
-    let request = |pod: &Json, resource: &str| -> i64 {
-        pod["containers"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                let q = &c["requests"][resource];
-                (!q.is_null()).then(|| crate::scheduler::quantity(q, resource == "cpu").unwrap_or(0))
-            })
-            .sum()
-    };
-    let candidates: Vec<&str> = case["candidateNodes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|n| n.as_str())
-        .collect();
-    case["nodes"].as_array().into_iter().flatten().any(|node| {
-        let name = node["name"].as_str().unwrap_or("");
-        (candidates.is_empty() || candidates.contains(&name))
-            && ["cpu", "memory"].iter().any(|resource| {
-                let allocatable = &node["allocatable"][*resource];
-                if allocatable.is_null() {
-                    return false;
-                }
-                let free = crate::scheduler::quantity(allocatable, *resource == "cpu").unwrap_or(0)
-                    - case["existingPods"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|p| p["nodeName"].as_str() == Some(name))
-                        .map(|p| request(p, resource))
-                        .sum::<i64>();
-                request(&case["pod"], resource) > free
-            })
-    })
 }
 
 /// An HPA scale event of `events` still inside the longest period of `rules`.
@@ -116,11 +82,14 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
         if names_unmodelled_resource(case, &["requests", "overhead"])
             || !config["args"]["ignoredResources"].is_null()
             || !config["args"]["ignoredResourceGroups"].is_null()
+            // A scalar resource the pod does not request leaves the score (resource_allocation.go),
+            // as kivi-lint leaves every one out.
             || config["args"]["scoringStrategy"]["resources"]
                 .as_array()
                 .into_iter()
                 .flatten()
-                .any(|r| !matches!(r["name"].as_str(), Some("cpu" | "memory")))
+                .filter_map(|r| r["name"].as_str())
+                .any(|name| !matches!(name, "cpu" | "memory") && requests(&case["pod"], name))
         {
             return Some(EXTENDED);
         }
@@ -147,15 +116,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
             constraints(p).any(|c| !c["minDomains"].is_null() && c["whenUnsatisfiable"] == "ScheduleAnyway")
         }) {
             return Some(MIN_DOMAINS_SOFT);
-        }
-        if !config["args"]["addedAffinity"].is_null() {
-            return Some(ADDED_AFFINITY);
-        }
-        if config["args"]["scoringStrategy"]["type"] == "RequestedToCapacityRatio" {
-            return Some(RTCR);
-        }
-        if file.starts_with("scheduler_score_noderesourcesfit") && exceeds_a_candidate(case) {
-            return Some(SCORE_WITHOUT_FILTER);
         }
     }
     if file.starts_with("hpa_replicas") {
