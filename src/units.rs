@@ -31,6 +31,8 @@ pub enum Role {
     Autoscaler,
     DisruptionBudget,
     DeschedulerPolicy,
+    /// A Service that decides the workload's default spread constraints.
+    Service,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -120,6 +122,7 @@ impl<'a> Graph<'a> {
         };
         g.autoscalers(diags);
         g.disruption_budgets(diags);
+        g.services();
         g.selector_edges();
         g.node_pools(diags);
         g.descheduler(diags);
@@ -225,6 +228,51 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// A Service joins the workloads whose pods it selects where it decides their default
+    /// spread constraints: no constraints of their own, and not a Deployment, whose
+    /// ReplicaSet's selector already narrows the count to its own pods (DefaultSelector).
+    fn services(&mut self) {
+        for (i, o) in self.objects.iter().enumerate() {
+            let Body::Service { selector } = &o.body else {
+                continue;
+            };
+            if o.shadowed || selector.is_empty() {
+                continue;
+            }
+            let selected: Vec<usize> = self
+                .same_scope_workloads(i)
+                .filter(|&w| {
+                    let workload = self.objects[w].workload().expect("a workload");
+                    self.objects[w].namespace() == o.namespace()
+                        && workload.kind != WorkloadKind::Deployment
+                        && workload.template.spec.topology_spread_constraints.is_empty()
+                        && selector.iter().all(|(k, v)| self.labels(w).get(k) == Some(v))
+                })
+                .collect();
+            for w in selected {
+                self.attached.entry(w).or_default().insert((i, Role::Service));
+            }
+        }
+    }
+
+    /// The selector of workload `w`'s default spread constraints, if they apply.
+    fn default_spread_selector(&self, w: usize) -> Option<crate::manifest::workload::DefaultSpreadSelector> {
+        let workload = self.objects[w].workload().expect("a workload");
+        if !workload.template.spec.topology_spread_constraints.is_empty() {
+            return None;
+        }
+        let services =
+            self.attached
+                .get(&w)
+                .into_iter()
+                .flatten()
+                .filter_map(|(o, role)| match (&self.objects[*o].body, role) {
+                    (Body::Service { selector }, Role::Service) => Some(selector),
+                    _ => None,
+                });
+        workload.default_spread_selector(services)
+    }
+
     /// Whether a term of workload `a` covers pods of workload `b`'s namespace.
     fn term_covers_namespace(&self, a: usize, term: &PodAffinityTerm, b: usize) -> bool {
         let ns_b = self.objects[b].namespace();
@@ -258,11 +306,22 @@ impl<'a> Graph<'a> {
                     continue;
                 }
                 let labels_b = self.labels(b);
+                let same_ns = self.objects[a].namespace() == self.objects[b].namespace();
                 for (k, tsc) in spec.topology_spread_constraints.iter().enumerate() {
-                    let same_ns = self.objects[a].namespace() == self.objects[b].namespace();
                     if same_ns && tsc.label_selector.as_ref().is_some_and(|s| s.matches(labels_b)) {
                         new_edges.push((a, b, format!("its topologySpreadConstraints[{k}] counts their pods")));
                     }
+                }
+                if same_ns
+                    && self
+                        .default_spread_selector(a)
+                        .is_some_and(|d| !d.same_revision && d.selector.matches(labels_b))
+                {
+                    new_edges.push((
+                        a,
+                        b,
+                        "its default topology spread constraints count their pods".to_string(),
+                    ));
                 }
                 for (what, affinity) in [
                     ("podAffinity", &spec.affinity.pod),
@@ -702,6 +761,44 @@ mod tests {
             units[0].edges[0].reason,
             "its topologySpreadConstraints[0] counts their pods"
         );
+    }
+
+    /// A Service decides the default spread constraints of pods no ReplicaSet owns: a bare
+    /// Pod it selects counts the other pods it selects, and joins them. A Deployment counts
+    /// only its own revision, whatever selects it.
+    #[test]
+    fn services_join_through_default_spread_constraints() {
+        let service = "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {tier: web}}\n";
+        let pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: debug, labels: {tier: web}}\nspec: {containers: [{name: c, image: x}]}\n";
+        let m = deployment("a", "{app: a, tier: web}", "", "100m")
+            + &deployment("b", "{app: b, tier: web}", "", "100m")
+            + &deployment("c", "{app: c}", "", "100m")
+            + service
+            + pod;
+        let (units, objects, diags) = units_of(&m, crate::config::DEFAULT_CONFIG);
+        assert!(!diags.has_errors(), "{diags:?}");
+        assert_eq!(names(&units, &objects), [vec!["a", "b", "debug"], vec!["c"]]);
+        let services: Vec<&str> = units[0]
+            .members
+            .iter()
+            .filter(|m| m.role == Role::Service)
+            .map(|m| objects[m.object].id.name.as_str())
+            .collect();
+        assert_eq!(services, ["web"]);
+        assert!(
+            units[0]
+                .edges
+                .iter()
+                .all(|e| e.reason == "its default topology spread constraints count their pods"),
+            "{:?}",
+            units[0].edges
+        );
+        // Without the bare Pod the Deployments stay apart.
+        let m = deployment("a", "{app: a, tier: web}", "", "100m")
+            + &deployment("b", "{app: b, tier: web}", "", "100m")
+            + service;
+        let (units, objects, _) = units_of(&m, crate::config::DEFAULT_CONFIG);
+        assert_eq!(names(&units, &objects), [vec!["a"], vec!["b"]]);
     }
 
     #[test]

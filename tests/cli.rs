@@ -1543,9 +1543,9 @@ fn violations_come_with_fixes_the_model_checker_verified() {
         "`kubectl apply edit-last-applied`",
     );
     expect(
-        "from-nodes",
+        "kustomize-provenance",
         "pods-balanced",
-        "add a topologySpreadConstraint to Deployment/shop/web",
+        "add a topologySpreadConstraint to Deployment/prod/prod-api",
     );
     expect(
         "kivi-c5",

@@ -80,6 +80,12 @@ pub enum Body {
     SchedulerConfiguration(Box<SchedulerConfiguration>),
     Node(Box<NodeObject>),
     Namespace,
+    /// A v1 Service: only its pod selector matters (the scheduler's default spread
+    /// constraints select through it). Empty selects no pod: the API server drops an empty
+    /// `selector`, and a Service without one matches nothing (helper.GetPodServices).
+    Service {
+        selector: Labels,
+    },
     /// scheduling.k8s.io PriorityClass: the priority its pods get.
     PriorityClass {
         value: i32,
@@ -321,6 +327,12 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                 )),
                 ("", "Node") => Some(Body::Node(Box::new(NodeObject::read(r, node, labels.clone())))),
                 ("", "Namespace") => Some(Body::Namespace),
+                ("", "Service") => Some(Body::Service {
+                    selector: r
+                        .map(node, "spec")
+                        .map(|spec| r.string_map(spec, "selector"))
+                        .unwrap_or_default(),
+                }),
                 ("scheduling.k8s.io", "PriorityClass") => Some(Body::PriorityClass {
                     value: r.int32(node, "value").map_or(0, |v| v.value),
                     global_default: r.bool(node, "globalDefault").is_some_and(|b| b.value),

@@ -59,7 +59,7 @@ impl Requirement {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LabelSelector {
     pub match_labels: Labels,
     pub match_expressions: Vec<Requirement>,

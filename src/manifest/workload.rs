@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::manifest::pod::PodTemplate;
 use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::read::Reader;
-use crate::manifest::selector::LabelSelector;
+use crate::manifest::selector::{LabelSelector, Labels};
 use crate::source::{Span, Spanned};
 use crate::yaml::Node;
 
@@ -77,7 +77,54 @@ pub struct Workload {
     pub template_hash: u64,
 }
 
+/// What the scheduler's default spread constraints count for a pod without constraints of
+/// its own (podtopologyspread `buildDefaultConstraints`, helper.DefaultSelector).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefaultSpreadSelector {
+    pub selector: LabelSelector,
+    /// A ReplicaSet's selector carries its `pod-template-hash`: only the pods of the same
+    /// revision count.
+    pub same_revision: bool,
+}
+
 impl Workload {
+    /// The default constraints' selector: the selectors of the Services that select the pods
+    /// (`services`: each Service's selector, already known to select them), merged, ANDed
+    /// with the selector of the controller that owns the pods (ReplicaSet, StatefulSet,
+    /// ReplicationController). A DaemonSet or a bare Pod has only the Services'. `None` when
+    /// nothing selects: the scheduler then applies no default constraint.
+    pub fn default_spread_selector<'a>(
+        &self,
+        services: impl IntoIterator<Item = &'a Labels>,
+    ) -> Option<DefaultSpreadSelector> {
+        let mut selector = LabelSelector::default();
+        for service in services {
+            selector
+                .match_labels
+                .extend(service.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let owner = match self.kind {
+            WorkloadKind::Deployment
+            | WorkloadKind::ReplicaSet
+            | WorkloadKind::StatefulSet
+            | WorkloadKind::ReplicationController => self.selector.as_ref(),
+            WorkloadKind::DaemonSet | WorkloadKind::Pod => None,
+        };
+        if let Some(owner) = owner {
+            selector
+                .match_labels
+                .extend(owner.match_labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+            selector
+                .match_expressions
+                .extend(owner.match_expressions.iter().cloned());
+        }
+        let same_revision = self.kind == WorkloadKind::Deployment;
+        (!selector.is_empty() || same_revision).then_some(DefaultSpreadSelector {
+            selector,
+            same_revision,
+        })
+    }
+
     /// The replica count the controller aims for without an autoscaler.
     pub fn desired_replicas(&self) -> i32 {
         match self.kind {
@@ -201,5 +248,45 @@ fn read_strategy(r: &mut Reader, kind: WorkloadKind, spec: &Node) -> UpdateStrat
                 partition,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::Diagnostics;
+    use crate::manifest::Labels;
+    use crate::source::SourceMap;
+
+    fn workload(text: &str) -> super::Workload {
+        let mut sources = SourceMap::default();
+        let mut diags = Diagnostics::default();
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "w.yaml", text, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        loaded.objects[0].workload().expect("a workload").clone()
+    }
+
+    #[test]
+    fn default_spread_selector_follows_default_selector() {
+        let template = "  template:\n    metadata: {labels: {app: db, tier: data}}\n    spec: {containers: [{name: c, image: x}]}\n";
+        let service: Labels = [("tier".to_string(), "data".to_string())].into();
+        // StatefulSet: its selector ANDed with the Services'.
+        let set = workload(&format!(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db}}\nspec:\n  selector: {{matchLabels: {{app: db}}}}\n{template}"
+        ));
+        let d = set.default_spread_selector([&service]).unwrap();
+        assert!(!d.same_revision);
+        assert_eq!(d.selector.match_labels.len(), 2);
+        // Deployment: its ReplicaSet's selector, one revision.
+        let deployment = workload(&format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: db}}\nspec:\n  selector: {{matchLabels: {{app: db}}}}\n{template}"
+        ));
+        assert!(deployment.default_spread_selector([]).unwrap().same_revision);
+        // DaemonSet: nothing selects its pods but a Service.
+        let daemon = workload(&format!(
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: db}}\nspec:\n  selector: {{matchLabels: {{app: db}}}}\n{template}"
+        ));
+        assert_eq!(daemon.default_spread_selector([]), None);
+        let d = daemon.default_spread_selector([&service]).unwrap();
+        assert_eq!(d.selector.match_labels, service);
     }
 }

@@ -729,9 +729,26 @@ pub fn build(
     }
 
     let profile = config.scheduler.profile.clone().unwrap_or_default();
+    let services: Vec<(&str, &Labels)> = unit
+        .members
+        .iter()
+        .filter(|m| m.role == Role::Service)
+        .filter_map(|m| match &objects[m.object].body {
+            Body::Service { selector } => Some((objects[m.object].namespace(), selector)),
+            _ => None,
+        })
+        .collect();
     let mut templates = Vec::new();
     for &w in &workload_objects {
-        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels, &profile);
+        let labels = &objects[w].workload().expect("a workload").template.labels;
+        let selecting: Vec<&Labels> = services
+            .iter()
+            .filter(|(namespace, selector)| {
+                *namespace == objects[w].namespace() && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+            })
+            .map(|(_, selector)| *selector)
+            .collect();
+        let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels, &profile, &selecting);
         let (terms, described) = affinity_terms(objects, &workload_objects, w, &node_labels);
         template.affinity_terms = terms;
         templates.push(template);
@@ -1130,6 +1147,7 @@ fn build_template(
     w: usize,
     nodes: &[(String, Labels, &NodePool)],
     profile: &SchedulerProfile,
+    services: &[&Labels],
 ) -> (IrTemplate, Vec<(usize, Span)>) {
     let default_constraints = profile.default_constraints.as_deref();
     let object = &objects[w];
@@ -1266,11 +1284,21 @@ fn build_template(
         c.included &= has_all_keys;
     }
     let require_all = !spec.topology_spread_constraints.is_empty();
-    if spec.topology_spread_constraints.is_empty() && workload.selector.is_some() {
+    let default_selector = if spec.topology_spread_constraints.is_empty() {
+        workload.default_spread_selector(services.iter().copied())
+    } else {
+        None
+    };
+    if let Some(default_selector) = &default_selector {
         // The cluster's default constraints (the scheduler profile's list, else the system
         // defaults: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway), counting the pods
-        // of the workload's own selector.
-        let selector = workload.selector.as_ref();
+        // the Services and the owning controller select (DefaultSelector).
+        let selector = Some(&default_selector.selector);
+        let revision = if default_selector.same_revision {
+            vec![POD_TEMPLATE_HASH.to_string()]
+        } else {
+            Vec::new()
+        };
         let system = [
             (HOSTNAME_KEY.to_string(), 3, WhenUnsatisfiable::ScheduleAnyway),
             (ZONE_KEY.to_string(), 5, WhenUnsatisfiable::ScheduleAnyway),
@@ -1288,7 +1316,7 @@ fn build_template(
                 skew,
                 1,
                 selector,
-                &[],
+                &revision,
                 InclusionPolicy::Honor,
                 InclusionPolicy::Ignore,
             );

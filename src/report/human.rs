@@ -39,6 +39,7 @@ pub fn units(r: &Report, color: bool) -> String {
                 Role::Autoscaler => " (autoscaler)",
                 Role::DisruptionBudget => " (disruption budget)",
                 Role::DeschedulerPolicy => " (descheduler policy)",
+                Role::Service => " (service)",
             };
             let at = format!("{}:{}", m.file, m.line);
             let _ = writeln!(out, "  {:width$}  {}{}", m.id(), paint(color, dim, &at), role);

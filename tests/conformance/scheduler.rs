@@ -209,8 +209,28 @@ impl<'a> Scenario<'a> {
             .enumerate()
             .map(|(i, n)| pool(i + 1, n))
             .collect::<Result<_, _>>()?;
+        if config.cluster.pools.is_empty() {
+            // Upstream's PreFilter may run with no node; a model needs one. A node without
+            // labels lacks every topology key, so no constraint counts it.
+            config.cluster.pools.push(pool(1, &json!({"name": "placeholder"}))?);
+        }
         config.scheduler.profile = Some(scheduler_profile(&mut sources, &case["config"])?);
         let mut documents = Vec::new();
+        for (i, service) in case["services"].as_array().into_iter().flatten().enumerate() {
+            if service["kind"] != json!("Service") {
+                return Err(format!("a {} selecting pods", service["kind"]));
+            }
+            let namespace = service["namespace"]
+                .as_str()
+                .filter(|n| !n.is_empty())
+                .unwrap_or("default");
+            documents.push(json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": format!("service-{i}"), "namespace": namespace},
+                "spec": {"selector": service["selector"].clone()},
+            }));
+        }
         for p in case["existingPods"].as_array().into_iter().flatten() {
             documents.push(pod_manifest(p, p["nodeName"].as_str(), gates)?);
         }
@@ -223,7 +243,10 @@ impl<'a> Scenario<'a> {
             members: (0..objects.len())
                 .map(|object| Member {
                     object,
-                    role: Role::Workload,
+                    role: match objects[object].body {
+                        Body::Service { .. } => Role::Service,
+                        _ => Role::Workload,
+                    },
                 })
                 .collect(),
             node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),

@@ -9,7 +9,6 @@ use serde_json::Value as Json;
 
 const EXTENDED: &str = "extended resources, hugepages and ephemeral-storage are not modelled: kivi-lint checks cpu, memory and pod slots (README, Model semantics)";
 const GATE: &str = "kivi-lint models the TaintTolerationComparisonOperators gate enabled (Gt and Lt tolerations match); the case runs upstream with it off";
-const SERVICE: &str = "not yet: default spread constraints select through the Services, ReplicaSets and StatefulSets that select the pod; kivi-lint takes the selector of the pod's own workload, and a bare Pod has none (to fix)";
 
 const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics (utilization or averageValue) only: an HPA whose metrics are Pods, Object or External values has no load the model could vary, so the model keeps its replicas and has no arithmetic for those metric types (README, Model fidelity)";
 const NO_CLOCK_EVENTS: &str = "the model has no clock: each autoscaler decision starts its own policy period, without the scale events of the last periodSeconds; after recent events upstream allows a smaller step than the model, which over-approximates the scaling rate (README, Model fidelity)";
@@ -103,9 +102,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
             })
         {
             return Some(GATE);
-        }
-        if case["services"].as_array().is_some_and(|s| !s.is_empty()) {
-            return Some(SERVICE);
         }
         if any_pod(case, |p| {
             p["terminating"] == Json::Bool(true) || !p["deletionTimestamp"].is_null()
