@@ -299,7 +299,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     parts.push(format!("{spread_nodes} node(s) would break {}", reasons.join(" or ")));
                 }
                 if resource_fail > 0 {
-                    parts.push(format!("{resource_fail} node(s) lack cpu, memory or pod slots"));
+                    let resources = if names.scalar_resources.is_empty() {
+                        "cpu, memory or pod slots".to_string()
+                    } else {
+                        format!("cpu, memory, pod slots or {}", names.scalar_resources.join(", "))
+                    };
+                    parts.push(format!("{resource_fail} node(s) lack {resources}"));
                     // Nothing narrower rejects it: its requests are what does not fit.
                     if span.is_none() {
                         span = namer.owner(at(1)).and_then(|(_, o)| cpu_request_span(&objects[o]));

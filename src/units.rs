@@ -487,6 +487,24 @@ impl<'a> Graph<'a> {
                 });
                 // Pods without requests never fail the resource fit, so they only compete for
                 // pod slots.
+                // Ephemeral storage, hugepages and extended resources the pool is short of:
+                // the workloads requesting one compete.
+                let short_scalars: BTreeSet<&str> = sharing
+                    .iter()
+                    .flat_map(|&w| self.workload_spec(w).scalar_names())
+                    .filter(|name| {
+                        let wanted = demands.iter().fold(0i64, |sum, (w, _, pods)| {
+                            sum.saturating_add(self.workload_spec(*w).scalar_request(name).saturating_mul(*pods))
+                        });
+                        let capacity = pool
+                            .scalar_allocatable
+                            .get(*name)
+                            .copied()
+                            .unwrap_or(0)
+                            .saturating_mul(i64::from(pool.max));
+                        wanted > capacity
+                    })
+                    .collect();
                 let competing: Vec<usize> = if pods > pod_slots {
                     sharing.clone()
                 } else if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes {
@@ -498,6 +516,15 @@ impl<'a> Graph<'a> {
                 } else {
                     Vec::new()
                 };
+                let mut competing = competing;
+                for name in short_scalars {
+                    for &w in sharing {
+                        if self.workload_spec(w).scalar_request(name) > 0 && !competing.contains(&w) {
+                            competing.push(w);
+                        }
+                    }
+                }
+                competing.sort_unstable();
                 if competing.len() > 1 {
                     for pair in competing.windows(2) {
                         new_edges.push((
@@ -799,6 +826,23 @@ mod tests {
             + service;
         let (units, objects, _) = units_of(&m, crate::config::DEFAULT_CONFIG);
         assert_eq!(names(&units, &objects), [vec!["a"], vec!["b"]]);
+    }
+
+    /// Extended resources count like cpu: two GPU workloads that do not both fit the pool's
+    /// GPUs join, whatever their cpu.
+    #[test]
+    fn extended_resources_join_workloads_that_compete_for_them() {
+        let config = "cluster: {nodePools: [{name: gpu, count: 1, max: 1, allocatable: {cpu: '64', memory: 256Gi, nvidia.com/gpu: 3}}]}\n";
+        let gpu = |name: &str| {
+            deployment(name, &format!("{{app: {name}}}"), "", "100m").replace(
+                "resources: {requests: {cpu: 100m}}",
+                "resources: {requests: {cpu: 100m}, limits: {nvidia.com/gpu: 1}}",
+            )
+        };
+        let m = gpu("a") + &gpu("b") + &deployment("c", "{app: c}", "", "100m");
+        let (units, objects, diags) = units_of(&m, config);
+        assert!(!diags.has_errors(), "{diags:?}");
+        assert_eq!(names(&units, &objects), [vec!["a", "b"], vec!["c"]]);
     }
 
     #[test]

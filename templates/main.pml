@@ -171,6 +171,11 @@ hidden byte constraint_same_revision[CONSTRAINTS + 1];  /* matchLabelKeys: pod-t
 hidden byte constraint_honor_taints[CONSTRAINTS + 1];   /* nodeTaintsPolicy: Honor */
 hidden byte constraint_hostname[CONSTRAINTS + 1];  /* the key is the node hostname label */
 hidden short ln_weight[MAX_NODES + 1];          /* ln(size + 2) x 1000 */
+/* Scalar resources (ephemeral storage, hugepages, extended), resource k at k * (MAX_NODES + 1) + n
+   and k * (TEMPLATES + 1) + t. */
+#define SCALARS {{ ir.scalar_resources }}
+hidden int node_scalar[{{ [ir.scalar_resources, 1]|max }} * (MAX_NODES + 1)];
+hidden int template_scalar[{{ [ir.scalar_resources, 1]|max }} * (TEMPLATES + 1)];
 hidden byte constraint_domain[(CONSTRAINTS + 1) * (MAX_NODES + 1)];
 hidden byte template_term_first[TEMPLATES + 1];
 hidden byte template_term_count[TEMPLATES + 1];

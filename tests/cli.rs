@@ -693,6 +693,19 @@ kivi_case! {
     stale_reads_spread_safe: "stale-reads-spread-safe", 0, [("pods-balanced", "verified"), ("pods-schedulable", "verified")];
     added_affinity_daemonset: "added-affinity-daemonset", 1, [("pods-schedulable", "violated")];
     added_affinity_daemonset_safe: "added-affinity-daemonset-safe", 0, [("pods-schedulable", "verified")];
+    gpu_rollout: "gpu-rollout", 1, [("rollout-completes", "violated"), ("pods-schedulable", "violated")];
+    gpu_rollout_safe: "gpu-rollout-safe", 0, [("rollout-completes", "verified"), ("pods-schedulable", "verified")];
+}
+
+/// An extended resource is filtered like cpu: the trace names it when it is what does not fit.
+#[test]
+fn extended_resources_are_named_in_the_trace() {
+    let out = common::stdout_of(&["fixtures/gpu-rollout"], 1);
+    assert!(
+        out.contains("1 node(s) lack cpu, memory, pod slots or nvidia.com/gpu"),
+        "{out}"
+    );
+    assert!(out.contains("set `maxSurge: 0` and `maxUnavailable: 1`"), "{out}");
 }
 
 /// The scheduler profile's addedAffinity, which the pod's manifest does not show, is named in

@@ -33,6 +33,8 @@ pub struct NodePool {
     /// Labels whose value is the node's own name.
     pub hostname_labels: Vec<String>,
     pub allocatable: NodeResources,
+    /// Allocatable ephemeral storage, hugepages and extended resources (`nvidia.com/gpu`).
+    pub scalar_allocatable: BTreeMap<String, i64>,
     /// Taken by pods kivi-lint does not model.
     pub reserved: Amounts,
     pub taints: Vec<Taint>,
@@ -202,21 +204,24 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
             format!("pool `{}` has `max: 0`: it can never have a node", name.value),
         );
     }
-    let allocatable = match r.map(item, "allocatable") {
+    let (allocatable, scalar_allocatable) = match r.map(item, "allocatable") {
         Some(a) => {
-            check_fields(r, a, &["cpu", "memory", "pods", "ephemeral-storage"], "allocatable");
+            let scalars = crate::manifest::pod::read_scalar_resources(r, a);
+            let mut allowed = vec!["cpu", "memory", "pods"];
+            allowed.extend(scalars.keys().map(String::as_str));
+            check_fields(r, a, &allowed, "allocatable");
             let res = NodeResources::read(r, a);
             if res.cpu_millis == 0 || res.memory_bytes == 0 {
                 r.error(a.span, "`allocatable` needs positive `cpu` and `memory`");
             }
-            res
+            (res, scalars.into_iter().map(|(k, v)| (k, v.value)).collect())
         }
         None => {
             r.error(
                 item.span,
                 format!("pool `{}` needs `allocatable` (cpu, memory, pods)", name.value),
             );
-            NodeResources::default()
+            (NodeResources::default(), BTreeMap::new())
         }
     };
     let reserved = match r.map(item, "reserved") {
@@ -274,6 +279,7 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         labels,
         hostname_labels,
         allocatable,
+        scalar_allocatable,
         reserved,
         taints,
         zones,
@@ -302,7 +308,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         diags.error(e.span, e.message.clone());
     }
     let loaded = manifest::load(&stream.documents, "default", sources, diags);
-    type Key = (Labels, NodeResources, Vec<Taint>);
+    type Key = (Labels, NodeResources, BTreeMap<String, i64>, Vec<Taint>);
     let mut groups: BTreeMap<Key, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
     for object in &loaded.objects {
         let Body::Node(node) = &object.body else {
@@ -334,7 +340,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         }
         taints.sort();
         let entry = groups
-            .entry((labels, node.allocatable, taints))
+            .entry((labels, node.allocatable, node.scalar_allocatable.clone(), taints))
             .or_insert_with(|| (Vec::new(), Vec::new(), object.span));
         entry.0.push(name);
         for h in hostname {
@@ -350,7 +356,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         );
     }
     let mut pools: Vec<NodePool> = Vec::new();
-    for ((labels, allocatable, taints), (mut names, mut hostname_labels, span)) in groups {
+    for ((labels, allocatable, scalar_allocatable, taints), (mut names, mut hostname_labels, span)) in groups {
         names.sort();
         hostname_labels.sort();
         let mut name = pool_name(&labels, &names);
@@ -369,6 +375,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             labels,
             hostname_labels,
             allocatable,
+            scalar_allocatable,
             reserved: Amounts::default(),
             taints,
             zones: Vec::new(),

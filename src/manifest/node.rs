@@ -33,6 +33,8 @@ pub struct NodeObject {
     pub taints: Vec<Taint>,
     pub unschedulable: bool,
     pub allocatable: NodeResources,
+    /// Ephemeral storage, hugepages and extended resources.
+    pub scalar_allocatable: std::collections::BTreeMap<String, i64>,
     #[serde(skip)]
     pub span: Span,
 }
@@ -51,9 +53,16 @@ impl NodeObject {
             .unwrap_or_default();
         let unschedulable = spec.and_then(|s| r.bool(s, "unschedulable")).is_some_and(|b| b.value);
         // Allocatable is what the scheduler uses; fall back to capacity.
-        let allocatable = status
-            .and_then(|s| r.map(s, "allocatable").or_else(|| r.map(s, "capacity")))
-            .map(|a| NodeResources::read(r, a));
+        let allocatable_node = status.and_then(|s| r.map(s, "allocatable").or_else(|| r.map(s, "capacity")));
+        let scalar_allocatable = allocatable_node
+            .map(|a| {
+                crate::manifest::pod::read_scalar_resources(r, a)
+                    .into_iter()
+                    .map(|(k, v)| (k, v.value))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let allocatable = allocatable_node.map(|a| NodeResources::read(r, a));
         let Some(allocatable) = allocatable else {
             r.error(node.span, "Node has no `status.allocatable` or `status.capacity`");
             return NodeObject {
@@ -61,6 +70,7 @@ impl NodeObject {
                 taints,
                 unschedulable,
                 allocatable: NodeResources::default(),
+                scalar_allocatable,
                 span: node.span,
             };
         };
@@ -69,6 +79,7 @@ impl NodeObject {
             taints,
             unschedulable,
             allocatable,
+            scalar_allocatable,
             span: node.span,
         }
     }

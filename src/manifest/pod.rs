@@ -10,11 +10,47 @@ use crate::manifest::taint::Toleration;
 use crate::source::{Span, Spanned};
 use crate::yaml::Node;
 
+/// Whether kube-scheduler accounts a resource other than cpu, memory and pods on a node
+/// (NodeResourcesFit): ephemeral storage and the scalar resources, that is hugepages,
+/// attachable volumes and every domain-prefixed (extended or `kubernetes.io/`) name. Any other
+/// name is ignored by the scheduler (framework.Resource.Add).
+pub fn is_scalar_resource(name: &str) -> bool {
+    name == "ephemeral-storage"
+        || name.starts_with("hugepages-")
+        || name.starts_with("attachable-volumes-")
+        || name.contains('/')
+}
+
+/// Whether a scalar resource is extended: a domain outside `kubernetes.io`. Only those may be
+/// left out with NodeResourcesFit's `ignoredResources` and `ignoredResourceGroups`.
+pub fn is_extended_resource(name: &str) -> bool {
+    name.split_once('/')
+        .is_some_and(|(domain, _)| domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io"))
+}
+
+/// The scalar resources (`is_scalar_resource`) of a `requests`, `limits` or `allocatable` map,
+/// as integers (bytes for storage and hugepages, counts for devices).
+pub fn read_scalar_resources(r: &mut Reader, node: &Node) -> BTreeMap<String, Spanned<i64>> {
+    let names: Vec<String> = node
+        .as_map()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, _)| k.as_str().map(String::from))
+        .filter(|k| is_scalar_resource(k))
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| r.quantity(node, &name, false).map(|q| (name, q)))
+        .collect()
+}
+
 /// Requests or limits of one container, in millicores and bytes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ResourceAmounts {
     pub cpu_millis: Option<Spanned<i64>>,
     pub memory_bytes: Option<Spanned<i64>>,
+    /// Ephemeral storage, hugepages and extended resources (`is_scalar_resource`).
+    pub scalars: BTreeMap<String, Spanned<i64>>,
 }
 
 impl ResourceAmounts {
@@ -25,7 +61,12 @@ impl ResourceAmounts {
         ResourceAmounts {
             cpu_millis: r.quantity(node, "cpu", true),
             memory_bytes: r.quantity(node, "memory", false),
+            scalars: read_scalar_resources(r, node),
         }
+    }
+
+    pub fn scalar(&self, name: &str) -> i64 {
+        self.scalars.get(name).map_or(0, |v| v.value)
     }
 
     pub fn cpu(&self) -> i64 {
@@ -95,9 +136,12 @@ impl Container {
             None => Default::default(),
         };
         // Kubernetes defaults a missing request to the limit.
+        let mut scalars = limits.scalars.clone();
+        scalars.extend(requests.scalars);
         let requests = ResourceAmounts {
             cpu_millis: requests.cpu_millis.or_else(|| limits.cpu_millis.clone()),
             memory_bytes: requests.memory_bytes.or_else(|| limits.memory_bytes.clone()),
+            scalars,
         };
         let sidecar = r.string(node, "restartPolicy").is_some_and(|p| p.value == "Always");
         let readiness_delay_seconds = r
@@ -411,6 +455,35 @@ impl PodSpec {
             cpu_millis: c.requests.cpu_millis.as_ref().map_or(100, |v| v.value),
             memory_bytes: c.requests.memory_bytes.as_ref().map_or(200 * 1024 * 1024, |v| v.value),
         })
+    }
+
+    /// The pod's request of a scalar resource, summed as PodRequests sums cpu and memory.
+    pub fn scalar_request(&self, name: &str) -> i64 {
+        let mut sidecars = 0i64;
+        let mut init_peak = 0i64;
+        for c in &self.init_containers {
+            if c.sidecar {
+                sidecars = sidecars.saturating_add(c.requests.scalar(name));
+                init_peak = init_peak.max(sidecars);
+            } else {
+                init_peak = init_peak.max(sidecars.saturating_add(c.requests.scalar(name)));
+            }
+        }
+        let running = self
+            .containers
+            .iter()
+            .fold(sidecars, |acc, c| acc.saturating_add(c.requests.scalar(name)));
+        running.max(init_peak).saturating_add(self.overhead.scalar(name))
+    }
+
+    /// The scalar resources any container, init container or the overhead names.
+    pub fn scalar_names(&self) -> impl Iterator<Item = &str> {
+        self.containers
+            .iter()
+            .chain(&self.init_containers)
+            .flat_map(|c| c.requests.scalars.keys())
+            .chain(self.overhead.scalars.keys())
+            .map(String::as_str)
     }
 
     fn request_with(&self, request: impl Fn(&Container) -> Amounts) -> Amounts {

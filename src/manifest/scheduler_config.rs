@@ -54,6 +54,10 @@ pub struct SchedulerProfile {
     /// `requestedToCapacityRatio.shape` of a RequestedToCapacityRatio strategy, validated as
     /// the API server does (utilization strictly increasing in 0..100, score in 0..10).
     pub ratio_shape: Vec<ShapePoint>,
+    /// NodeResourcesFit `ignoredResources` and `ignoredResourceGroups`: extended resources the
+    /// filter does not check.
+    pub ignored_resources: Vec<String>,
+    pub ignored_resource_groups: Vec<String>,
     /// `PodTopologySpread` args: `None` means the system defaults.
     pub default_constraints: Option<Vec<DefaultSpreadConstraint>>,
     /// Score plugin weights given in `plugins.score.enabled`.
@@ -99,6 +103,8 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
         scoring_strategy: None,
         resource_weights: BTreeMap::new(),
         ratio_shape: Vec::new(),
+        ignored_resources: Vec::new(),
+        ignored_resource_groups: Vec::new(),
         default_constraints: None,
         score_weights: BTreeMap::new(),
         disabled_scores: Vec::new(),
@@ -109,6 +115,8 @@ fn read_profile(r: &mut Reader, node: &Node) -> SchedulerProfile {
         let Some(args) = r.map(pc, "args") else { continue };
         match name.as_str() {
             "NodeResourcesFit" => {
+                profile.ignored_resources = r.string_list(args, "ignoredResources");
+                profile.ignored_resource_groups = r.string_list(args, "ignoredResourceGroups");
                 if let Some(strategy) = r.map(args, "scoringStrategy") {
                     profile.scoring_strategy = r
                         .one_of(strategy, "type", ScoringStrategy::NAMES)
@@ -239,6 +247,8 @@ impl Default for SchedulerProfile {
             scoring_strategy: None,
             resource_weights: BTreeMap::new(),
             ratio_shape: Vec::new(),
+            ignored_resources: Vec::new(),
+            ignored_resource_groups: Vec::new(),
             default_constraints: None,
             score_weights: BTreeMap::new(),
             disabled_scores: Vec::new(),
@@ -248,6 +258,16 @@ impl Default for SchedulerProfile {
 }
 
 impl SchedulerProfile {
+    /// Whether NodeResourcesFit's filter checks a scalar resource: every one but the extended
+    /// resources named in `ignoredResources` or whose domain is in `ignoredResourceGroups`.
+    pub fn checks_resource(&self, name: &str) -> bool {
+        if !crate::manifest::pod::is_extended_resource(name) {
+            return true;
+        }
+        let domain = name.split('/').next().unwrap_or("");
+        !self.ignored_resources.iter().any(|r| r == name) && !self.ignored_resource_groups.iter().any(|g| g == domain)
+    }
+
     /// The weight of a default score plugin: as enabled with a weight, 0 when disabled, else
     /// the default profile's.
     pub fn score_weight(&self, plugin: &str, default: i64) -> i64 {

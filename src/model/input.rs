@@ -206,6 +206,8 @@ pub const TABLES: &[&str] = &[
     "ds_dup_list[]",
     "ds_rank[]",
     "ln_weight[]",
+    "node_scalar[]",
+    "template_scalar[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -260,6 +262,9 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.set("node_cpu", n_i, n.cpu);
         w.set("node_mem", n_i, n.mem);
         w.set("node_pod_cap", n_i, n.pods);
+        for (k, allocatable) in n.scalars.iter().enumerate() {
+            w.nonzero("node_scalar", k * node_stride + n_i, *allocatable);
+        }
         if n.absent {
             w.set("absent", n_i, 1);
         } else {
@@ -283,6 +288,9 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.nonzero("template_mem", ti, t.mem);
         w.nonzero("template_score_cpu", ti, t.score_cpu);
         w.nonzero("template_score_mem", ti, t.score_mem);
+        for (k, request) in t.scalars.iter().enumerate() {
+            w.nonzero("template_scalar", k * (ir.templates.len() + 1) + ti, *request);
+        }
         w.nonzero("template_static_nodes", ti, i64::from(t.static_nodes));
         w.nonzero("template_node_name", ti, i64::from(t.node_name));
         w.nonzero("template_no_execute", ti, i64::from(t.no_execute));

@@ -71,6 +71,9 @@ pub struct IrNode {
     pub absent: bool,
     /// Index of the node's zone among its pool's `zones` (0 when the pool spans none).
     pub zone: u32,
+    /// Allocatable of each of the unit's scalar resources ([`Ir::scalar_resources`]), in
+    /// that resource's unit (rounded down).
+    pub scalars: Vec<i64>,
 }
 
 /// The `cluster-autoscaler` event (cluster-autoscaler/core: scale-up for unschedulable pods,
@@ -141,6 +144,9 @@ pub struct IrTemplate {
     /// Requests in millicores and MiB (rounded up).
     pub cpu: i64,
     pub mem: i64,
+    /// Requests of the unit's scalar resources ([`Ir::scalar_resources`]), each in its unit
+    /// (rounded up).
+    pub scalars: Vec<i64>,
     /// The request NodeResourcesFit scores with (missing requests count 100m and 200 MiB).
     pub score_cpu: i64,
     pub score_mem: i64,
@@ -360,6 +366,25 @@ pub struct Scoring {
     pub memory_weight: i64,
 }
 
+/// Most scalar resources (ephemeral storage, hugepages, extended) one unit's pods request.
+pub const MAX_SCALAR_RESOURCES: usize = 4;
+
+/// The unit of a scalar resource in the model: the largest power of two that divides every
+/// quantity, but large enough that the largest fits PROMELA's 32-bit `int` with room to sum.
+/// Requests then round up and allocatable down: a pod can only fit less.
+fn scalar_unit(values: impl Iterator<Item = i64>) -> i64 {
+    let values: Vec<i64> = values.filter(|v| *v > 0).collect();
+    let mut unit: i64 = 1 << 40;
+    while unit > 1 && values.iter().any(|v| v % unit != 0) {
+        unit /= 2;
+    }
+    let largest = values.iter().copied().max().unwrap_or(0);
+    while largest / unit > (1 << 24) {
+        unit *= 2;
+    }
+    unit
+}
+
 /// Bytes per unit of memory in the model. MiB where every quantity is whole MiB. Otherwise
 /// the largest power of two that divides them all, so that small or odd quantities stay
 /// exact. But never so small that a node's memory times 1000 (the scoring's arithmetic)
@@ -382,6 +407,8 @@ fn memory_unit(values: impl Iterator<Item = i64>) -> i64 {
 pub struct Ir {
     /// Bytes per unit of memory (`memory_unit`); node and template memory are in these units.
     pub memory_unit: i64,
+    /// How many scalar resources (ephemeral storage, hugepages, extended) the model accounts.
+    pub scalar_resources: usize,
     /// The workloads that roll out (1-based), those whose pods have hard spread constraints or
     /// required pod (anti-)affinity first: their rollouts are the likelier to get stuck, and
     /// the depth-first search then meets them first. The order changes no verdict.
@@ -445,6 +472,8 @@ pub struct Names {
     /// Per template (0-based): the nodes (model bits) the scheduler profile's `addedAffinity`
     /// alone keeps its pods off, and where the profile sets it.
     pub added_affinity: Vec<(u32, Option<Span>)>,
+    /// The scalar resources of the model, in its order (`scalars` of nodes and templates).
+    pub scalar_resources: Vec<String>,
     /// Disruption budget index (0-based) → object index.
     pub disruption_budgets: Vec<usize>,
     /// Descheduler plugin id (the model's, 1-based) → where the policy enables it.
@@ -459,6 +488,10 @@ pub enum IrError {
     TooManyPods(usize),
     #[error("the topology has no node")]
     NoNodes,
+    #[error(
+        "the unit's pods request {0} scalar resources (ephemeral storage, hugepages, extended), more than the {MAX_SCALAR_RESOURCES} one model holds"
+    )]
+    TooManyResources(usize),
 }
 
 /// Build the IR of `unit` on `topology`.
@@ -496,6 +529,7 @@ pub fn build(
             scaling_pool: slot.scaling_pool,
             absent: slot.absent,
             zone: slot.zone.unwrap_or(0) as u32,
+            scalars: Vec::new(),
         });
         node_labels.push((name.clone(), slot.pool.labels_for(&name, slot.zone), slot.pool));
         names.nodes.push(name);
@@ -846,22 +880,73 @@ pub fn build(
         let t = &templates[workloads[i - 1].template - 1];
         (std::cmp::Reverse(t.hard.len() + t.affinity_terms.len()), i)
     });
-    let memory_unit = memory_unit(
-        nodes
+    // Ephemeral storage, hugepages and extended resources some pod of the unit requests and
+    // NodeResourcesFit checks; a node without one has 0 of it.
+    let scalar_names: Vec<String> = workload_objects
+        .iter()
+        .flat_map(|&w| {
+            let spec = &objects[w].workload().expect("a workload").template.spec;
+            spec.scalar_names()
+                .filter(|name| spec.scalar_request(name) > 0 && profile.checks_resource(name))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if scalar_names.len() > MAX_SCALAR_RESOURCES {
+        return Err(IrError::TooManyResources(scalar_names.len()));
+    }
+    for name in &scalar_names {
+        let requests: Vec<i64> = workload_objects
             .iter()
-            .map(|n| n.mem)
-            .chain(templates.iter().flat_map(|t| [t.mem, t.score_mem])),
+            .map(|&w| {
+                objects[w]
+                    .workload()
+                    .expect("a workload")
+                    .template
+                    .spec
+                    .scalar_request(name)
+            })
+            .collect();
+        let allocatable: Vec<i64> = node_labels
+            .iter()
+            .map(|(_, _, pool)| pool.scalar_allocatable.get(name).copied().unwrap_or(0))
+            .collect();
+        let unit = scalar_unit(requests.iter().chain(&allocatable).copied());
+        for (t, request) in templates.iter_mut().zip(&requests) {
+            t.scalars.push((request + unit - 1) / unit);
+        }
+        for (n, value) in nodes.iter_mut().zip(&allocatable) {
+            n.scalars.push(value / unit);
+        }
+    }
+    let scalar_resources = scalar_names.len();
+    names.scalar_resources = scalar_names;
+    // A request larger than every node is only ever compared with what a node has (it never
+    // fits, and scores as a full node): it becomes "one unit more than the largest node", so
+    // that it decides neither the unit nor an overflow.
+    let largest_node = nodes.iter().map(|n| n.mem).max().unwrap_or(0);
+    let memory_unit = memory_unit(
+        nodes.iter().map(|n| n.mem).chain(
+            templates
+                .iter()
+                .flat_map(|t| [t.mem, t.score_mem])
+                .filter(|m| *m <= largest_node),
+        ),
     );
+    let beyond = largest_node / memory_unit + 1;
     for n in &mut nodes {
         n.mem /= memory_unit;
     }
     for t in &mut templates {
-        t.mem = (t.mem + memory_unit - 1) / memory_unit;
-        t.score_mem = (t.score_mem + memory_unit - 1) / memory_unit;
+        t.mem = ((t.mem + memory_unit - 1) / memory_unit).min(beyond);
+        t.score_mem = ((t.score_mem + memory_unit - 1) / memory_unit).min(beyond);
     }
     Ok((
         Ir {
             memory_unit,
+            scalar_resources,
             rollout_order,
             nodes,
             templates,
@@ -1335,6 +1420,8 @@ fn build_template(
             cpu: request.cpu_millis,
             // In bytes until the unit's memory unit is known (`build`).
             mem: request.memory_bytes,
+            // Filled in `build`, once the unit's scalar resources are known.
+            scalars: Vec::new(),
             score_cpu: scoring.cpu_millis,
             score_mem: scoring.memory_bytes,
             static_nodes,
@@ -1877,6 +1964,18 @@ mod tests {
         // 1.5G (decimal) on a 512 GiB node: as fine as 32-bit arithmetic allows.
         let unit = memory_unit([1_500_000_000, 512 * 1024 * MIB].into_iter());
         assert!(unit > 1 && (512 * 1024 * MIB) / unit <= 1 << 21, "{unit}");
+    }
+
+    #[test]
+    fn scalar_unit_keeps_counts_exact_and_bytes_in_range() {
+        // Device counts: exact.
+        assert_eq!(scalar_unit([1, 2, 8].into_iter()), 1);
+        // Ephemeral storage in GiB: the largest power of two dividing them.
+        let gib = 1024 * MIB;
+        assert_eq!(scalar_unit([100 * gib, 10 * gib].into_iter()), 2 * gib);
+        // An odd byte count on a large disk: coarse enough for 32-bit sums.
+        let unit = scalar_unit([1_000_000_007, 500 * gib].into_iter());
+        assert!((500 * gib) / unit <= 1 << 24, "{unit}");
     }
 
     fn hpa(behavior: &str) -> crate::manifest::HorizontalPodAutoscaler {

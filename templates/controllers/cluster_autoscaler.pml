@@ -93,7 +93,7 @@ end_cluster_autoscaler:
                  ca_n = 0;
                  for (ca_z : 1 .. NODES) {
                    if
-                   :: ca_n == 0 && ca_z != ca_k && node_ready[ca_z] && !cordoned[ca_z] && BIT(template_static_nodes[slot_template[ca_q]], ca_z) && s_pods[ca_z] + 1 <= node_pod_cap[ca_z] && !CPU_SHORT(slot_template[ca_q], ca_z) && !MEM_SHORT(slot_template[ca_q], ca_z) -> ca_n = ca_z
+                   :: ca_n == 0 && ca_z != ca_k && node_ready[ca_z] && !cordoned[ca_z] && BIT(template_static_nodes[slot_template[ca_q]], ca_z) && s_pods[ca_z] + 1 <= node_pod_cap[ca_z] && !CPU_SHORT(slot_template[ca_q], ca_z) && !MEM_SHORT(slot_template[ca_q], ca_z) && !SCALAR_SHORT(slot_template[ca_q], ca_z) -> ca_n = ca_z
                    :: else -> skip
                    fi
                  }
@@ -101,6 +101,9 @@ end_cluster_autoscaler:
                  :: ca_n > 0 ->
                     s_req_cpu[ca_n] = s_req_cpu[ca_n] + template_cpu[slot_template[ca_q]];
                     s_req_mem[ca_n] = s_req_mem[ca_n] + template_mem[slot_template[ca_q]];
+{% if ir.scalar_resources > 0 %}
+                    hold_scalars(slot_template[ca_q], ca_n);
+{% endif %}
                     s_pods[ca_n]++
                  :: else -> ca_ok = 0
                  fi

@@ -57,7 +57,7 @@ inline fits_other_node(q, mask) {
   ds_y = 0;
   for (ds_n : 1 .. NODES) {
     if
-    :: BIT(mask, ds_n) && OTHER_NODE_STATIC(q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(slot_template[q], ds_n) && !MEM_SHORT(slot_template[q], ds_n) -> ds_y = 1
+    :: BIT(mask, ds_n) && OTHER_NODE_STATIC(q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(slot_template[q], ds_n) && !MEM_SHORT(slot_template[q], ds_n) && !SCALAR_SHORT(slot_template[q], ds_n) -> ds_y = 1
     :: else -> skip
     fi
   }
@@ -371,7 +371,7 @@ inline violating_pods() {
           ds_x = affinity_raw[ds_t * (MAX_NODES + 1) + pod[ds_q].node];
           for (ds_n : 1 .. NODES) {
             if
-            :: OTHER_NODE_STATIC(ds_q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(ds_t, ds_n) && !MEM_SHORT(ds_t, ds_n) && affinity_raw[ds_t * (MAX_NODES + 1) + ds_n] > ds_x -> ds_mark[ds_q] = PLUGIN_AFFINITY
+            :: OTHER_NODE_STATIC(ds_q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(ds_t, ds_n) && !MEM_SHORT(ds_t, ds_n) && !SCALAR_SHORT(ds_t, ds_n) && affinity_raw[ds_t * (MAX_NODES + 1) + ds_n] > ds_x -> ds_mark[ds_q] = PLUGIN_AFFINITY
             :: else -> skip
             fi
           }

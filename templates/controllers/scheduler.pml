@@ -20,6 +20,7 @@ hidden int s_req_mem[MAX_NODES + 1];
 hidden int s_nz_cpu[MAX_NODES + 1];
 hidden int s_nz_mem[MAX_NODES + 1];
 hidden int s_pods[MAX_NODES + 1];
+hidden int s_req_scalar[{{ [ir.scalar_resources, 1]|max }} * (MAX_NODES + 1)];
 hidden int s_score[MAX_NODES + 1];
 hidden int s_raw[MAX_NODES + 1];
 hidden int s_count[MAX_DOMAIN + 1];
@@ -41,6 +42,14 @@ hidden int s_k2;   /* cluster-autoscaler: template nodes tried, those the pod fi
 #define HOLDS_RESOURCES(q) (pod[q].status >= BOUND)
 #define CPU_SHORT(t, n) (template_cpu[t] > 0 && template_cpu[t] > node_cpu[n] - s_req_cpu[n])
 #define MEM_SHORT(t, n) (template_mem[t] > 0 && template_mem[t] > node_mem[n] - s_req_mem[n])
+/* NodeResourcesFit on ephemeral storage, hugepages and extended resources (fit.go fitsRequest:
+   a resource the pod requests must fit what the node has left; a node without it has 0). */
+{% if ir.scalar_resources > 0 %}
+#define SCALAR_SHORT_K(k, t, n) (template_scalar[(k) * (TEMPLATES + 1) + (t)] > 0 && template_scalar[(k) * (TEMPLATES + 1) + (t)] > node_scalar[(k) * (MAX_NODES + 1) + (n)] - s_req_scalar[(k) * (MAX_NODES + 1) + (n)])
+#define SCALAR_SHORT(t, n) ({% for k in range(ir.scalar_resources) %}{% if not loop.first %} || {% endif %}SCALAR_SHORT_K({{ k }}, t, n){% endfor %})
+{% else %}
+#define SCALAR_SHORT(t, n) 0
+{% endif %}
 #define SKEW_BROKEN(c, n) (DOMAIN(c, n) == 0 || s_count[DOMAIN(c, n)] + constraint_self[c] - s_min > constraint_skew[c])
 #define TERM_DOMAIN(c, n) term_domain[(c) * (MAX_NODES + 1) + (n)]
 /* s_count: matching pods per domain of term c; s_x: matching pods anywhere */
@@ -79,9 +88,22 @@ inline count_domains(c, want_rev) {
 {% endif %}
 }
 
+{% if ir.scalar_resources > 0 %}
+/* A node holds a pod of a template: add the pod's scalar resources to what the node holds. */
+inline hold_scalars(held_template, held_node) {
+{% for k in range(ir.scalar_resources) %}
+  s_req_scalar[{{ k }} * (MAX_NODES + 1) + (held_node)] = s_req_scalar[{{ k }} * (MAX_NODES + 1) + (held_node)] + template_scalar[{{ k }} * (TEMPLATES + 1) + (held_template)]{% if not loop.last %};{% endif %}
+
+{% endfor %}
+}
+{% endif %}
+
 /* What each node holds (terminating pods keep their resources until removed). */
 inline node_usage() {
   for (s_n : 1 .. NODES) { s_req_cpu[s_n] = 0; s_req_mem[s_n] = 0; s_nz_cpu[s_n] = 0; s_nz_mem[s_n] = 0; s_pods[s_n] = 0 }
+{% if ir.scalar_resources > 0 %}
+  for (s_n : 0 .. SCALARS * (MAX_NODES + 1) - 1) { s_req_scalar[s_n] = 0 }
+{% endif %}
   for (s_q : 1 .. PODS) {
     if
     :: HOLDS_RESOURCES(s_q) ->
@@ -89,6 +111,9 @@ inline node_usage() {
        s_req_mem[pod[s_q].node] = s_req_mem[pod[s_q].node] + template_mem[slot_template[s_q]];
        s_nz_cpu[pod[s_q].node] = s_nz_cpu[pod[s_q].node] + NONZERO_CPU(slot_template[s_q]);
        s_nz_mem[pod[s_q].node] = s_nz_mem[pod[s_q].node] + NONZERO_MEM(slot_template[s_q]);
+{% if ir.scalar_resources > 0 %}
+       hold_scalars(slot_template[s_q], pod[s_q].node);
+{% endif %}
        s_pods[pod[s_q].node]++
     :: else -> skip
     fi
@@ -102,6 +127,9 @@ inline node_usage() {
        s_req_mem[phantom_node[s_k2]] = s_req_mem[phantom_node[s_k2]] + template_mem[slot_template[phantom[s_k2]]];
        s_nz_cpu[phantom_node[s_k2]] = s_nz_cpu[phantom_node[s_k2]] + NONZERO_CPU(slot_template[phantom[s_k2]]);
        s_nz_mem[phantom_node[s_k2]] = s_nz_mem[phantom_node[s_k2]] + NONZERO_MEM(slot_template[phantom[s_k2]]);
+{% if ir.scalar_resources > 0 %}
+       hold_scalars(slot_template[phantom[s_k2]], phantom_node[s_k2]);
+{% endif %}
        s_pods[phantom_node[s_k2]]++
     :: else -> skip
     fi
@@ -290,7 +318,7 @@ end_scheduler:
               /* cluster-autoscaler's template node of a pool that may grow: the pod is tried on
                  it as on an empty node, through every filter */
               if
-              :: node_zone[s_n] == 0 && pool_nodes[node_pool[s_n]] < pool_max[node_pool[s_n]] && slot_node[p] == 0 && BIT(template_static_nodes[s_t], s_n) && node_pod_cap[s_n] >= 1 && !CPU_SHORT(s_t, s_n) && !MEM_SHORT(s_t, s_n) ->
+              :: node_zone[s_n] == 0 && pool_nodes[node_pool[s_n]] < pool_max[node_pool[s_n]] && slot_node[p] == 0 && BIT(template_static_nodes[s_t], s_n) && node_pod_cap[s_n] >= 1 && !CPU_SHORT(s_t, s_n) && !MEM_SHORT(s_t, s_n) && !SCALAR_SHORT(s_t, s_n) ->
                  s_feasible = s_feasible | (1 << s_n); s_template = s_template | (1 << s_n)
               :: else -> skip
               fi
@@ -300,7 +328,7 @@ end_scheduler:
            :: !BIT(template_static_nodes[s_t], s_n) || (slot_node[p] > 0 && slot_node[p] != s_n) -> s_static_fail++
            :: else ->
               if
-              :: s_pods[s_n] + 1 > node_pod_cap[s_n] || CPU_SHORT(s_t, s_n) || MEM_SHORT(s_t, s_n) -> s_resource_fail++
+              :: s_pods[s_n] + 1 > node_pod_cap[s_n] || CPU_SHORT(s_t, s_n) || MEM_SHORT(s_t, s_n) || SCALAR_SHORT(s_t, s_n) -> s_resource_fail++
               :: else -> s_feasible = s_feasible | (1 << s_n)
               fi
            fi

@@ -6,6 +6,8 @@
  * print per node what this cycle computed, then end the search so that the trail replays
  * these lines:
  *   KIVI:90:node:static:cpu_short:mem_short:pods_full:feasible:score
+ * per node and scalar resource k (ephemeral storage, hugepages, extended), whether it is short:
+ *   KIVI:94:node:k:short
  * and per hard spread constraint k of the pod, the PreFilter's count of each node's domain:
  *   KIVI:91:k:node:counted:domain:matching_pods
  * static: passes NodeAffinity, nodeSelector, TaintToleration and NodeName; cpu_short,
@@ -31,6 +33,13 @@ inline probe_scheduling_cycle(p) {
      for (s_n : 1 .. NODES) {
        printf("KIVI:90:%d:%d:%d:%d:%d:%d:%d\n", s_n, BIT(template_static_nodes[s_t], s_n), CPU_SHORT(s_t, s_n), MEM_SHORT(s_t, s_n), s_pods[s_n] + 1 > node_pod_cap[s_n], BIT(s_feasible, s_n), s_score[s_n])
      }
+{% if ir.scalar_resources > 0 %}
+     for (s_n : 1 .. NODES) {
+       for (probe_k : 0 .. SCALARS - 1) {
+         printf("KIVI:94:%d:%d:%d\n", s_n, probe_k, SCALAR_SHORT_K(probe_k, s_t, s_n))
+       }
+     }
+{% endif %}
      if
      :: template_hard_count[s_t] > 0 ->
         for (probe_k : 0 .. template_hard_count[s_t] - 1) {

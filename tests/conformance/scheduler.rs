@@ -15,7 +15,7 @@ use std::path::Path;
 use kivi_lint::config::{Config, NodePool};
 use kivi_lint::engine::{Engine, TraceEvent, Verdict};
 use kivi_lint::manifest::node::NodeResources;
-use kivi_lint::manifest::pod::Amounts;
+use kivi_lint::manifest::pod::{Amounts, is_scalar_resource};
 use kivi_lint::manifest::quantity::Quantity;
 use kivi_lint::manifest::scheduler_config::SchedulerProfile;
 use kivi_lint::manifest::taint::{Taint, TaintEffect};
@@ -38,6 +38,9 @@ struct Cycle {
     /// Per node (in case order): the score over every node that passes the static filters,
     /// as upstream's Score tests call Score without Filter.
     scores: Vec<i64>,
+    /// Per node (1-based) the scalar resources (by index into `scalar_names`) it is short of.
+    scalar_short: BTreeMap<i64, Vec<i64>>,
+    scalar_names: Vec<String>,
 }
 
 struct Scenario<'a> {
@@ -70,7 +73,7 @@ pub fn pool(index: usize, node: &Json) -> Result<NodePool, String> {
     let name = node["name"].as_str().unwrap_or("node").to_string();
     let allocatable = &node["allocatable"];
     for key in allocatable.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(key.as_str(), "cpu" | "memory" | "pods") && !is_unmodelled_resource(key) {
+        if !matches!(key.as_str(), "cpu" | "memory" | "pods") && !is_scalar_resource(key) {
             return Err(format!("allocatable {key}"));
         }
     }
@@ -100,6 +103,13 @@ pub fn pool(index: usize, node: &Json) -> Result<NodePool, String> {
         min: 1,
         max: 1,
         labels: labels(&node["labels"]),
+        scalar_allocatable: allocatable
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| is_scalar_resource(k))
+            .map(|(k, v)| quantity(v, false).map(|q| (k.clone(), q)))
+            .collect::<Result<_, _>>()?,
         hostname_labels: Vec::new(),
         // Upstream's test nodes (st.MakeNode) have 32 pod slots and no cpu or memory.
         allocatable: NodeResources {
@@ -115,17 +125,12 @@ pub fn pool(index: usize, node: &Json) -> Result<NodePool, String> {
     })
 }
 
-/// Resources kivi-lint does not model: ephemeral storage, hugepages, extended resources.
-fn is_unmodelled_resource(name: &str) -> bool {
-    name == "ephemeral-storage" || name.starts_with("hugepages-") || name.contains('/')
-}
-
 fn containers(list: &Json) -> Result<Vec<Json>, String> {
     let mut out = Vec::new();
     for (i, c) in list.as_array().into_iter().flatten().enumerate() {
         let requests = c["requests"].clone();
         for key in requests.as_object().into_iter().flat_map(|m| m.keys()) {
-            if !matches!(key.as_str(), "cpu" | "memory") {
+            if !matches!(key.as_str(), "cpu" | "memory") && !is_scalar_resource(key) {
                 return Err(format!("requests {key}"));
             }
         }
@@ -253,7 +258,7 @@ impl<'a> Scenario<'a> {
             checks: vec![PROBE],
             edges: Vec::new(),
         };
-        let (mut built, _) = ir::build(&unit, &objects, &config, &Topology::current(&config), 110)
+        let (mut built, names) = ir::build(&unit, &objects, &config, &Topology::current(&config), 110)
             .map_err(|e| format!("no model: {e}"))?;
         isolate(&mut built);
         let trace = run_probe(
@@ -262,7 +267,9 @@ impl<'a> Scenario<'a> {
             generator,
             "the probe never saw the incoming pod's cycle",
         )?;
-        Ok(decode(&trace))
+        let mut cycle = decode(&trace);
+        cycle.scalar_names = names.scalar_resources;
+        Ok(cycle)
     }
 }
 
@@ -346,6 +353,9 @@ fn decode(trace: &[TraceEvent]) -> Cycle {
                 cycle.nodes.push([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5]]);
             }
             [92, _node, score] => cycle.scores.push(*score),
+            [94, node, k, short] if *short != 0 => {
+                cycle.scalar_short.entry(*node).or_default().push(*k);
+            }
             [91, k, _node, counted, domain, count] => {
                 cycle
                     .domains
@@ -421,6 +431,9 @@ pub fn run(file: &str, case: &Json, engine: &Engine, generator: &Generator) -> R
             }
             if row[2] != 0 {
                 reasons.push("Insufficient memory".to_string());
+            }
+            for k in cycle.scalar_short.get(&1).into_iter().flatten() {
+                reasons.push(format!("Insufficient {}", cycle.scalar_names[*k as usize]));
             }
             let mut want: Vec<String> = expect["reasons"]
                 .as_array()

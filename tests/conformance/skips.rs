@@ -7,7 +7,7 @@
 
 use serde_json::Value as Json;
 
-const EXTENDED: &str = "extended resources, hugepages and ephemeral-storage are not modelled: kivi-lint checks cpu, memory and pod slots (README, Model semantics)";
+const EXTENDED: &str = "NodeResourcesFit scores cpu and memory only in kivi-lint: ephemeral storage, hugepages and extended resources are filtered (they must fit) but not scored (README, Model semantics)";
 const GATE: &str = "kivi-lint models the TaintTolerationComparisonOperators gate enabled (Gt and Lt tolerations match); the case runs upstream with it off";
 
 const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics (utilization or averageValue) only: an HPA whose metrics are Pods, Object or External values has no load the model could vary, so the model keeps its replicas and has no arithmetic for those metric types (README, Model fidelity)";
@@ -19,22 +19,6 @@ const DEPLOYMENT_STATUS: &str = "Deployment status sums and conditions (status.r
 const TERMINATING: &str = "the harness cannot start a scenario with a terminating pod (manifests have no deletionTimestamp); the model leaves TERMINATING pods out of spread counts (COUNTED in controllers/scheduler.pml)";
 const MIN_DOMAINS_SOFT: &str = "the API server rejects this pod (minDomains requires whenUnsatisfiable: DoNotSchedule); kivi-lint reports the same located error, as the test shows";
 const DESCHEDULER_TERMINATING: &str = "the harness cannot start a scenario with a terminating pod (manifests have no deletionTimestamp); the descheduler model neither counts nor evicts pods being deleted";
-
-/// Whether some object in `v` (at any depth) under one of `keys` names a resource other than
-/// cpu, memory and pods.
-fn names_unmodelled_resource(v: &Json, keys: &[&str]) -> bool {
-    match v {
-        Json::Object(m) => m.iter().any(|(k, child)| {
-            (keys.contains(&k.as_str())
-                && child
-                    .as_object()
-                    .is_some_and(|r| r.keys().any(|name| !matches!(name.as_str(), "cpu" | "memory" | "pods"))))
-                || names_unmodelled_resource(child, keys)
-        }),
-        Json::Array(items) => items.iter().any(|i| names_unmodelled_resource(i, keys)),
-        _ => false,
-    }
-}
 
 /// Whether a case pod requests a non-zero amount of `resource`.
 fn requests(pod: &Json, resource: &str) -> bool {
@@ -78,17 +62,14 @@ fn events_inside_period(events: &Json, rules: &Json) -> bool {
 pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
     let config = &case["config"];
     if file.starts_with("scheduler_") {
-        if names_unmodelled_resource(case, &["requests", "overhead"])
-            || !config["args"]["ignoredResources"].is_null()
-            || !config["args"]["ignoredResourceGroups"].is_null()
-            // A scalar resource the pod does not request leaves the score (resource_allocation.go),
-            // as kivi-lint leaves every one out.
-            || config["args"]["scoringStrategy"]["resources"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| r["name"].as_str())
-                .any(|name| !matches!(name, "cpu" | "memory") && requests(&case["pod"], name))
+        // A scalar resource the pod does not request leaves the score (resource_allocation.go),
+        // as kivi-lint leaves every one out.
+        if config["args"]["scoringStrategy"]["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["name"].as_str())
+            .any(|name| !matches!(name, "cpu" | "memory") && requests(&case["pod"], name))
         {
             return Some(EXTENDED);
         }
