@@ -571,6 +571,9 @@ pub struct PodTemplate {
     /// `metadata.ownerReferences` of a bare Pod (a template has none): the DefaultEvictor never
     /// evicts a pod without owners, and RemoveDuplicates groups pods by owner.
     pub owners: Vec<OwnerReference>,
+    /// A Pod with `metadata.deletionTimestamp` (from a cluster snapshot) is being deleted: it
+    /// starts terminating on its node.
+    pub deleting: bool,
     pub spec: PodSpec,
     #[serde(skip)]
     pub span: Span,
@@ -586,7 +589,7 @@ pub struct OwnerReference {
 impl PodTemplate {
     /// Read `metadata` and `spec` of a pod or pod template node.
     pub fn read(r: &mut Reader, node: &Node) -> PodTemplate {
-        let (labels, annotations, owners) = match r.map(node, "metadata") {
+        let (labels, annotations, owners, deleting) = match r.map(node, "metadata") {
             Some(m) => (
                 r.string_map(m, "labels"),
                 r.string_map(m, "annotations"),
@@ -597,6 +600,7 @@ impl PodTemplate {
                         name: r.text(o, "name").map(|k| k.value).unwrap_or_default(),
                     })
                     .collect(),
+                m.get("deletionTimestamp").is_some_and(|d| !d.is_null()),
             ),
             None => Default::default(),
         };
@@ -611,6 +615,7 @@ impl PodTemplate {
             labels,
             annotations,
             owners,
+            deleting,
             spec,
             span: node.span,
         }

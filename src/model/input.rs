@@ -206,6 +206,7 @@ pub const TABLES: &[&str] = &[
     "ds_dup_list[]",
     "ds_rank[]",
     "ln_weight[]",
+    "kubelet_work",
     "node_scalar[]",
     "template_scalar[]",
 ];
@@ -249,6 +250,7 @@ impl Writer {
 }
 
 const RUNNING: i64 = 3;
+const TERMINATING: i64 = 4;
 
 /// The input of one topology's IR for a model of `shape`, monitoring the `enabled` checks of
 /// `ir.checks`.
@@ -350,6 +352,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         }
     }
     let mut taint_work = 0;
+    let mut kubelet_work = 0;
     for (i, wl) in ir.workloads.iter().enumerate() {
         let wi = i + 1;
         w.set("workload_first_slot", wi, wl.first_slot as i64);
@@ -412,8 +415,15 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
                 if slot >= wl.first_slot + wl.slots {
                     break;
                 }
-                w.set("pod.status", slot, RUNNING);
                 w.set("pod.node", slot, node as i64);
+                if wl.terminating {
+                    // The kubelet has the pod to remove.
+                    w.set("pod.status", slot, TERMINATING);
+                    kubelet_work += 1;
+                    slot += 1;
+                    continue;
+                }
+                w.set("pod.status", slot, RUNNING);
                 w.set("pod.warm", slot, 1);
                 running += 1;
                 if (template.no_execute >> node) & 1 == 1 {
@@ -429,6 +439,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
     }
     w.set("dc_work", 0, ir.workloads.len() as i64);
     w.nonzero("taint_work", 0, taint_work);
+    w.nonzero("kubelet_work", 0, kubelet_work);
     if let Some(f) = &ir.node_failure {
         w.set("failures_max", 0, i64::from(f.count));
     }

@@ -264,6 +264,9 @@ pub struct IrWorkload {
     pub bare: bool,
     /// Pods running when the model starts (config `cluster.initialPods`): (1-based node, count).
     pub initial: Vec<(usize, i64)>,
+    /// The initial pods are terminating instead: a bare Pod with `deletionTimestamp` on the
+    /// node its `nodeName` names (a snapshot taken while it was being deleted).
+    pub terminating: bool,
     /// DaemonSets: the node (1-based) each slot's pod belongs to. The DaemonSet controller
     /// pins each pod to its node with a required node affinity on `metadata.name`
     /// (pkg/controller/daemon/util.ReplaceDaemonSetPodNodeNameNodeAffinity), so the scheduler
@@ -604,6 +607,12 @@ pub fn build(
         } else {
             Vec::new()
         };
+        // A bare Pod being deleted where its nodeName puts it.
+        let deleting_on: Option<(usize, i64)> = (workload.kind == WorkloadKind::Pod && workload.template.deleting)
+            .then_some(workload.template.spec.node_name.as_ref())
+            .flatten()
+            .and_then(|n| names.nodes.iter().position(|name| *name == n.value))
+            .map(|i| (i + 1, 1));
         let desired = match topology.replicas.get(wi).copied().flatten() {
             Some(r) => i64::from(r),
             None if workload.kind == WorkloadKind::DaemonSet => daemon_nodes.len() as i64,
@@ -738,15 +747,20 @@ pub fn build(
             startup_unready,
             rollout,
             bare: workload.kind == WorkloadKind::Pod,
-            initial: config
-                .initial_pods
-                .iter()
-                .filter(|p| p.workload == objects[w].id)
-                .filter_map(|p| {
-                    let node = names.nodes.iter().position(|n| *n == p.node)? + 1;
-                    Some((node, i64::from(p.count)))
-                })
-                .collect(),
+            initial: if deleting_on.is_some() {
+                deleting_on.into_iter().collect()
+            } else {
+                config
+                    .initial_pods
+                    .iter()
+                    .filter(|p| p.workload == objects[w].id)
+                    .filter_map(|p| {
+                        let node = names.nodes.iter().position(|n| *n == p.node)? + 1;
+                        Some((node, i64::from(p.count)))
+                    })
+                    .collect()
+            },
+            terminating: deleting_on.is_some(),
             pinned: daemon_nodes.iter().copied().take(slots).collect(),
             stateful: match workload.pod_management_policy {
                 Some(crate::manifest::workload::PodManagementPolicy::OrderedReady) => 1,
@@ -2068,6 +2082,46 @@ mod tests {
     }
 
     const OWNED: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs}]}\nspec: {containers: [{name: c, image: x}]}";
+
+    /// A Pod from a snapshot taken while it was being deleted starts terminating on its node,
+    /// holding its resources until the kubelet is done; without a node it is not placed.
+    #[test]
+    fn a_pod_with_a_deletion_timestamp_starts_terminating() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: old, deletionTimestamp: '2024-01-01T00:00:00Z'}\nspec: {nodeName: zone-b-1, containers: [{name: c, image: x}]}\n";
+        let mut sources = SourceMap::default();
+        let mut diags = Diagnostics::default();
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "p.yaml", text, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        let config = Config::default_for(std::path::Path::new("."), &mut sources);
+        let unit = Unit {
+            id: "u".into(),
+            name: "u".into(),
+            scope: 0,
+            members: vec![Member {
+                object: 0,
+                role: Role::Workload,
+            }],
+            node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
+            checks: Vec::new(),
+            edges: Vec::new(),
+        };
+        let (ir, names) = build(&unit, &loaded.objects, &config, &Topology::current(&config), 110).unwrap();
+        let node = names.nodes.iter().position(|n| n == "zone-b-1").unwrap() + 1;
+        assert!(ir.workloads[0].terminating);
+        assert_eq!(ir.workloads[0].initial, vec![(node, 1)]);
+        let input = super::super::input(&ir, &super::super::Shape::of([&ir]), &[]);
+        assert!(
+            input.contains(&format!(
+                "{} 0 1\n",
+                super::super::input::TABLES
+                    .iter()
+                    .position(|t| *t == "kubelet_work")
+                    .unwrap()
+                    + 1
+            )),
+            "{input}"
+        );
+    }
 
     #[test]
     fn default_evictor_admits_owned_pods_only() {

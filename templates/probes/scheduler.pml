@@ -20,11 +20,11 @@
 hidden int probe_q, probe_waiting, probe_k, probe_n;
 
 inline probe_scheduling_cycle(p) {
-  /* every other workload (a bare Pod each) has its pod bound */
+  /* every other workload (a bare Pod each) has its pod bound (or terminating there) */
   probe_waiting = WORKLOADS - 1;
   for (probe_q : 1 .. PODS) {
     if
-    :: WORKLOAD_OF(probe_q) != WORKLOADS && (pod[probe_q].status == BOUND || pod[probe_q].status == RUNNING) -> probe_waiting--
+    :: WORKLOAD_OF(probe_q) != WORKLOADS && pod[probe_q].status >= BOUND -> probe_waiting--
     :: else -> skip
     fi
   }

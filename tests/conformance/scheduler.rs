@@ -182,10 +182,14 @@ fn pod_manifest(pod: &Json, node_name: Option<&str>, gates: &Json) -> Result<Jso
         spec.insert("nodeName".into(), json!(n));
     }
     let namespace = pod["namespace"].as_str().filter(|n| !n.is_empty()).unwrap_or("default");
+    let mut metadata = json!({"name": pod["name"], "namespace": namespace, "labels": pod["labels"].clone()});
+    if pod["terminating"] == json!(true) || !pod["deletionTimestamp"].is_null() {
+        metadata["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
+    }
     Ok(json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": pod["name"], "namespace": namespace, "labels": pod["labels"].clone()},
+        "metadata": metadata,
         "spec": spec,
     }))
 }

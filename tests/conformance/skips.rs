@@ -16,9 +16,7 @@ const STABILIZATION: &str = "the model has no clock and no recommendation log: a
 const EVENT_LOG: &str = "scale-event bookkeeping (storeScaleEvent, getReplicasChangePerPeriod) is timed; the model keeps no event log (see the policy period abstraction, README, Model fidelity)";
 const DEPLOYMENT_STATUS: &str = "Deployment status sums and conditions (status.replicas, Complete, Progressing with its deadline) are not modelled: the model reads pod states directly, and rollout-completes asks that every replica be new and available with no old pod left";
 
-const TERMINATING: &str = "the harness cannot start a scenario with a terminating pod (manifests have no deletionTimestamp); the model leaves TERMINATING pods out of spread counts (COUNTED in controllers/scheduler.pml)";
 const MIN_DOMAINS_SOFT: &str = "the API server rejects this pod (minDomains requires whenUnsatisfiable: DoNotSchedule); kivi-lint reports the same located error, as the test shows";
-const DESCHEDULER_TERMINATING: &str = "the harness cannot start a scenario with a terminating pod (manifests have no deletionTimestamp); the descheduler model neither counts nor evicts pods being deleted";
 
 /// Whether a case pod requests a non-zero amount of `resource`.
 fn requests(pod: &Json, resource: &str) -> bool {
@@ -85,11 +83,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
             return Some(GATE);
         }
         if any_pod(case, |p| {
-            p["terminating"] == Json::Bool(true) || !p["deletionTimestamp"].is_null()
-        }) {
-            return Some(TERMINATING);
-        }
-        if any_pod(case, |p| {
             constraints(p).any(|c| !c["minDomains"].is_null() && c["whenUnsatisfiable"] == "ScheduleAnyway")
         }) {
             return Some(MIN_DOMAINS_SOFT);
@@ -137,13 +130,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
         {
             return Some(DEPLOYMENT_STATUS);
         }
-    }
-    if file.starts_with("descheduler")
-        && any_pod(case, |p| {
-            p["terminating"] == Json::Bool(true) || !p["deletionTimestamp"].is_null()
-        })
-    {
-        return Some(DESCHEDULER_TERMINATING);
     }
     None
 }
