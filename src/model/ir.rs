@@ -376,16 +376,7 @@ pub const MAX_SCALAR_RESOURCES: usize = 4;
 /// quantity, but large enough that the largest fits PROMELA's 32-bit `int` with room to sum.
 /// Requests then round up and allocatable down: a pod can only fit less.
 fn scalar_unit(values: impl Iterator<Item = i64>) -> i64 {
-    let values: Vec<i64> = values.filter(|v| *v > 0).collect();
-    let mut unit: i64 = 1 << 40;
-    while unit > 1 && values.iter().any(|v| v % unit != 0) {
-        unit /= 2;
-    }
-    let largest = values.iter().copied().max().unwrap_or(0);
-    while largest / unit > (1 << 24) {
-        unit *= 2;
-    }
-    unit
+    power_of_two_unit(values, 1 << 40, 1 << 24)
 }
 
 /// Bytes per unit of memory in the model. MiB where every quantity is whole MiB. Otherwise
@@ -394,13 +385,19 @@ fn scalar_unit(values: impl Iterator<Item = i64>) -> i64 {
 /// overflows the model's 32-bit int; then requests round up and allocatable down, which can
 /// only make a pod fit less (a Pending pod reported, not one missed).
 fn memory_unit(values: impl Iterator<Item = i64>) -> i64 {
+    power_of_two_unit(values, MIB, 1 << 21)
+}
+
+/// The largest power of two up to `start` that divides every value, doubled while the largest
+/// value would exceed `most` units.
+fn power_of_two_unit(values: impl Iterator<Item = i64>, start: i64, most: i64) -> i64 {
     let values: Vec<i64> = values.filter(|v| *v > 0).collect();
-    let mut unit = MIB;
+    let mut unit = start;
     while unit > 1 && values.iter().any(|v| v % unit != 0) {
         unit /= 2;
     }
     let largest = values.iter().copied().max().unwrap_or(0);
-    while largest / unit > (1 << 21) {
+    while largest / unit > most {
         unit *= 2;
     }
     unit
