@@ -26,6 +26,11 @@ fn injection_repo(dir: &assert_fs::TempDir) {
     let mut docs = Vec::new();
     for (i, payload) in PAYLOADS.iter().enumerate() {
         let text = serde_json::to_string(payload).unwrap();
+        // An extended resource and a Service selector carry the payload too.
+        let device = serde_json::to_string(&format!("{payload}/device")).unwrap();
+        docs.push(format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: svc-{i}, namespace: shop}}\nspec: {{selector: {{app: {text}}}}}\n"
+        ));
         docs.push(format!(
             r#"apiVersion: apps/v1
 kind: Deployment
@@ -47,7 +52,7 @@ spec:
       containers:
       - name: c
         image: {text}
-        resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}
+        resources: {{requests: {{cpu: 100m, memory: 64Mi, {device}: 1}}}}
 "#
         ));
     }
@@ -114,10 +119,18 @@ fn names_and_labels_never_reach_the_model_as_text() {
         }
     }
     let mut generated = 0;
+    let mut with_scalars = 0;
     for entry in std::fs::read_dir(models.path()).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         generated += 1;
+        // The payload-named extended resources are in the model, as indices.
+        if text
+            .lines()
+            .any(|l| l.starts_with("#define SCALARS ") && !l.ends_with(" 0"))
+        {
+            with_scalars += 1;
+        }
         for needle in [
             "pwned",
             "system(",
@@ -150,6 +163,7 @@ fn names_and_labels_never_reach_the_model_as_text() {
         }
     }
     assert!(generated >= 2, "no model was written");
+    assert!(with_scalars >= 1, "no model accounts the extended resources");
 }
 
 /// The string literals of PROMELA text, outside comments.
