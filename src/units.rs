@@ -19,6 +19,7 @@ use crate::checks::{self, Applies};
 use crate::config::{Config, NodePool};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
+use crate::manifest::read::truncate;
 use crate::manifest::selector::Labels;
 use crate::manifest::taint::{TaintEffect, tolerates_for_scheduling};
 use crate::manifest::{Body, Object, WorkloadKind};
@@ -179,6 +180,24 @@ impl<'a> Graph<'a> {
                     }
                     self.attached.entry(w).or_default().insert((i, Role::Autoscaler));
                     self.max_replicas.insert(w, i64::from(hpa.max_replicas.value.max(1)));
+                    // Say what the model leaves out rather than verify less in silence.
+                    let unmodelled = hpa.unmodelled_metrics();
+                    if let Some((_, span)) = unmodelled.first() {
+                        let what: Vec<String> = unmodelled.iter().map(|(m, _)| truncate(m)).collect();
+                        let consequence = if hpa.scales_on_cpu() {
+                            "the model scales on cpu alone, where the autoscaler takes the largest proposal of all its metrics"
+                        } else {
+                            "the model's autoscaler does not act: every replica count up to maxReplicas is still explored as a starting point, and no-replica-oscillation is not checked"
+                        };
+                        diags.push(Diagnostic::warning(
+                            *span,
+                            format!(
+                                "{} scales on {} metrics, which kivi-lint does not model (cpu only): {consequence}",
+                                o.id,
+                                what.join(", ")
+                            ),
+                        ));
+                    }
                 }
                 None => diags.push(Diagnostic::warning(
                     target.span,
@@ -659,7 +678,11 @@ impl<'a> Graph<'a> {
             .iter()
             .filter(|c| match c.applies {
                 Applies::Always => true,
-                Applies::WithAutoscaler => has(Role::Autoscaler),
+                // An autoscaler the model can run: one that scales on cpu.
+                Applies::WithAutoscaler => attached.iter().any(|(o, r)| {
+                    *r == Role::Autoscaler
+                        && matches!(&self.objects[*o].body, Body::HorizontalPodAutoscaler(h) if h.scales_on_cpu())
+                }),
                 Applies::WithEvictions => evictions,
                 Applies::WithOverloadEvents => {
                     config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeOverload { .. }))

@@ -81,6 +81,27 @@ pub struct HorizontalPodAutoscaler {
 }
 
 impl HorizontalPodAutoscaler {
+    /// Whether it scales on cpu, the one metric kivi-lint models.
+    pub fn scales_on_cpu(&self) -> bool {
+        self.metrics
+            .iter()
+            .any(|m| matches!(m, Metric::Resource { resource, .. } if resource == "cpu"))
+    }
+
+    /// The metrics kivi-lint does not model (all but cpu), described, with where they are.
+    pub fn unmodelled_metrics(&self) -> Vec<(String, Span)> {
+        self.metrics
+            .iter()
+            .filter_map(|m| match m {
+                Metric::Resource { resource, span, .. } if resource != "cpu" => {
+                    Some((format!("Resource {resource}"), *span))
+                }
+                Metric::Unsupported { metric_type, span } => Some((metric_type.clone(), *span)),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn read(r: &mut Reader, node: &Node, api_version: &str, object_span: Span) -> Option<HorizontalPodAutoscaler> {
         let Some(spec) = r.map(node, "spec") else {
             r.error(object_span, "HorizontalPodAutoscaler has no `spec`");

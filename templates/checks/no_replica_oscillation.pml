@@ -13,6 +13,7 @@ end_check_no_replica_oscillation:
        :: at_max[{{ loop.index }}] && (spec[{{ loop.index }}] <= hpa_min[{{ loop.index }}] || spec[{{ loop.index }}] + 3 <= hpa_max[{{ loop.index }}]) ->
           printf("KIVI:22:{{ loop.index }}:%d:%d\n", hpa_max[{{ loop.index }}], spec[{{ loop.index }}])
 {% endif %}{% endfor %}
+       :: else -> skip
        fi;
        assert(false)
      }
