@@ -20,7 +20,7 @@ use crate::config::{Config, NodePool};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
 use crate::manifest::read::truncate;
-use crate::manifest::selector::Labels;
+use crate::manifest::selector::{Labels, selects};
 use crate::manifest::taint::{TaintEffect, tolerates_for_scheduling};
 use crate::manifest::{Body, Object, WorkloadKind};
 use crate::source::Span;
@@ -265,7 +265,7 @@ impl<'a> Graph<'a> {
                     self.objects[w].namespace() == o.namespace()
                         && workload.kind != WorkloadKind::Deployment
                         && workload.template.spec.topology_spread_constraints.is_empty()
-                        && selector.iter().all(|(k, v)| self.labels(w).get(k) == Some(v))
+                        && selects(selector, self.labels(w))
                 })
                 .collect();
             for w in selected {
@@ -320,6 +320,9 @@ impl<'a> Graph<'a> {
         let mut new_edges = Vec::new();
         for &a in &self.workloads {
             let spec = self.workload_spec(a);
+            // Only a selector that reaches other workloads' pods (not one narrowed to a
+            // ReplicaSet's own revision) can join them.
+            let default_selector = self.default_spread_selector(a).filter(|d| !d.same_revision);
             for &b in &self.workloads {
                 if a == b || self.objects[a].scope != self.objects[b].scope {
                     continue;
@@ -331,11 +334,7 @@ impl<'a> Graph<'a> {
                         new_edges.push((a, b, format!("its topologySpreadConstraints[{k}] counts their pods")));
                     }
                 }
-                if same_ns
-                    && self
-                        .default_spread_selector(a)
-                        .is_some_and(|d| !d.same_revision && d.selector.matches(labels_b))
-                {
+                if same_ns && default_selector.as_ref().is_some_and(|d| d.selector.matches(labels_b)) {
                     new_edges.push((
                         a,
                         b,
@@ -508,9 +507,12 @@ impl<'a> Graph<'a> {
                 // pod slots.
                 // Ephemeral storage, hugepages and extended resources the pool is short of:
                 // the workloads requesting one compete.
-                let short_scalars: BTreeSet<&str> = sharing
+                let requested: BTreeSet<&str> = sharing
                     .iter()
                     .flat_map(|&w| self.workload_spec(w).scalar_names())
+                    .collect();
+                let short_scalars: Vec<&str> = requested
+                    .into_iter()
                     .filter(|name| {
                         let wanted = demands.iter().fold(0i64, |sum, (w, _, pods)| {
                             sum.saturating_add(self.workload_spec(*w).scalar_request(name).saturating_mul(*pods))
@@ -730,7 +732,7 @@ pub fn pool_admits(pool: &NodePool, spec: &PodSpec) -> bool {
         let name = pool.node_name(i);
         let labels = pool.node_labels(i);
         spec.node_name.as_ref().is_none_or(|n| n.value == name)
-            && spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && selects(&spec.node_selector, &labels)
             && spec
                 .affinity
                 .node

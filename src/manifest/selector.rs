@@ -15,6 +15,12 @@ use crate::yaml::Node;
 
 pub type Labels = BTreeMap<String, String>;
 
+/// Whether a map selector (`matchLabels`, a Service's `selector`, a `nodeSelector`) selects
+/// `labels`: every pair of it is among them.
+pub fn selects(selector: &Labels, labels: &Labels) -> bool {
+    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Operator {
     In,
@@ -69,8 +75,7 @@ pub struct LabelSelector {
 
 impl LabelSelector {
     pub fn matches(&self, labels: &Labels) -> bool {
-        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| r.matches(labels))
+        selects(&self.match_labels, labels) && self.match_expressions.iter().all(|r| r.matches(labels))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -11,7 +11,7 @@ use crate::config::{Config, EnvironmentEvent, NodePool};
 use crate::manifest::autoscaling::{Metric, MetricTarget};
 use crate::manifest::pod::{InclusionPolicy, PodSpec, WhenUnsatisfiable};
 use crate::manifest::scheduler_config::{SchedulerProfile, ScoringStrategy, ShapePoint};
-use crate::manifest::selector::{LabelSelector, Labels};
+use crate::manifest::selector::{LabelSelector, Labels, selects};
 use crate::manifest::taint::{
     TaintEffect, Toleration, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT, tolerates_for_scheduling,
 };
@@ -788,9 +788,7 @@ pub fn build(
         let labels = &objects[w].workload().expect("a workload").template.labels;
         let selecting: Vec<&Labels> = services
             .iter()
-            .filter(|(namespace, selector)| {
-                *namespace == objects[w].namespace() && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
-            })
+            .filter(|(namespace, selector)| *namespace == objects[w].namespace() && selects(selector, labels))
             .map(|(_, selector)| *selector)
             .collect();
         let (mut template, hard) = build_template(objects, &workload_objects, w, &node_labels, &profile, &selecting);
@@ -1233,8 +1231,7 @@ fn bitmask(nodes: impl Iterator<Item = bool>) -> u32 {
 }
 
 fn matches_required_affinity(spec: &PodSpec, name: &str, labels: &Labels) -> bool {
-    spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v))
-        && spec.affinity.node.required_matches(name, labels)
+    selects(&spec.node_selector, labels) && spec.affinity.node.required_matches(name, labels)
 }
 
 fn build_template(

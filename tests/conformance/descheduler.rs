@@ -62,23 +62,14 @@ fn pod_manifest(pod: &Json) -> Result<Json, String> {
         .flatten()
         .map(|o| json!({"apiVersion": o["apiVersion"], "kind": o["kind"], "name": o["name"].as_str().unwrap_or("")}))
         .collect();
-    let mut metadata = json!({
+    let metadata = json!({
         "name": pod["name"],
         "namespace": namespace,
         "labels": pod["labels"].clone(),
         "annotations": pod["annotations"].clone(),
         "ownerReferences": owners,
     });
-    // A pod being deleted starts terminating on its node (IR `terminating`).
-    if pod["terminating"] == json!(true) || !pod["deletionTimestamp"].is_null() {
-        metadata["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
-    }
-    Ok(json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": metadata,
-        "spec": spec,
-    }))
+    Ok(crate::scheduler::pod_document(pod, metadata, Json::Object(spec)))
 }
 
 fn priority_class(value: i64) -> String {

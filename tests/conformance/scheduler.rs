@@ -182,16 +182,22 @@ fn pod_manifest(pod: &Json, node_name: Option<&str>, gates: &Json) -> Result<Jso
         spec.insert("nodeName".into(), json!(n));
     }
     let namespace = pod["namespace"].as_str().filter(|n| !n.is_empty()).unwrap_or("default");
-    let mut metadata = json!({"name": pod["name"], "namespace": namespace, "labels": pod["labels"].clone()});
+    let metadata = json!({"name": pod["name"], "namespace": namespace, "labels": pod["labels"].clone()});
+    Ok(pod_document(pod, metadata, Json::Object(spec)))
+}
+
+/// The Pod manifest of a case pod with its `metadata` and `spec`. A pod the case marks as
+/// being deleted gets a `deletionTimestamp`: kivi-lint starts it terminating on its node.
+pub fn pod_document(pod: &Json, mut metadata: Json, spec: Json) -> Json {
     if pod["terminating"] == json!(true) || !pod["deletionTimestamp"].is_null() {
         metadata["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
     }
-    Ok(json!({
+    json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": metadata,
         "spec": spec,
-    }))
+    })
 }
 
 impl<'a> Scenario<'a> {
