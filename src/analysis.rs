@@ -88,16 +88,19 @@ pub fn analyze(request: &Request) -> Analysis {
             reason: "file holds no YAML document".into(),
         });
     }
+    let mut scopes = discovery.scopes;
+    crate::scopes::split_file_scopes(&mut objects, &mut scopes, &sources);
+    crate::config::assumed::admit_static_requirements(&mut config, &objects, &mut diags);
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
     config.scheduler.profile = load_scheduler_config(&config, &mut sources, &mut diags);
     config.previous_revision = previous_revision(&config, request, &mut diags);
-    check_duplicates(&mut objects, &discovery.scopes, &sources, &mut diags);
+    check_duplicates(&mut objects, &scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
     check_ignore_annotations(&objects, &mut diags);
     let manifests_time = start.elapsed();
 
     let start = Instant::now();
-    let scope_paths: Vec<String> = discovery.scopes.iter().map(|s| s.path.display().to_string()).collect();
+    let scope_paths: Vec<String> = scopes.iter().map(|s| s.path.display().to_string()).collect();
     let units = units::build(&objects, &config, &scope_paths, policy, &mut diags);
     let units_time = start.elapsed();
 
@@ -106,7 +109,7 @@ pub fn analyze(request: &Request) -> Analysis {
     Analysis {
         sources,
         config,
-        scopes: discovery.scopes,
+        scopes,
         objects,
         skipped,
         units,

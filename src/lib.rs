@@ -1,7 +1,7 @@
 //! kivi-lint: verify Kubernetes configurations in GitOps repositories by model checking.
 //!
 //! Pipeline, one module per stage:
-//! discover → manifest → config → units → model → engine → scaling → findings → report.
+//! discover → manifest → config → scopes → units → model → engine → scaling → findings → report.
 //! `analysis` runs the stages in order; `cli` is the command line around it.
 
 pub mod analysis;
@@ -20,6 +20,7 @@ pub mod process;
 pub mod progress;
 pub mod report;
 pub mod scaling;
+pub mod scopes;
 pub mod source;
 pub mod units;
 pub mod yaml;

@@ -110,6 +110,19 @@ impl<'a> Graph<'a> {
     fn new(objects: &'a [Object], config: &'a Config, policy: Option<usize>, diags: &mut Diagnostics) -> Graph<'a> {
         let workloads: Vec<usize> = (0..objects.len())
             .filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed)
+            .filter(|&i| {
+                let long_running = objects[i].workload().is_some_and(|w| w.long_running());
+                if !long_running {
+                    diags.push(Diagnostic::info(
+                        objects[i].span,
+                        format!(
+                            "{} is a hook or runs to completion (`restartPolicy`): not a long-running workload, not verified",
+                            objects[i].id
+                        ),
+                    ));
+                }
+                long_running
+            })
             .collect();
         let mut g = Graph {
             objects,
@@ -394,29 +407,43 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// The DeschedulerPolicy of each scope: the config's (`descheduler.policy`) for every
+    /// scope, else the first policy scanned in the scope itself. A policy in one directory of
+    /// examples says nothing about the workloads of another.
     fn descheduler(&mut self, diags: &mut Diagnostics) {
-        let mut policies: Vec<usize> = (0..self.objects.len())
-            .filter(|&i| matches!(self.objects[i].body, Body::DeschedulerPolicy(_)))
-            .collect();
-        if self.policy.is_none() {
-            self.policy = policies.first().copied();
-        } else if policies.len() > 1 {
-            policies.clear();
+        let mut by_scope: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for i in 0..self.objects.len() {
+            if matches!(self.objects[i].body, Body::DeschedulerPolicy(_)) && !self.objects[i].shadowed {
+                by_scope.entry(self.objects[i].scope).or_default().push(i);
+            }
         }
-        if policies.len() > 1 {
-            diags.push(
-                Diagnostic::warning(
-                    self.objects[policies[1]].span,
-                    format!(
-                        "{} DeschedulerPolicy objects found; kivi-lint uses the first, {}",
-                        policies.len(),
-                        self.objects[policies[0]].id
-                    ),
-                )
-                .with_help("set `descheduler.policy` in .kivi-lint.yaml to choose one"),
-            );
+        let scopes: BTreeSet<usize> = self.workloads.iter().map(|&w| self.objects[w].scope).collect();
+        for scope in scopes {
+            let policy = match self.policy {
+                Some(p) => p,
+                None => {
+                    let Some(policies) = by_scope.get(&scope) else { continue };
+                    if policies.len() > 1 {
+                        diags.push(
+                            Diagnostic::warning(
+                                self.objects[policies[1]].span,
+                                format!(
+                                    "{} DeschedulerPolicy objects found in one scope; kivi-lint uses the first, {}",
+                                    policies.len(),
+                                    self.objects[policies[0]].id
+                                ),
+                            )
+                            .with_help("set `descheduler.policy` in .kivi-lint.yaml to choose one"),
+                        );
+                    }
+                    policies[0]
+                }
+            };
+            self.attach_policy(policy, scope);
         }
-        let Some(p) = self.policy else { return };
+    }
+
+    fn attach_policy(&mut self, p: usize, scope: usize) {
         let Body::DeschedulerPolicy(policy) = &self.objects[p].body else {
             return;
         };
@@ -424,6 +451,7 @@ impl<'a> Graph<'a> {
             .workloads
             .iter()
             .copied()
+            .filter(|&w| self.objects[w].scope == scope)
             .filter(|&w| {
                 let o = &self.objects[w];
                 // The descheduler never evicts DaemonSet pods or bare pods.
@@ -444,18 +472,17 @@ impl<'a> Graph<'a> {
             // Chained per pool: two workloads sharing a pool end up in one component.
             let mut new_edges = Vec::new();
             for pool in 0..self.config.cluster.pools.len() {
-                let mut on_pool: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-                for &w in evictable.iter().filter(|w| self.pools[w].contains(&pool)) {
-                    on_pool.entry(self.objects[w].scope).or_default().push(w);
-                }
-                for ws in on_pool.values() {
-                    for pair in ws.windows(2) {
-                        new_edges.push((
-                            pair[0],
-                            pair[1],
-                            format!("{plugin} of {} may evict both from shared nodes", self.objects[p].id),
-                        ));
-                    }
+                let on_pool: Vec<usize> = evictable
+                    .iter()
+                    .copied()
+                    .filter(|w| self.pools[w].contains(&pool))
+                    .collect();
+                for pair in on_pool.windows(2) {
+                    new_edges.push((
+                        pair[0],
+                        pair[1],
+                        format!("{plugin} of {} may evict both from shared nodes", self.objects[p].id),
+                    ));
                 }
             }
             for (a, b, reason) in new_edges {

@@ -1,0 +1,205 @@
+//! Deployment boundaries for plain manifest files.
+//!
+//! A kustomize render or a Helm chart is one environment already. Plain files under a scanned
+//! path are not: a repository of examples or of several environments keeps unrelated sets side
+//! by side, and joining them made units of a hundred unrelated workloads and thousands of
+//! "defined more than once" warnings. So plain files are split here:
+//! - each directory is a scope of its own;
+//! - files of one directory that define the same object are alternatives (two environments,
+//!   or two versions of an example), never a merge: each later definition goes to a variant
+//!   scope of its own, named after its file;
+//! - a scope whose HorizontalPodAutoscaler targets, or whose PodDisruptionBudget selects,
+//!   workloads only another directory defines joins the nearest such directory, unless that
+//!   would put one object in a scope twice.
+//!
+//! A scanned path whose files form one scope keeps its scope as discovery made it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::discover::{Scope, ScopeKind};
+use crate::manifest::{Body, Object};
+use crate::source::SourceMap;
+
+/// One directory's files, or one variant of them.
+struct Group {
+    dir: PathBuf,
+    /// The first file of a variant (0 is the directory's main set, named by the directory).
+    variant_file: Option<PathBuf>,
+    objects: Vec<usize>,
+}
+
+/// Split every `files` scope into its deployment boundaries; objects get their new scope
+/// index and `scopes` is rebuilt (other scopes keep their order).
+pub fn split_file_scopes(objects: &mut [Object], scopes: &mut Vec<Scope>, sources: &SourceMap) {
+    let mut new_scopes: Vec<Scope> = Vec::new();
+    let mut remap: Vec<Vec<(usize, Vec<usize>)>> = Vec::new();
+    for (index, scope) in scopes.iter().enumerate() {
+        let members: Vec<usize> = (0..objects.len()).filter(|&i| objects[i].scope == index).collect();
+        if scope.kind != ScopeKind::Files || members.is_empty() {
+            remap.push(vec![(new_scopes.len(), members)]);
+            new_scopes.push(scope.clone());
+            continue;
+        }
+        let sets = boundaries(objects, &members, sources);
+        if sets.len() == 1 {
+            remap.push(vec![(new_scopes.len(), members)]);
+            new_scopes.push(scope.clone());
+            continue;
+        }
+        let mut here = Vec::new();
+        for (path, set) in sets {
+            here.push((new_scopes.len(), set));
+            new_scopes.push(Scope {
+                kind: ScopeKind::Files,
+                path,
+            });
+        }
+        remap.push(here);
+    }
+    for sets in remap {
+        for (scope, members) in sets {
+            for o in members {
+                objects[o].scope = scope;
+            }
+        }
+    }
+    *scopes = new_scopes;
+}
+
+/// The sets of one `files` scope, each with its path, in path order.
+fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap) -> Vec<(PathBuf, Vec<usize>)> {
+    let groups = variant_groups(objects, members, sources);
+    // Union-find over groups, joined by references that cross directories.
+    let mut parent: Vec<usize> = (0..groups.len()).collect();
+    let mut ids: Vec<BTreeSet<String>> = groups
+        .iter()
+        .map(|g| g.objects.iter().map(|&o| objects[o].id.to_string()).collect())
+        .collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for g in 0..groups.len() {
+        for &o in &groups[g].objects {
+            let wanted = |w: &Object| references(&objects[o], w);
+            let here = |grp: &Group| grp.objects.iter().any(|&w| wanted(&objects[w]));
+            if !references_anything(&objects[o]) || here(&groups[g]) {
+                continue;
+            }
+            let nearest = (0..groups.len())
+                .filter(|&h| h != g && here(&groups[h]))
+                .min_by_key(|&h| (distance(&groups[g].dir, &groups[h].dir), h));
+            let Some(h) = nearest else { continue };
+            let (a, b) = (root(&mut parent, g), root(&mut parent, h));
+            if a == b || !ids[a].is_disjoint(&ids[b]) {
+                continue;
+            }
+            let (keep, join) = (a.min(b), a.max(b));
+            parent[join] = keep;
+            let moved = std::mem::take(&mut ids[join]);
+            ids[keep].extend(moved);
+        }
+    }
+    let mut sets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for g in 0..groups.len() {
+        let r = root(&mut parent, g);
+        sets.entry(r).or_default().extend(groups[g].objects.iter().copied());
+    }
+    let mut out: Vec<(PathBuf, Vec<usize>)> = sets
+        .into_iter()
+        .map(|(r, mut set)| {
+            set.sort_unstable();
+            let g = &groups[r];
+            (g.variant_file.clone().unwrap_or_else(|| g.dir.clone()), set)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Group objects by directory, then split each directory's files into variants: a file that
+/// defines an object an earlier file of the directory defines goes to the first variant
+/// without it.
+fn variant_groups(objects: &[Object], members: &[usize], sources: &SourceMap) -> Vec<Group> {
+    let mut by_dir: BTreeMap<PathBuf, BTreeMap<PathBuf, Vec<usize>>> = BTreeMap::new();
+    for &o in members {
+        let file = sources.path(objects[o].span.file).to_path_buf();
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        by_dir.entry(dir).or_default().entry(file).or_default().push(o);
+    }
+    let mut groups = Vec::new();
+    for (dir, files) in by_dir {
+        let mut variants: Vec<(Group, BTreeSet<String>)> = Vec::new();
+        for (file, objs) in files {
+            let defined: BTreeSet<String> = objs
+                .iter()
+                .filter(|&&o| !objects[o].embedded && !objects[o].id.name.is_empty())
+                .map(|&o| objects[o].id.to_string())
+                .collect();
+            let slot = variants.iter().position(|(_, ids)| ids.is_disjoint(&defined));
+            let slot = slot.unwrap_or_else(|| {
+                variants.push((
+                    Group {
+                        dir: dir.clone(),
+                        variant_file: (!variants.is_empty()).then(|| file.clone()),
+                        objects: Vec::new(),
+                    },
+                    BTreeSet::new(),
+                ));
+                variants.len() - 1
+            });
+            let (group, ids) = &mut variants[slot];
+            group.objects.extend(objs);
+            ids.extend(defined);
+        }
+        groups.extend(variants.into_iter().map(|(g, _)| g));
+    }
+    groups
+}
+
+/// Objects that point at workloads another file may define.
+fn references_anything(o: &Object) -> bool {
+    matches!(o.body, Body::HorizontalPodAutoscaler(_) | Body::PodDisruptionBudget(_))
+}
+
+/// Whether `o` refers to the workload `w`: an HPA's scale target, a PDB's selected pods.
+fn references(o: &Object, w: &Object) -> bool {
+    let Some(workload) = w.workload() else { return false };
+    if o.id.namespace != w.id.namespace {
+        return false;
+    }
+    match &o.body {
+        Body::HorizontalPodAutoscaler(h) => {
+            h.scale_target_ref.kind == w.id.kind && h.scale_target_ref.name == w.id.name
+        }
+        Body::PodDisruptionBudget(p) => p
+            .selector
+            .as_ref()
+            .is_some_and(|s| !s.is_empty() && s.matches(&workload.template.labels)),
+        _ => false,
+    }
+}
+
+/// How far apart two directories are: the components to climb from each to their common
+/// ancestor.
+fn distance(a: &Path, b: &Path) -> usize {
+    let (ca, cb): (Vec<_>, Vec<_>) = (a.components().collect(), b.components().collect());
+    let common = ca.iter().zip(&cb).take_while(|(x, y)| x == y).count();
+    ca.len() + cb.len() - 2 * common
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distance_counts_steps_through_the_common_ancestor() {
+        assert_eq!(distance(Path::new("a/b"), Path::new("a/b")), 0);
+        assert_eq!(distance(Path::new("a/b"), Path::new("a/c")), 2);
+        assert_eq!(distance(Path::new("a/b/c"), Path::new("a")), 2);
+    }
+}
