@@ -12,6 +12,8 @@ use crate::source::{SourceMap, Span};
 pub enum Severity {
     Error,
     Warning,
+    /// What kivi-lint assumed or left out, shown without `-v`: not a problem in the input.
+    Note,
     Info,
 }
 
@@ -20,6 +22,7 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
             Severity::Info => "info",
         }
     }
@@ -47,6 +50,13 @@ impl Diagnostic {
     pub fn warning(span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Warning,
+            ..Diagnostic::error(span, message)
+        }
+    }
+
+    pub fn note(span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Note,
             ..Diagnostic::error(span, message)
         }
     }
@@ -143,7 +153,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
     let level_style = match d.severity {
         Severity::Error => Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
         Severity::Warning => Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())),
-        Severity::Info => Style::new().bold().fg_color(Some(AnsiColor::Cyan.into())),
+        Severity::Note | Severity::Info => Style::new().bold().fg_color(Some(AnsiColor::Cyan.into())),
     };
     let gutter_style = Style::new().bold().fg_color(Some(AnsiColor::Blue.into()));
     let mut out = String::new();

@@ -89,7 +89,11 @@ impl SourceMap {
 
     /// The text of a 1-based line, without its line break.
     pub fn line_text(&self, id: FileId, line: u32) -> Option<&str> {
+        // A file registered only as a place (a directory, a missing path) has no lines.
         let text = &self.file(id).text;
+        if text.is_empty() {
+            return None;
+        }
         text.split('\n')
             .nth(line.checked_sub(1)? as usize)
             .map(|l| l.strip_suffix('\r').unwrap_or(l))

@@ -152,6 +152,8 @@ struct Filter {
     base: PathBuf,
     include: GlobSet,
     exclude: GlobSet,
+    /// Read files under `testdata/` directories: an `include` glob names them.
+    testdata: bool,
 }
 
 impl Filter {
@@ -169,6 +171,7 @@ impl Filter {
             base: std::fs::canonicalize(&config.base_dir).unwrap_or_else(|_| config.base_dir.clone()),
             include: build(&config.include),
             exclude: build(&config.exclude),
+            testdata: config.include.iter().any(|g| g.contains(TESTDATA)),
         }
     }
 
@@ -184,9 +187,16 @@ struct Walked {
     files: Vec<PathBuf>,
     kustomize_dirs: Vec<PathBuf>,
     chart_dirs: Vec<PathBuf>,
+    /// Manifest files left out because they lie under a `testdata/` directory.
+    testdata: Vec<PathBuf>,
 }
 
-fn walk(dir: &Path) -> (Walked, Vec<String>) {
+/// Go's convention for test inputs: files a repository keeps to feed its tests, not to deploy.
+const TESTDATA: &str = "testdata";
+
+/// Walk `dir`; with `skip_testdata`, files under a `testdata` directory below `dir` are set
+/// aside (a path named on the command line inside one is still walked).
+fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
     let mut out = Walked::default();
     let mut errors = Vec::new();
     let walker = ignore::WalkBuilder::new(dir)
@@ -210,6 +220,18 @@ fn walk(dir: &Path) -> (Walked, Vec<String>) {
         }
         let path = entry.into_path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let manifest = EXTENSIONS.contains(&ext) || name == "Kustomization";
+        if skip_testdata
+            && path
+                .strip_prefix(dir)
+                .is_ok_and(|rel| rel.components().any(|c| c.as_os_str() == TESTDATA))
+        {
+            if manifest {
+                out.testdata.push(path);
+            }
+            continue;
+        }
         let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
         if kustomize::FILE_NAMES.contains(&name) {
             out.kustomize_dirs.push(parent.clone());
@@ -217,8 +239,7 @@ fn walk(dir: &Path) -> (Walked, Vec<String>) {
         if name == "Chart.yaml" {
             out.chart_dirs.push(parent);
         }
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
-        if EXTENSIONS.contains(&ext) || name == "Kustomization" {
+        if manifest {
             out.files.push(path);
         }
     }
@@ -263,7 +284,25 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
             read_plain(path, scope, sources, diags, &mut discovery);
             continue;
         }
-        let (walked, errors) = walk(path);
+        let (walked, errors) = walk(path, !filter.testdata);
+        if let Some(first) = walked.testdata.first() {
+            let n = walked.testdata.len();
+            let dir = first
+                .ancestors()
+                .find(|a| a.file_name().is_some_and(|f| f == TESTDATA))
+                .unwrap_or(first);
+            let file = sources.add(display_path(dir), "");
+            diags.push(
+                Diagnostic::note(
+                    Span::point(file, Location::START),
+                    format!(
+                        "{n} manifest file{} under `{TESTDATA}/` directories skipped: Go's convention for test inputs, not deployed configuration",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                )
+                .with_help(format!("to check them, add a glob naming `{TESTDATA}` to `include`, e.g. `**/{TESTDATA}/**`")),
+            );
+        }
         for e in errors {
             let file = sources.add(display_path(path), "");
             diags.warning(

@@ -20,6 +20,7 @@ pub fn render(e: &Emit) -> String {
         let level = match d.severity {
             Severity::Error => Level::Error,
             Severity::Warning => Level::Warning,
+            Severity::Note => Level::Note,
             Severity::Info => continue,
         };
         annotations.push(Annotation {

@@ -38,7 +38,11 @@ pub fn render(e: &Emit) -> String {
         .filter(|d| d.severity != Severity::Info)
         .map(|d| {
             json!({
-                "level": if d.severity == Severity::Error { "error" } else { "warning" },
+                "level": match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    _ => "note",
+                },
                 "message": {"text": d.message},
                 "locations": [location(e, &Region { file: &d.file, line: d.line, column: d.column, end_line: d.line, end_column: d.column + 1 }, None)],
             })
