@@ -134,6 +134,8 @@ struct UnitPlan {
     bound: String,
     /// A failure before any run (the IR of the first topology could not be built).
     failure: Option<String>,
+    /// Even the smallest topology is beyond the model's bounds: inconclusive, not an error.
+    bounded: Option<String>,
     generate: Duration,
 }
 
@@ -189,7 +191,7 @@ fn result_key(plan: &UnitPlan, options: &Options, engine: &Engine) -> String {
         h.update(model::input(&point.ir, &plan.shape, &plan.checks).as_bytes());
         h.update(b"\0");
     }
-    h.update(format!("{:?}{:?}", plan.failure, plan.bound).as_bytes());
+    h.update(format!("{:?}{:?}{:?}", plan.failure, plan.bounded, plan.bound).as_bytes());
     h.finalize().to_hex()[..32].to_string()
 }
 
@@ -359,6 +361,7 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
         shape: Shape::default(),
         bound: String::new(),
         failure: None,
+        bounded: None,
         generate: Duration::ZERO,
     };
     if plan.checks.is_empty() {
@@ -370,14 +373,17 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
         plan.failure = Some("no topology to verify: no node pool can have a node".into());
         return plan;
     }
-    let pods_per_node = analysis.config.scaling.pods_per_node;
     let mut built = Vec::new();
     for topology in topologies.topologies {
-        match model::ir::build(unit, &analysis.objects, &analysis.config, &topology, pods_per_node) {
+        match model::ir::build(unit, &analysis.objects, &analysis.config, &topology) {
             Ok((ir, names)) => built.push((topology, ir, names)),
             // A larger topology than the model holds ends the search there.
             Err(e) if !built.is_empty() => {
                 plan.bound = format!("{} ({e})", plan.bound);
+                break;
+            }
+            Err(e) if e.is_bound() => {
+                plan.bounded = Some(e.to_string());
                 break;
             }
             Err(e) => {
@@ -590,7 +596,10 @@ fn search(
                         flag.store(true, Ordering::Relaxed);
                     }
                 }
-                let done = w.next >= plan.points.len() || w.open.is_empty() || plan.failure.is_some();
+                let done = w.next >= plan.points.len()
+                    || w.open.is_empty()
+                    || plan.failure.is_some()
+                    || plan.bounded.is_some();
                 state.runs_done += results[u].iter().filter(|r| r.is_some()).count();
                 state.runs += if done {
                     results[u].iter().filter(|r| r.is_some()).count()
@@ -817,6 +826,11 @@ fn conclude(
         } else if let Some(why) = &plan.failure {
             (
                 Verdict::Inconclusive(engine::Inconclusive::EngineError(why.clone())),
+                None,
+            )
+        } else if let Some(why) = &plan.bounded {
+            (
+                Verdict::Inconclusive(engine::Inconclusive::ModelBound(why.clone())),
                 None,
             )
         } else if let Some(t) = verified

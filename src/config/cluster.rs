@@ -91,6 +91,9 @@ impl NodePool {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cluster {
     pub pools: Vec<NodePool>,
+    /// Nobody described the cluster (no `cluster` in the config): the embedded default's
+    /// pools stand in for it, widened to admit what the manifests require of nodes.
+    pub assumed: bool,
 }
 
 impl Cluster {
@@ -113,7 +116,10 @@ pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sou
             Ok(text) => from_snapshot(&text, &full, sources, r.diags),
             Err(message) => {
                 r.error(path.span, message);
-                Cluster { pools: Vec::new() }
+                Cluster {
+                    pools: Vec::new(),
+                    assumed: false,
+                }
             }
         };
     }
@@ -133,7 +139,7 @@ pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sou
             "the cluster needs at least one node pool (`nodePools` or `fromNodes`)",
         );
     }
-    Cluster { pools }
+    Cluster { pools, assumed: false }
 }
 
 fn is_dns_label(s: &str) -> bool {
@@ -384,7 +390,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         });
     }
     pools.sort_by(|a, b| a.name.cmp(&b.name));
-    Cluster { pools }
+    Cluster { pools, assumed: false }
 }
 
 fn sanitize(s: &str) -> String {

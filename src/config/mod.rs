@@ -3,6 +3,7 @@
 //! The schema is fixed (other tooling writes these files): unknown fields are located errors.
 //! Without a file the embedded default (`default.yaml`) is used.
 
+pub mod assumed;
 pub mod cluster;
 
 use std::collections::BTreeMap;
@@ -293,6 +294,8 @@ impl Config {
             &mut diags,
         );
         debug_assert!(diags.is_empty(), "embedded default config is valid: {diags:?}");
+        let mut config = config;
+        config.cluster.assumed = true;
         config
     }
 
@@ -599,7 +602,9 @@ impl ConfigReader<'_, '_> {
     fn cluster(&mut self, root: &Node, scaling: &Scaling) -> (Cluster, Vec<InitialPods>) {
         let Some(node) = self.r.map(root, "cluster") else {
             let mut scratch = SourceMap::default();
-            return (Config::default_for(self.base_dir, &mut scratch).cluster, Vec::new());
+            let mut cluster = Config::default_for(self.base_dir, &mut scratch).cluster;
+            cluster.assumed = true;
+            return (cluster, Vec::new());
         };
         check_fields(self.r, node, &["nodePools", "fromNodes", "initialPods"], "cluster");
         let cluster = cluster::read(self.r, node, self.base_dir, scaling, self.sources);

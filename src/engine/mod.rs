@@ -109,6 +109,8 @@ pub enum Inconclusive {
     Cancelled,
     /// The whole scan's `--timeout` was reached before this was decided.
     RunTimeout(Duration),
+    /// The unit is larger than one model holds (pod slots, nodes, resources): nothing was run.
+    ModelBound(String),
 }
 
 impl std::fmt::Display for Inconclusive {
@@ -121,6 +123,7 @@ impl std::fmt::Display for Inconclusive {
             Inconclusive::EngineError(why) => write!(f, "engine error: {why}"),
             Inconclusive::Cancelled => write!(f, "cancelled"),
             Inconclusive::RunTimeout(d) => write!(f, "the scan's --timeout of {} s was reached", d.as_secs()),
+            Inconclusive::ModelBound(why) => write!(f, "beyond the model's bounds: {why}"),
         }
     }
 }

@@ -376,6 +376,9 @@ pub struct PodSpec {
     pub priority_class_name: Option<Spanned<String>>,
     pub scheduler_name: Option<Spanned<String>>,
     pub volumes: Volumes,
+    /// `restartPolicy: Never` or `OnFailure`: the pod runs to completion (a Job's pods, test
+    /// and migration pods), it is not a long-running replica.
+    pub run_to_completion: bool,
     #[serde(skip)]
     pub span: Span,
 }
@@ -417,6 +420,10 @@ impl PodSpec {
             overhead: ResourceAmounts::read(r, node, "overhead"),
             node_selector: r.string_map(node, "nodeSelector"),
             node_name: r.text(node, "nodeName").filter(|n| !n.value.is_empty()),
+            run_to_completion: node
+                .get("restartPolicy")
+                .and_then(|p| p.as_str())
+                .is_some_and(|p| p == "Never" || p == "OnFailure"),
             affinity,
             tolerations: r
                 .maps(node, "tolerations")

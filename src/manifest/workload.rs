@@ -87,7 +87,22 @@ pub struct DefaultSpreadSelector {
     pub same_revision: bool,
 }
 
+/// Annotations that make a Pod a hook of a deployment tool: created around a release or a
+/// sync and deleted after it, never a long-running replica.
+const HOOK_ANNOTATIONS: &[&str] = &["helm.sh/hook", "argocd.argoproj.io/hook"];
+
 impl Workload {
+    /// Whether availability checks judge it: every controller's pods, and bare Pods that are
+    /// neither hooks (Helm, Argo CD) nor run to completion (`restartPolicy` other than
+    /// `Always`). Kubernetes recreates no bare Pod, so nothing keeps one available anyway.
+    pub fn long_running(&self) -> bool {
+        self.kind != WorkloadKind::Pod
+            || !(self.template.spec.run_to_completion
+                || HOOK_ANNOTATIONS
+                    .iter()
+                    .any(|a| self.template.annotations.contains_key(*a)))
+    }
+
     /// The default constraints' selector: the selectors of the Services that select the pods
     /// (`services`: each Service's selector, already known to select them), merged, ANDed
     /// with the selector of the controller that owns the pods (ReplicaSet, StatefulSet,

@@ -60,7 +60,7 @@ pub struct IrNode {
     /// Millicores and MiB the modelled pods can use (allocatable − reserved).
     pub cpu: i64,
     pub mem: i64,
-    /// Pods the model lets the node hold (allocatable pods, capped by `podsPerNode`).
+    /// Pods the node holds (allocatable pods).
     pub pods: i64,
     /// The node's real allocatable pods (the descheduler's pods percentages use it).
     pub pods_allocatable: i64,
@@ -480,6 +480,13 @@ pub struct Names {
     pub descheduler_plugins: Vec<Option<Span>>,
 }
 
+impl IrError {
+    /// The unit exceeds a bound of the model (rather than having no model at all).
+    pub fn is_bound(&self) -> bool {
+        !matches!(self, IrError::NoNodes)
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum IrError {
     #[error("the unit needs {0} nodes, more than the {MAX_NODES} one model holds")]
@@ -495,13 +502,7 @@ pub enum IrError {
 }
 
 /// Build the IR of `unit` on `topology`.
-pub fn build(
-    unit: &Unit,
-    objects: &[Object],
-    config: &Config,
-    topology: &Topology,
-    pods_per_node: u32,
-) -> Result<(Ir, Names), IrError> {
+pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topology) -> Result<(Ir, Names), IrError> {
     let mut names = Names::default();
     // Nodes: pool by pool, `<pool>-1`, `<pool>-2`, ... with their labels.
     let mut nodes = Vec::new();
@@ -524,7 +525,9 @@ pub fn build(
             cpu: usable.cpu_millis,
             // In bytes until the unit's memory unit is known (below).
             mem: usable.memory_bytes,
-            pods: slot.pool.allocatable.pods.min(i64::from(pods_per_node.max(1))),
+            // The node's allocatable pods, exactly: a smaller cap would leave pods Pending that
+            // Kubernetes places.
+            pods: slot.pool.allocatable.pods.max(1),
             pods_allocatable: slot.pool.allocatable.pods.max(1),
             scaling_pool: slot.scaling_pool,
             absent: slot.absent,
@@ -570,7 +573,9 @@ pub fn build(
             })
     };
 
-    let pods_capacity = nodes.len() * pods_per_node.max(1) as usize;
+    // Pods the topology can run at once; replicas beyond it could never be placed.
+    let pods_capacity: usize = nodes.iter().map(|n| n.pods.max(0) as usize).sum();
+    let node_capacity: usize = nodes.iter().map(|n| n.pods.max(0) as usize).max().unwrap_or(0);
     let node_failure = config.events.iter().find_map(|e| match e.value {
         EnvironmentEvent::NodeFailure { count, recover } => Some(IrNodeFailure {
             count: count.min(topology_size(topology)),
@@ -694,7 +699,7 @@ pub fn build(
         let failure_room = node_failure
             .as_ref()
             .filter(|_| workload.kind != WorkloadKind::DaemonSet)
-            .map_or(0, |f| f.count as usize * pods_per_node.max(1) as usize)
+            .map_or(0, |f| f.count as usize * node_capacity)
             .min(max_pods.max(0) as usize);
         let slots =
             (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity) + failure_room;
@@ -866,6 +871,8 @@ pub fn build(
                 .iter()
                 .enumerate()
                 .map(|(i, w)| match param("min-replicas-available", "min") {
+                    // Nothing recreates a bare Pod: Kubernetes promises it no availability.
+                    _ if w.bare => 0,
                     Some(min) => min.min(w.slots as i64),
                     None => {
                         let base = w.autoscaler.as_ref().map_or(w.replicas, |a| a.min).min(w.slots as i64);
@@ -2099,7 +2106,7 @@ mod tests {
             checks: Vec::new(),
             edges: Vec::new(),
         };
-        let (ir, names) = build(&unit, &loaded.objects, &config, &Topology::current(&config), 110).unwrap();
+        let (ir, names) = build(&unit, &loaded.objects, &config, &Topology::current(&config)).unwrap();
         let node = names.nodes.iter().position(|n| n == "zone-b-1").unwrap() + 1;
         assert!(ir.workloads[0].terminating);
         assert_eq!(ir.workloads[0].initial, vec![(node, 1)]);

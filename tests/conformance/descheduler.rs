@@ -166,7 +166,7 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         edges: Vec::new(),
     };
     let (mut built, names) =
-        ir::build(&unit, &objects, &config, &Topology::current(&config), 110).map_err(|e| format!("no model: {e}"))?;
+        ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;
     // Upstream's test cluster starts with every pod running where `nodeName` puts it: so does
     // the model (as `cluster.initialPods` would), rather than scheduling them one by one.
     for w in &mut built.workloads {

@@ -268,8 +268,8 @@ impl<'a> Scenario<'a> {
             checks: vec![PROBE],
             edges: Vec::new(),
         };
-        let (mut built, names) = ir::build(&unit, &objects, &config, &Topology::current(&config), 110)
-            .map_err(|e| format!("no model: {e}"))?;
+        let (mut built, names) =
+            ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;
         isolate(&mut built);
         let trace = run_probe(
             &built,
