@@ -180,6 +180,10 @@ impl Namer<'_> {
         {
             Some(WorkloadKind::StatefulSet) => "statefulset-controller",
             Some(WorkloadKind::DaemonSet) => "daemonset-controller",
+            Some(WorkloadKind::ReplicaSet) => "replicaset-controller",
+            Some(WorkloadKind::ReplicationController) => "replication-controller",
+            // Nothing controls a bare Pod: it exists because its manifest was applied.
+            Some(WorkloadKind::Pod) => "kubectl-apply",
             _ => "deployment-controller",
         }
     }
@@ -855,6 +859,9 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             "deployment-controller",
             "statefulset-controller",
             "daemonset-controller",
+            "replicaset-controller",
+            "replication-controller",
+            "kubectl-apply",
             "kubelet",
         ];
         location = cycle

@@ -1,7 +1,8 @@
 //! Fixes: for a violation, the most likely one-field change to the manifests. Each candidate
 //! is applied to a copy of the unit's objects and the violated check is verified again on the
 //! cluster where the counterexample was found (one topology, so a fix costs one pan run, not
-//! a search); only a change the model checker verifies there is suggested.
+//! a search), together with every check the unit verified; only a change under which all of
+//! them hold is suggested.
 //!
 //! Candidates come from the field the finding points at: a hard spread constraint's
 //! `maxSkew`, a required anti-affinity term's `topologyKey`, a PodDisruptionBudget's
@@ -16,9 +17,7 @@ use crate::engine::Engine;
 use crate::findings::{Change, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
 use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
-use crate::manifest::pod::{
-    InclusionPolicy, PodSpec, TopologySpreadConstraint, WeightedPodAffinityTerm, WhenUnsatisfiable,
-};
+use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};
 use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::workload::UpdateStrategy;
 use crate::manifest::{Body, Object, ObjectId, PodDisruptionBudget, WorkloadKind};
@@ -98,9 +97,6 @@ enum Edit {
     AddBudget {
         object: usize,
         replicas: Option<i32>,
-    },
-    HostnameSpread {
-        object: usize,
     },
     /// The last-applied configuration no longer sets `spec.replicas`.
     ForgetAppliedReplicas {
@@ -439,8 +435,10 @@ fn workload_candidates(
             edit: Edit::DropReplicas { object },
         });
     }
-    // Pods that double up on a node when another goes: make a soft spread hard.
-    if at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at) {
+    // Pods that double up on a node when another goes: make a soft spread hard, where that
+    // keeps replicas available. Never for balance alone: a hard spread trades availability
+    // (Pending pods) for balance, which the workload chose not to do.
+    if violation.check != "pods-balanced" && (at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at)) {
         for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
             if c.when_unsatisfiable.value == WhenUnsatisfiable::ScheduleAnyway {
                 out.push(Candidate {
@@ -496,25 +494,6 @@ fn workload_candidates(
             ),
             location: request.span,
             edit: Edit::CpuRequest { object, container, to },
-        });
-    }
-    // Nothing spreads the pods: the scheduler's scoring alone packs them after a rollout or
-    // an outage.
-    if violation.check == "pods-balanced"
-        && at == spec.span
-        && w.selector.is_some()
-        && !spec
-            .topology_spread_constraints
-            .iter()
-            .any(|c| c.topology_key.value == crate::model::ir::HOSTNAME_KEY)
-    {
-        out.push(Candidate {
-            summary: format!(
-                "add a topologySpreadConstraint to {} (`maxSkew: 1`, `topologyKey: kubernetes.io/hostname`, `whenUnsatisfiable: DoNotSchedule`, selecting its own pods)",
-                o.id
-            ),
-            location: spec.span,
-            edit: Edit::HostnameSpread { object },
         });
     }
     // kubectl apply removes a field the last applied configuration set and this one leaves
@@ -694,23 +673,6 @@ fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mut Vec<Membe
             });
             objects.push(budget);
         }
-        Edit::HostnameSpread { object } => {
-            let selector = objects[object].workload().and_then(|w| w.selector.clone());
-            if let Some(s) = spec_mut(&mut objects[object]) {
-                let span = s.span;
-                s.topology_spread_constraints.push(TopologySpreadConstraint {
-                    max_skew: Spanned::new(1, span),
-                    topology_key: Spanned::new(crate::model::ir::HOSTNAME_KEY.to_string(), span),
-                    when_unsatisfiable: Spanned::new(WhenUnsatisfiable::DoNotSchedule, span),
-                    label_selector: selector,
-                    min_domains: None,
-                    node_affinity_policy: InclusionPolicy::Honor,
-                    node_taints_policy: InclusionPolicy::Ignore,
-                    match_label_keys: Vec::new(),
-                    span,
-                });
-            }
-        }
         Edit::ForgetAppliedReplicas { object } => {
             let id = &objects[object].id;
             if let Some(p) = config
@@ -871,12 +833,14 @@ pub fn suggest(
         all: false,
     };
     for r in results.iter_mut() {
-        // A fix must not trade the violation for Pending pods: where the unit's pods were
-        // schedulable, they must stay so.
-        let schedulable = r
+        // A fix must not trade the violation for another: every check that was verified in
+        // the unit must stay verified with it.
+        let verified: Vec<&'static str> = r
             .results
             .iter()
-            .any(|x| x.check == "pods-schedulable" && x.verdict == Verdict::Verified);
+            .filter(|x| x.verdict == Verdict::Verified)
+            .map(|x| x.check)
+            .collect();
         for c in r.results.iter_mut() {
             let Verdict::Violated {
                 location: Some(at),
@@ -891,9 +855,7 @@ pub fn suggest(
                 topology: c.topology.as_ref(),
             };
             let mut checks = vec![c.check];
-            if schedulable && c.check != "pods-schedulable" {
-                checks.push("pods-schedulable");
-            }
+            checks.extend(verified.iter().copied().filter(|v| *v != c.check));
             for candidate in candidates(a, r.unit, *at, &violation) {
                 if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
