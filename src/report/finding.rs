@@ -13,11 +13,12 @@ pub struct Finding<'a> {
     pub outcome: &'a CheckOutcome,
 }
 
-/// Every violation of the report, in report order (units, then checks).
+/// Every violation of the report, in report order (units, then checks), but for those that
+/// follow from another's root cause (listed with it as `also_breaks`).
 pub fn findings(report: &Report) -> Vec<Finding<'_>> {
     report
         .outcomes()
-        .filter(|(_, c)| c.verdict == VerdictKind::Violated)
+        .filter(|(_, c)| c.verdict == VerdictKind::Violated && c.caused_by.is_none())
         .map(|(unit, outcome)| Finding { unit, outcome })
         .collect()
 }
@@ -71,6 +72,17 @@ impl<'a> Finding<'a> {
         named.or_else(|| workloads().next())
     }
 
+    /// The unit's other violations that follow from this one's root cause.
+    pub fn consequences(&self) -> Vec<Finding<'a>> {
+        let unit = self.unit;
+        unit.verification
+            .iter()
+            .flat_map(|v| &v.results)
+            .filter(|c| c.caused_by.as_deref() == Some(self.check()))
+            .map(|outcome| Finding { unit, outcome })
+            .collect()
+    }
+
     /// The other members of the unit, for related locations.
     pub fn related(&self) -> impl Iterator<Item = &'a Member> {
         let primary = self.primary().map(Member::id);
@@ -103,6 +115,12 @@ impl<'a> Finding<'a> {
             self.unit.scope,
             self.outcome.steps.len()
         ));
+        if !self.outcome.also_breaks.is_empty() {
+            out.push_str(&format!(
+                " The same cause also breaks {}.",
+                self.outcome.also_breaks.join(", ")
+            ));
+        }
         if let Some(f) = self.fix_line() {
             out.push_str(&format!(" {f}"));
         }

@@ -120,11 +120,24 @@ pub fn results(r: &Report, color: bool) -> String {
                         ),
                         None => (paint(color, red, "✗ violated"), String::new()),
                     };
+                    if let Some(root) = &c.caused_by {
+                        // One cause, one finding: the trace is the root's.
+                        let _ = writeln!(
+                            out,
+                            "  {mark} {}{at}{existing}{suppressed}: {}",
+                            paint(color, bold, &c.check),
+                            paint(color, dim, &format!("the same cause as {root}")),
+                        );
+                        continue;
+                    }
                     let _ = writeln!(
                         out,
                         "  {mark} {}{at}{existing}{suppressed}",
                         paint(color, bold, &c.check),
                     );
+                    if !c.also_breaks.is_empty() {
+                        let _ = writeln!(out, "    also breaks {}", c.also_breaks.join(", "));
+                    }
                     if let Some(t) = &c.topology {
                         let _ = writeln!(out, "    at {}", t.description);
                     }

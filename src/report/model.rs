@@ -257,6 +257,13 @@ pub struct CheckOutcome {
     /// A one-field change the model checker verified to make the check hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<FixOut>,
+    /// The violated check of the same unit whose root cause this violation follows from: its
+    /// counterexample passes through that check's causing field. Reported with it, not alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<String>,
+    /// The other violated checks that follow from this one's root cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_breaks: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologyOut>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -617,6 +624,8 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             suppression: (verdict == VerdictKind::Violated)
                 .then(|| suppression(a, r.unit, c.check, context))
                 .flatten(),
+            caused_by: None,
+            also_breaks: Vec::new(),
             steps: steps
                 .iter()
                 .map(|s| {
@@ -635,6 +644,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
                 .collect(),
         });
     }
+    link_root_causes(&mut results);
     Verification {
         search: Search {
             planned: r.search.planned,
@@ -688,6 +698,51 @@ impl Place {
             column: Some(s.start.column),
             end_line: Some(s.start.line),
             end_column: Some(end_column),
+        }
+    }
+}
+
+/// One cause, one finding: a violation whose counterexample passes through the causing field
+/// of another violation of the unit (a pod Pending for lack of a feasible node that also stalls
+/// the rollout) follows from it. The first such violation in check order is the root; the
+/// others name it in `caused_by` and it lists them in `also_breaks`.
+fn link_root_causes(results: &mut [CheckOutcome]) {
+    let at = |c: &CheckOutcome| match (&c.file, c.line) {
+        (Some(f), Some(l)) if c.verdict == VerdictKind::Violated => Some((f.clone(), l)),
+        _ => None,
+    };
+    // Every pod's creation points at the replica count, which says where pods come from,
+    // not why anything went wrong: those steps link nothing.
+    let passes_through = |c: &CheckOutcome, place: &(String, u32)| {
+        c.steps.iter().any(|s| {
+            s.file.as_ref() == Some(&place.0)
+                && s.line == Some(place.1)
+                && !s
+                    .effect
+                    .as_ref()
+                    .is_some_and(|e| e.change == crate::findings::Change::PodCreated)
+        })
+    };
+    for b in 0..results.len() {
+        if results[b].verdict != VerdictKind::Violated {
+            continue;
+        }
+        let root = (0..results.len()).find(|&a| {
+            a != b
+                && results[a].caused_by.is_none()
+                && at(&results[a]).is_some_and(|place| {
+                    at(&results[b]) != Some(place.clone())
+                        && passes_through(&results[b], &place)
+                        // Not a cycle: the root does not itself follow from this one.
+                        && !at(&results[b]).is_some_and(|own| passes_through(&results[a], &own))
+                })
+        });
+        if let Some(a) = root
+            && results[b].also_breaks.is_empty()
+        {
+            results[b].caused_by = Some(results[a].check.clone());
+            let check = results[b].check.clone();
+            results[a].also_breaks.push(check);
         }
     }
 }

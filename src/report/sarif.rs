@@ -157,11 +157,17 @@ fn result(e: &Emit, f: &Finding) -> Value {
         Some(r) => json!([location(e, &r, primary.map(|p| p.id()))]),
         None => json!([]),
     };
-    let related: Vec<Value> = f
-        .related()
+    // The checks the same cause also breaks, at their fields, then the unit's other objects.
+    let consequences = f.consequences();
+    let related: Vec<Value> = consequences
+        .iter()
+        .filter_map(|c| {
+            c.region()
+                .map(|r| location(e, &r, Some(format!("also breaks {}", c.check()))))
+        })
+        .chain(f.related().map(|m| location(e, &Region::of_member(m), Some(m.id()))))
         .enumerate()
-        .map(|(i, m)| {
-            let mut l = location(e, &Region::of_member(m), Some(m.id()));
+        .map(|(i, mut l)| {
             l["id"] = json!(i + 1);
             l
         })
