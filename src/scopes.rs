@@ -105,9 +105,9 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap) -> Vec
         }
     }
     let mut sets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for g in 0..groups.len() {
+    for (g, group) in groups.iter().enumerate() {
         let r = root(&mut parent, g);
-        sets.entry(r).or_default().extend(groups[g].objects.iter().copied());
+        sets.entry(r).or_default().extend(group.objects.iter().copied());
     }
     let mut out: Vec<(PathBuf, Vec<usize>)> = sets
         .into_iter()

@@ -41,19 +41,26 @@ pub fn admit_static_requirements(config: &mut Config, objects: &[Object], diags:
     if !config.cluster.assumed || config.cluster.pools.is_empty() {
         return;
     }
-    let pods_per_node = i64::from(config.scaling.pods_per_node.max(1));
     let mut assumed = Assumed::default();
     let mut demand = Amounts::default();
     let mut first = None;
+    let mut pods = 0i64;
     for o in objects.iter().filter(|o| !o.shadowed) {
         let Some(w) = o.workload().filter(|w| w.long_running()) else {
             continue;
         };
         first = first.or(Some(o.span));
-        admit(&mut config.cluster.pools, w, pods_per_node, &mut assumed);
-        topology_keys(&mut config.cluster.pools, w, &mut assumed);
         let replicas = i64::from(w.desired_replicas().max(1)).max(largest_autoscaled(objects, o));
+        admit(&mut config.cluster.pools, w, replicas, &mut assumed);
+        pods = pods.saturating_add(replicas);
+        topology_keys(&mut config.cluster.pools, w, &mut assumed);
         demand = demand.saturating_add(w.template.spec.effective_request().saturating_mul(replicas));
+    }
+    for (name, (total, _)) in &assumed.resources {
+        for pool in config.cluster.pools.iter_mut() {
+            let have = pool.scalar_allocatable.entry(name.clone()).or_insert(0);
+            *have = (*have).max(*total);
+        }
     }
     // Room for every pod scanned on any one node: how many nodes a real cluster has, and how
     // large, is not known, so capacity never decides a verdict here.
@@ -127,21 +134,17 @@ fn topology_keys(pools: &mut [NodePool], w: &Workload, assumed: &mut Assumed) {
     }
 }
 
-fn admit(pools: &mut [NodePool], w: &Workload, pods_per_node: i64, assumed: &mut Assumed) {
+fn admit(pools: &mut [NodePool], w: &Workload, replicas: i64, assumed: &mut Assumed) {
     let spec = &w.template.spec;
-    // Extended resources, ephemeral storage and hugepages: enough on every node for the
-    // replicas the model places on one.
+    // Extended resources, ephemeral storage and hugepages: like cpu and memory, room on
+    // every node for every scanned pod (summed here, given to the pools at the end).
     for name in spec.scalar_names().map(String::from).collect::<Vec<_>>() {
-        let want = spec.scalar_request(&name).saturating_mul(pods_per_node);
+        let want = spec.scalar_request(&name).saturating_mul(replicas);
         if want <= 0 {
             continue;
         }
-        for pool in pools.iter_mut() {
-            let have = pool.scalar_allocatable.entry(name.clone()).or_insert(0);
-            *have = (*have).max(want);
-        }
         let entry = assumed.resources.entry(name).or_insert((0, spec.span));
-        entry.0 = entry.0.max(want);
+        entry.0 = entry.0.saturating_add(want);
     }
     if let Some(name) = &spec.node_name {
         if assumed.node_names.iter().any(|(n, _)| *n == name.value) {

@@ -1931,11 +1931,14 @@ fn rollout_of(workload: &crate::manifest::Workload) -> Option<IrRollout> {
         return None;
     }
     Some(match &workload.strategy {
+        // Recreate takes every old pod down before the new ones start: the downtime is the
+        // strategy's documented choice, so availability may dip by all replicas meanwhile
+        // (min-replicas-available's bound during the rollout).
         UpdateStrategy::Recreate { .. } => IrRollout {
             recreate: true,
             partition: None,
             max_surge: 0,
-            max_unavailable: 0,
+            max_unavailable: encode(crate::manifest::quantity::IntOrPercent::Percent(100)),
         },
         UpdateStrategy::RollingUpdate {
             max_surge,

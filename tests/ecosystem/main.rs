@@ -81,7 +81,10 @@ fn repositories() -> Vec<(String, PathBuf)> {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
             if e.path().is_dir() && name.contains("__") && name.contains(only.as_str()) {
-                repos.push((name, e.path()));
+                // Reports name files by the path as scanned: scan the canonical one, so that
+                // locations relative to the repository are the same wherever the corpus is.
+                let path = std::fs::canonicalize(e.path()).unwrap_or_else(|_| e.path());
+                repos.push((name, path));
             }
         }
     }
