@@ -138,6 +138,7 @@ impl<'a> Graph<'a> {
         g.disruption_budgets(diags);
         g.services();
         g.selector_edges();
+        g.external_affinity(diags);
         g.node_pools(diags);
         g.descheduler(diags);
         g.capacity_edges();
@@ -326,6 +327,33 @@ impl<'a> Graph<'a> {
             self.objects[a].namespace() == ns_b
         } else {
             term.namespaces.iter().any(|n| n == ns_b)
+        }
+    }
+
+    /// A required podAffinity term that selects no pod of the scanned workloads of its scope
+    /// (not even its own): the pods it needs come from elsewhere, and the model assumes they
+    /// run in every domain. Say so.
+    fn external_affinity(&self, diags: &mut Diagnostics) {
+        for &a in &self.workloads {
+            for term in &self.workload_spec(a).affinity.pod.required {
+                let selects_scanned = self.same_scope_workloads(a).any(|b| {
+                    term.label_selector.as_ref().is_some_and(|s| s.matches(self.labels(b)))
+                        && self.term_covers_namespace(a, term, b)
+                });
+                if !selects_scanned {
+                    diags.push(
+                        Diagnostic::note(
+                            term.topology_key.span,
+                            format!(
+                                "the required podAffinity of {} selects no pod of the scanned manifests: kivi-lint assumes the pods it needs run in every `{}` domain",
+                                self.objects[a].id,
+                                truncate(&term.topology_key.value)
+                            ),
+                        )
+                        .with_help("scan the manifests of the pods it needs with it, or make the term preferred if they may be missing"),
+                    );
+                }
+            }
         }
     }
 

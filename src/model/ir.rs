@@ -1520,12 +1520,20 @@ fn affinity_terms(
     ] {
         for (k, term) in list.iter().enumerate() {
             let (domains, domain_count) = domains_of(&term.topology_key.value, nodes);
+            let counts = mask(w, term);
+            let self_match = covers(w, term, w);
+            // A required affinity to pods no scanned manifest defines (a database another
+            // repository deploys): kivi-lint cannot know where they run, so it assumes they
+            // run in every domain rather than claim the pod stays Pending (units.rs notes it).
+            if !anti && counts == 0 && !self_match {
+                continue;
+            }
             terms.push(IrAffinityTerm {
                 anti,
                 domains,
                 domain_count,
-                counts: mask(w, term),
-                self_match: covers(w, term, w),
+                counts,
+                self_match,
             });
             described.push((
                 format!(

@@ -13,7 +13,9 @@
  *    when the autoscaler sees it a second time, with anything else free to happen in between.
  * The load is a total demand shared by the warm running pods: level (percent of one pod's
  * request) x the workload's starting replicas, so per-pod usage falls as pods are added, as it
- * does behind a load balancer; a pod in its startup phase uses its startup usage instead.
+ * does behind a load balancer; a pod in its startup phase uses its startup usage instead. Pods
+ * on an unreachable node have no metrics (missing pods), as metrics-server cannot reach
+ * their kubelet.
  * It acts once the other controllers are idle, on the settled state.
  */
 /* A recommendation in a direction with a stabilisation window. */
@@ -51,6 +53,10 @@ end_autoscaler:
               :: else -> h_cold++
               fi
            :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> rc_add_pod(RC_PENDING, 0, 0, 0, h_request, 0)
+           /* a pod on an unreachable node is still Running, but its kubelet reports no
+              metrics: a missing pod (groupPods), 0% when scaling up, the fallback when
+              scaling down, not a pod that vanished and left its load to the others */
+           :: pod[h_q].status == UNREACHABLE -> rc_add_pod(RC_RUNNING, 0, 0, 0, h_request, 0)
            :: else -> skip
            fi
          }
