@@ -138,6 +138,26 @@ pub fn results(r: &Report, color: bool) -> String {
                     if !c.also_breaks.is_empty() {
                         let _ = writeln!(out, "    also breaks {}", c.also_breaks.join(", "));
                     }
+                    // Without a fix of its own, the fixes verified for what the same cause
+                    // breaks, each named with the check it was verified for.
+                    let borrowed = v
+                        .results
+                        .iter()
+                        .filter(|o| c.fix.is_none() && o.caused_by.as_deref() == Some(c.check.as_str()));
+                    for o in borrowed {
+                        if let Some(f) = &o.fix {
+                            let at = format!(" — {}:{}", f.file, f.line);
+                            let _ = writeln!(
+                                out,
+                                "    {} {} (verified for {} on {}){}",
+                                paint(color, green, "fix:"),
+                                f.summary,
+                                o.check,
+                                f.verified_on,
+                                paint(color, dim, &at)
+                            );
+                        }
+                    }
                     if let Some(t) = &c.topology {
                         let _ = writeln!(out, "    at {}", t.description);
                     }

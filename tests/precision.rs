@@ -1,0 +1,299 @@
+//! Precision: what kivi-lint must not claim. Default assumptions that would manufacture
+//! findings, scopes that would join unrelated manifests, pods that are not long-running
+//! workloads, model bounds that would cut replicas, and one cause reported more than once.
+
+mod common;
+
+use assert_fs::prelude::*;
+use common::kivi;
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn deployment(name: &str, replicas: u32, spec_extra: &str, resources: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n{spec_extra}      containers:\n      - name: c\n        image: nginx\n        resources: {{requests: {resources}}}\n"
+    )
+}
+
+/// The check command's JSON report and stderr, asserting the exit code.
+fn check(args: &[&str], code: i32) -> (Value, String) {
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes"])
+        .args(args)
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (report, String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn verdicts(report: &Value) -> Vec<(String, String)> {
+    report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|u| u["verification"]["results"].as_array().cloned().unwrap_or_default())
+        .map(|r| {
+            (
+                r["check"].as_str().unwrap_or_default().to_string(),
+                r["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn units_json(path: &std::path::Path) -> (Value, String) {
+    let out = kivi().args(["units", "--format", "json"]).arg(path).output().unwrap();
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// The first thing a new user runs: a plain Deployment, no config. Nothing is violated at any
+/// level (pods-balanced, about rebalancing Kubernetes never promises, is opt-in).
+#[test]
+fn plain_three_replica_deployment_gives_no_violation() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("app.yaml")
+        .write_str(&deployment("web", 3, "", "{cpu: 100m, memory: 128Mi}"))
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    let v = verdicts(&report);
+    assert!(!v.is_empty(), "{stderr}");
+    assert!(v.iter().all(|(_, verdict)| verdict == "verified"), "{v:?}");
+    assert!(!v.iter().any(|(c, _)| c == "pods-balanced"), "{v:?}");
+}
+
+/// With no cluster described, the assumed nodes admit what the manifests require of them
+/// (labels, node groups, GPUs, ephemeral storage, hugepages, a custom topology key) and a note
+/// says so; against a described cluster the same mismatch is reported.
+#[test]
+fn assumed_cluster_admits_static_node_requirements() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let spec = "      nodeSelector: {kubernetes.io/arch: arm64, karpenter.sh/capacity-type: spot}\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions: [{key: eks.amazonaws.com/nodegroup, operator: In, values: [gpu-ng]}]\n      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n      topologySpreadConstraints:\n      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: infer}}}\n";
+    dir.child("app.yaml")
+        .write_str(&deployment(
+            "infer",
+            2,
+            spec,
+            "{cpu: '6', memory: 40Gi, nvidia.com/gpu: 1, ephemeral-storage: 20Gi, hugepages-2Mi: 1Gi}",
+        ))
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    assert!(
+        verdicts(&report)
+            .iter()
+            .any(|(c, v)| c == "pods-schedulable" && v == "verified"),
+        "{report}\n{stderr}"
+    );
+    assert!(stderr.contains("note: no cluster is described"), "{stderr}");
+    assert!(stderr.contains("kubernetes.io/arch=arm64"), "{stderr}");
+    assert!(stderr.contains("nvidia.com/gpu"), "{stderr}");
+
+    // Described: plain nodes. The requirement no pool meets is reported, not assumed away.
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: plain, count: 2, allocatable: {cpu: '8', memory: 64Gi, pods: 110}}\nevents: []\n")
+        .unwrap();
+    let (_, stderr) = units_json(dir.path());
+    assert!(!stderr.contains("no cluster is described"), "{stderr}");
+    assert!(stderr.contains("no node pool"), "{stderr}");
+}
+
+/// Plain files: each directory is a scope; the same object in two directories is two
+/// environments, never "defined more than once"; an HPA in another directory joins its target.
+#[test]
+fn scopes_follow_directories_and_duplicates_are_environments() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let web = deployment("web", 2, "", "{cpu: 100m}");
+    dir.child("staging/web.yaml").write_str(&web).unwrap();
+    dir.child("production/web.yaml").write_str(&web).unwrap();
+    dir.child("examples/a.yaml")
+        .write_str(&deployment("demo", 1, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("examples/b.yaml")
+        .write_str(&deployment("demo", 2, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("autoscaling/hpa.yaml")
+        .write_str("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: api, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}\n  minReplicas: 2\n  maxReplicas: 3\n  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]\n")
+        .unwrap();
+    dir.child("apps/api.yaml")
+        .write_str(&deployment("api", 2, "", "{cpu: 100m}"))
+        .unwrap();
+    let (v, stderr) = units_json(dir.path());
+    assert!(!stderr.contains("defined more than once"), "{stderr}");
+    let units = v["units"].as_array().unwrap();
+    // staging/web, production/web, demo twice (two variants of one directory), api with its HPA.
+    assert_eq!(units.len(), 5, "{v}");
+    let api = units.iter().find(|u| u["name"] == "shop/api").unwrap();
+    assert!(
+        api["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "autoscaler"),
+        "{api}"
+    );
+}
+
+/// Go's test inputs are skipped with one note; an include glob naming testdata brings them back.
+#[test]
+fn testdata_is_skipped_with_one_note() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("deploy/app.yaml")
+        .write_str(&deployment("app", 1, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("pkg/testdata/a.yaml")
+        .write_str(&deployment("t1", 1, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("pkg/testdata/b.yaml")
+        .write_str(&deployment("t2", 1, "", "{cpu: 10m}"))
+        .unwrap();
+    let (v, stderr) = units_json(dir.path());
+    assert_eq!(v["units"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(
+        stderr.matches("under `testdata/` directories skipped").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 manifest files"), "{stderr}");
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ninclude: ['**', '**/testdata/**']\n")
+        .unwrap();
+    let (v, _) = units_json(dir.path());
+    assert_eq!(v["units"].as_array().unwrap().len(), 3, "{v}");
+}
+
+/// Hook Pods and Pods that run to completion are not long-running workloads; a bare Pod is
+/// not judged by min-replicas-available (nothing recreates it), and its creation is told as
+/// `kubectl-apply`, never the deployment controller.
+#[test]
+fn pods_that_are_not_long_running_workloads_are_not_judged() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("hooks.yaml")
+        .write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: test-connection, annotations: {helm.sh/hook: test}}\nspec:\n  containers: [{name: c, image: busybox}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: migrate}\nspec:\n  restartPolicy: Never\n  containers: [{name: c, image: busybox}]\n")
+        .unwrap();
+    let (v, _) = units_json(dir.path());
+    assert_eq!(v["units"].as_array().unwrap().len(), 0, "{v}");
+
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("pod.yaml")
+        .write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: '16'}}}]\n")
+        .unwrap();
+    // Default cluster, node failures: the bare Pod may be lost, which Kubernetes never promises
+    // otherwise.
+    let (report, _) = check(&[dir.path().to_str().unwrap()], 0);
+    assert!(
+        verdicts(&report)
+            .iter()
+            .any(|(c, v)| c == "min-replicas-available" && v == "verified"),
+        "{report}"
+    );
+    // A described cluster too small for it: Pending, created by kubectl apply.
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: small, count: 1, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents: []\n")
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 1);
+    let steps = report["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["verdict"] == "violated")
+        .map(|r| r["steps"].clone())
+        .unwrap_or_else(|| panic!("{report}\n{stderr}"));
+    assert_eq!(steps[0]["actor"], "kubectl-apply", "{steps}");
+}
+
+/// A node holds its allocatable pods: 20 light replicas are not "unschedulable after 18"
+/// (the old podsPerNode cap). A unit beyond the model's bounds is inconclusive (exit 3), never a
+/// finding or an engine error.
+#[test]
+fn model_bounds_never_produce_a_violation() {
+    // 20 replicas interleave into millions of states: the search may stop at its memory
+    // limit (inconclusive, exit 3), but it never claims a pod is Pending.
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: workers, count: 2, allocatable: {cpu: '8', memory: 32Gi, pods: 110}}\nevents: []\n")
+        .unwrap();
+    dir.child("app.yaml")
+        .write_str(&deployment("light", 20, "", "{cpu: 10m, memory: 16Mi}"))
+        .unwrap();
+    let out = kivi()
+        .args([
+            "--format",
+            "json",
+            "--no-fixes",
+            "--scale",
+            "current",
+            "--run-memory",
+            "256",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    assert!(!v.is_empty() && v.iter().all(|(_, v)| v != "violated"), "{v:?}");
+
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("app.yaml")
+        .write_str(&deployment("huge", 300, "", "{cpu: 10m, memory: 16Mi}"))
+        .unwrap();
+    let (report, _) = check(&[dir.path().to_str().unwrap()], 3);
+    let results = report["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        results.iter().all(|r| r["verdict"] == "inconclusive"
+            && r["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("beyond the model's bounds")
+            && r.get("engineError").is_none()),
+        "{results:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+
+    /// Raising a bound never turns verified into violated: every check verified with each node
+    /// holding just the replicas stays verified when nodes hold their full allocatable pods.
+    #[test]
+    fn raising_the_pod_bound_never_turns_verified_into_violated(
+        replicas in 1u32..5,
+        skew in 1u32..3,
+        hard in proptest::bool::ANY,
+    ) {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let spread = format!(
+            "      topologySpreadConstraints:\n      - {{maxSkew: {skew}, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: {}, labelSelector: {{matchLabels: {{app: w}}}}}}\n",
+            if hard { "DoNotSchedule" } else { "ScheduleAnyway" }
+        );
+        dir.child("app.yaml").write_str(&deployment("w", replicas, &spread, "{cpu: 100m}")).unwrap();
+        let config = |pods: u32| format!(
+            "apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {{name: workers, count: 2, allocatable: {{cpu: '4', memory: 16Gi, pods: {pods}}}}}\nevents: [{{type: node-failure}}]\n"
+        );
+        let run = |pods: u32| {
+            dir.child(".kivi-lint.yaml").write_str(&config(pods)).unwrap();
+            let out = kivi()
+                .args(["--format", "json", "--no-fixes", "--scale", "current"])
+                .arg(dir.path())
+                .output()
+                .unwrap();
+            verdicts(&serde_json::from_slice(&out.stdout).unwrap_or(Value::Null))
+        };
+        let tight = run(replicas);
+        let loose = run(110);
+        for (check, verdict) in &tight {
+            if verdict == "verified" {
+                prop_assert!(
+                    loose.iter().any(|(c, v)| c == check && v == "verified"),
+                    "{check}: verified with {replicas} pods per node, not with 110: {loose:?}"
+                );
+            }
+        }
+    }
+}
