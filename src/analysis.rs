@@ -88,6 +88,7 @@ pub fn analyze(request: &Request) -> Analysis {
             reason: "file holds no YAML document".into(),
         });
     }
+    mark_invalid(&mut objects, &diags);
     let mut scopes = discovery.scopes;
     crate::scopes::split_file_scopes(&mut objects, &mut scopes, &sources);
     crate::config::assumed::admit_static_requirements(&mut config, &objects, &mut diags);
@@ -410,5 +411,19 @@ fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diag
                 format!("suppression for {}, which is not among the scanned objects", s.object),
             ));
         }
+    }
+}
+
+/// Objects with an input error inside them are reported once, as that error, and not verified.
+fn mark_invalid(objects: &mut [Object], diags: &Diagnostics) {
+    let errors: Vec<Span> = diags
+        .iter()
+        .filter(|d| d.severity == crate::diagnostics::Severity::Error)
+        .map(|d| d.span)
+        .collect();
+    for o in objects.iter_mut().filter(|o| !o.embedded) {
+        o.invalid = errors
+            .iter()
+            .any(|e| e.file == o.span.file && o.span.start <= e.start && e.start <= o.span.end);
     }
 }

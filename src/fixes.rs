@@ -655,6 +655,7 @@ fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mut Vec<Membe
                 embedded: false,
                 scope: o.scope,
                 shadowed: false,
+                invalid: false,
                 body: Body::PodDisruptionBudget(Box::new(PodDisruptionBudget {
                     min_available: None,
                     max_unavailable: Some(Spanned::new(IntOrPercent::Int(1), o.span)),

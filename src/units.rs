@@ -109,7 +109,7 @@ struct Graph<'a> {
 impl<'a> Graph<'a> {
     fn new(objects: &'a [Object], config: &'a Config, policy: Option<usize>, diags: &mut Diagnostics) -> Graph<'a> {
         let workloads: Vec<usize> = (0..objects.len())
-            .filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed)
+            .filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed && !objects[i].invalid)
             .filter(|&i| {
                 let long_running = objects[i].workload().is_some_and(|w| w.long_running());
                 if !long_running {

@@ -231,26 +231,36 @@ pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
     // go-yaml (and so kubectl) accepts flow collections whose lines sit at or left of the
     // enclosing block's indentation; saphyr does not. Inside an open `[`/`{` indentation carries
     // no meaning, so indenting the offending line changes nothing else. Bounded retries.
+    // go-yaml also accepts a double-quoted scalar continued on lines less indented than its
+    // key, as `kubectl get -o yaml` writes long messages; continuation lines are folded with
+    // their leading spaces dropped, so indenting them changes no value.
     let mut fixed: Option<String> = None;
     let mut stream = stream;
-    for _ in 0..32 {
-        let Some(e) = stream
-            .errors
-            .last()
-            .filter(|e| e.fatal && e.message == "invalid YAML: invalid indentation")
-        else {
+    for _ in 0..256 {
+        let Some(e) = stream.errors.last().filter(|e| {
+            e.fatal
+                && (e.message == "invalid YAML: invalid indentation"
+                    || e.message == "invalid YAML: invalid indentation in quoted scalar")
+        }) else {
             break;
         };
         let current = fixed.as_deref().unwrap_or(text);
         let line = e.span.start.line as usize;
-        if !inside_flow_collection(current, line) {
+        if e.message == "invalid YAML: invalid indentation" && !inside_flow_collection(current, line) {
             break;
         }
-        let mut lines: Vec<&str> = current.split('\n').collect();
-        let Some(target) = lines.get(line - 1) else { break };
-        let indented = format!("  {target}");
-        lines[line - 1] = &indented;
-        let next = lines.join("\n");
+        let next = if e.message == "invalid YAML: invalid indentation in quoted scalar" {
+            match indent_quoted_continuation(current, line, e.span.start.column as usize) {
+                Some(next) => next,
+                None => break,
+            }
+        } else {
+            let mut lines: Vec<&str> = current.split('\n').collect();
+            let Some(target) = lines.get(line - 1) else { break };
+            let indented = format!("  {target}");
+            lines[line - 1] = &indented;
+            lines.join("\n")
+        };
         let retry = parse_once(&next, file, limits);
         fixed = Some(next);
         stream = retry;
@@ -259,7 +269,121 @@ pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
         // The shim did not help: report the original problem.
         return parse_once(text, file, limits);
     }
+    // Several JSON objects one after another (`kubectl get -o json` output appended, JSON
+    // lines): kubectl decodes each as a document, YAML sees one document with trailing text.
+    if stream.errors.iter().any(|e| e.fatal)
+        && let Some(values) = json_values(text).filter(|v| v.len() > 1)
+    {
+        let mut joined = Stream::default();
+        for (start, end) in values {
+            // The other values blanked out, line breaks kept: spans stay those of the file.
+            let masked: String = text
+                .char_indices()
+                .map(|(i, c)| {
+                    if (start..end).contains(&i) || c == '\n' || c == '\r' {
+                        c
+                    } else {
+                        ' '
+                    }
+                })
+                .collect();
+            let part = parse_once(&masked, file, limits);
+            joined.documents.extend(part.documents);
+            joined.errors.extend(part.errors);
+        }
+        return joined;
+    }
     stream
+}
+
+/// The byte ranges of the top-level JSON objects or arrays of `text`, if it is nothing but
+/// such values separated by whitespace.
+fn json_values(text: &str) -> Option<Vec<(usize, usize)>> {
+    let bytes = text.as_bytes();
+    let mut values = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if bytes[i] != b'{' && bytes[i] != b'[' {
+            return None;
+        }
+        let start = i;
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        loop {
+            let &b = bytes.get(i)?;
+            i += 1;
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        values.push((start, i));
+    }
+    Some(values)
+}
+
+/// The text with the continuation lines of the double-quoted scalar that opens at `line`,
+/// `column` (1-based) indented past its opening quote; `None` if no such scalar is there.
+fn indent_quoted_continuation(text: &str, line: usize, column: usize) -> Option<String> {
+    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
+    let open = lines.get(line - 1)?;
+    let quote = open.char_indices().nth(column.checked_sub(1)?)?.0;
+    if !open[quote..].starts_with('"') {
+        return None;
+    }
+    // Find the closing quote: backslash escapes, possibly lines later.
+    let mut escaped = false;
+    let mut close_line = None;
+    let mut from = quote + 1;
+    for (k, l) in lines.iter().enumerate().skip(line - 1) {
+        let rest = if k == line - 1 { &l[from..] } else { l.as_str() };
+        for c in rest.chars() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    close_line = Some(k);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if close_line.is_some() {
+            break;
+        }
+        escaped = false;
+        from = 0;
+    }
+    let close_line = close_line?;
+    let width = open[..quote].chars().count() + 1;
+    let mut changed = false;
+    for l in lines.iter_mut().take(close_line + 1).skip(line) {
+        let indent = l.len() - l.trim_start_matches(' ').len();
+        if indent < width && !l.trim().is_empty() {
+            *l = format!("{}{l}", " ".repeat(width - indent));
+            changed = true;
+        }
+    }
+    changed.then(|| lines.join("\n"))
 }
 
 /// Whether line `line` (1-based) starts inside an unclosed `[` or `{` (quotes and comments
@@ -680,6 +804,32 @@ fn is_float(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `kubectl get -o yaml` folds long messages onto lines less indented than their key.
+    #[test]
+    fn quoted_scalar_continued_on_less_indented_lines() {
+        let text = "status:\n  conditions:\n  - message: \"0/3 nodes are available: didn't match\n      pod affinity rules. Preemption is\n    not helpful.\"\n    type: PodScheduled\nkind: Pod\n";
+        let root = one(text);
+        let c = &root.get("status").unwrap().get("conditions").unwrap().as_seq().unwrap()[0];
+        assert_eq!(
+            c.get("message").and_then(Node::as_str),
+            Some("0/3 nodes are available: didn't match pod affinity rules. Preemption is not helpful.")
+        );
+        assert_eq!(c.get("type").and_then(Node::as_str), Some("PodScheduled"));
+        assert_eq!(root.get("kind").unwrap().span.start.line, 7);
+    }
+
+    /// Several JSON objects one after another: one document each, at their own lines.
+    #[test]
+    fn concatenated_json_objects_are_documents() {
+        let text = "{\"kind\": \"A\", \"s\": \"}{\"}\n{\"kind\": \"B\"}\n\n[1, 2]\n";
+        let s = parse(text, FileId(0), &Limits::default());
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        assert_eq!(s.documents.len(), 3);
+        assert_eq!(s.documents[1].root.get("kind").and_then(Node::as_str), Some("B"));
+        assert_eq!(s.documents[1].root.span.start.line, 2);
+        assert!(json_values("{\"a\": 1} trailing").is_none());
+    }
 
     fn one(text: &str) -> Node {
         let s = parse(text, FileId(0), &Limits::default());

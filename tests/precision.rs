@@ -297,3 +297,31 @@ proptest! {
         }
     }
 }
+
+/// Valid input read as Kubernetes reads it: UTF-16 with a byte order mark; and an object
+/// already reported as an input error is not verified as well.
+#[test]
+fn utf16_manifests_are_read_and_invalid_objects_are_not_verified() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let text = deployment("wide", 2, "", "{cpu: 10m}");
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    dir.child("utf16.yaml").write_binary(&bytes).unwrap();
+    dir.child("bad.yaml")
+        .write_str(
+            &deployment("bad", 2, "", "{cpu: 10m}").replace("{app: bad}}\n  template", "{app: other}}\n  template"),
+        )
+        .unwrap();
+    let (v, stderr) = units_json(dir.path());
+    assert!(
+        stderr.contains("`selector` does not match the pod template's labels"),
+        "{stderr}"
+    );
+    let names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["shop/wide"], "{v}");
+}

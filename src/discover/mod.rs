@@ -114,6 +114,11 @@ pub fn read_source(path: &Path) -> Result<String, ReadError> {
             MAX_FILE_BYTES / (1024 * 1024)
         )));
     }
+    // UTF-16 with a byte order mark (Windows editors, PowerShell's `>`): kubectl reads it, so
+    // decode it; UTF-8 is what everything else is.
+    if let Some(text) = utf16_with_bom(&bytes) {
+        return text.ok_or_else(|| at_start("file is UTF-16 (it has a byte order mark) but not valid UTF-16".into()));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         ReadError {
@@ -121,6 +126,27 @@ pub fn read_source(path: &Path) -> Result<String, ReadError> {
             message: "file is not valid UTF-8".into(),
         }
     })
+}
+
+/// `Some` for UTF-16 text with a byte order mark: the decoded text, or `None` if invalid.
+fn utf16_with_bom(bytes: &[u8]) -> Option<Option<String>> {
+    let little = match bytes {
+        [0xFF, 0xFE, ..] => true,
+        [0xFE, 0xFF, ..] => false,
+        _ => return None,
+    };
+    let body = &bytes[2..];
+    if body.len() % 2 != 0 {
+        return Some(None);
+    }
+    let units = body.chunks_exact(2).map(|p| {
+        if little {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    Some(char::decode_utf16(units).collect::<Result<String, _>>().ok())
 }
 
 /// `read_source` for callers that only need the message.

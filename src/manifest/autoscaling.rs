@@ -193,12 +193,37 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
         r.error(resource.span, "a `Resource` metric needs `resource.name`");
         return None;
     };
+    let milli = name.value == "cpu";
+    // autoscaling/v2beta1 wrote the target inline: `targetAverageUtilization` or
+    // `targetAverageValue` (converted to v2 by the API server's conversion).
+    if r.field(resource, "target").is_none() {
+        if let Some(u) = r.int32(resource, "targetAverageUtilization") {
+            if u.value <= 0 {
+                r.error(u.span, "`targetAverageUtilization` must be positive");
+                return None;
+            }
+            return Some(Metric::Resource {
+                resource: name.value,
+                target: MetricTarget::Utilization(u.value),
+                span: node.span,
+            });
+        }
+        if let Some(v) = r.quantity(resource, "targetAverageValue", milli) {
+            return Some(Metric::Resource {
+                resource: name.value,
+                target: MetricTarget::AverageValue(v.value),
+                span: node.span,
+            });
+        }
+    }
     let Some(target) = r.map(resource, "target") else {
-        r.error(resource.span, "a `Resource` metric needs `resource.target`");
+        r.error(
+            resource.span,
+            "a `Resource` metric needs `resource.target` (or, in autoscaling/v2beta1, `targetAverageUtilization` or `targetAverageValue`)",
+        );
         return None;
     };
     let target_type = r.one_of(target, "type", &["Utilization", "AverageValue", "Value"])?;
-    let milli = name.value == "cpu";
     let value = match target_type.value.as_str() {
         "Utilization" => {
             let Some(u) = r.int32(target, "averageUtilization").filter(|u| u.value > 0) else {

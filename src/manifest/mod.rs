@@ -110,6 +110,10 @@ pub struct Object {
     /// A later definition of the same object in the same scope replaces this one.
     #[serde(skip)]
     pub shadowed: bool,
+    /// An input error was reported inside it: it is not verified as well (a verdict about an
+    /// object Kubernetes would reject, or read otherwise, would be noise).
+    #[serde(skip)]
+    pub invalid: bool,
     pub body: Body,
     /// `ignore-check.kivi-lint.io/<check>` and `kivi-lint.io/ignore-all` annotations, on the
     /// object or its pod template (upstream charts often expose only pod annotations).
@@ -368,6 +372,7 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
         embedded: false,
         scope: 0,
         shadowed: false,
+        invalid: false,
         body: body.unwrap_or(Body::Other),
         ignores,
     })
@@ -618,6 +623,35 @@ spec:
         ));
         assert!(matches!(b.metrics[1], autoscaling::Metric::Unsupported { .. }));
         assert_eq!(b.scale_down.as_ref().unwrap().stabilization_window_seconds, Some(60));
+    }
+
+    /// autoscaling/v2beta1 writes the target inline; v2beta2 as v2 does.
+    #[test]
+    fn hpa_v2beta1_and_v2beta2() {
+        let (loaded, diags, _) = load_one(
+            "apiVersion: autoscaling/v2beta1\nkind: HorizontalPodAutoscaler\nmetadata: {name: a}\nspec:\n  scaleTargetRef: {kind: Deployment, name: web}\n  maxReplicas: 5\n  metrics:\n  - {type: Resource, resource: {name: cpu, targetAverageUtilization: 70}}\n  - {type: Resource, resource: {name: cpu, targetAverageValue: 250m}}\n---\napiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\nspec:\n  scaleTargetRef: {kind: Deployment, name: web}\n  maxReplicas: 5\n  metrics:\n  - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let Body::HorizontalPodAutoscaler(a) = &loaded.objects[0].body else {
+            panic!()
+        };
+        assert!(matches!(
+            a.metrics[..],
+            [
+                autoscaling::Metric::Resource {
+                    target: autoscaling::MetricTarget::Utilization(70),
+                    ..
+                },
+                autoscaling::Metric::Resource {
+                    target: autoscaling::MetricTarget::AverageValue(250),
+                    ..
+                }
+            ]
+        ));
+        let Body::HorizontalPodAutoscaler(b) = &loaded.objects[1].body else {
+            panic!()
+        };
+        assert!(b.scales_on_cpu());
     }
 
     #[test]
