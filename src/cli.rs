@@ -578,7 +578,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     }
     let report = report::Report::new(&analysis, Some(&results), &context);
     let code = exit_code(&report, scan.fail_on);
-    let written = write_reports(&report, &outputs, code, stdout_color)?;
+    let written = write_reports(&report, &outputs, code, stdout_color, global.verbose > 0)?;
     for r in &results {
         tracing::info!(
             "unit {}: generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?}",
@@ -646,7 +646,13 @@ fn repository_position() -> (std::path::PathBuf, Option<std::path::PathBuf>, Opt
 }
 
 /// Write every report; `false` when a file could not be written.
-fn write_reports(report: &report::Report, outputs: &[Output], code: u8, stdout_color: bool) -> Result<bool> {
+fn write_reports(
+    report: &report::Report,
+    outputs: &[Output],
+    code: u8,
+    stdout_color: bool,
+    full_traces: bool,
+) -> Result<bool> {
     let (repo_prefix, repo_root, working_directory) = repository_position();
     let emit = report::Emit {
         report,
@@ -655,6 +661,7 @@ fn write_reports(report: &report::Report, outputs: &[Output], code: u8, stdout_c
         repo_root,
         working_directory,
         exit_code: code,
+        full_traces,
     };
     let mut ok = true;
     for o in outputs {
@@ -762,7 +769,7 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
             return Ok(exit::INPUT_ERROR);
         }
     };
-    let written = write_reports(&merged, &outputs, code, stdout_color)?;
+    let written = write_reports(&merged, &outputs, code, stdout_color, global.verbose > 0)?;
     Ok(if written { code } else { exit::INPUT_ERROR })
 }
 

@@ -442,7 +442,7 @@ fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     assert!(
-        !stdout.contains("::error") && stdout.contains("✗ violated pods-schedulable"),
+        !stdout.contains("::error") && stdout.contains("✗ error pods-schedulable"),
         "{stdout}"
     );
     assert_eq!(

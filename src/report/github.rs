@@ -13,7 +13,7 @@ const PER_LEVEL: usize = 10;
 pub fn render(e: &Emit) -> String {
     let mut out = String::new();
     out.push_str("::group::kivi-lint report\n");
-    out.push_str(&super::human::results(e.report, false));
+    out.push_str(&super::human::results(e.report, false, e.full_traces));
     out.push_str("::endgroup::\n");
     let mut annotations: Vec<Annotation> = Vec::new();
     for d in &e.report.diagnostics {

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::model::{BaselineState, NotVerified, Report, RunStats, VerdictKind};
+use super::model::{BaselineState, CheckOutcome, Member, NotVerified, Report, RunStats, StepOut, Unit, VerdictKind};
 use crate::units::Role;
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -64,13 +64,19 @@ pub fn units(r: &Report, color: bool) -> String {
 pub fn summary(r: &Report) -> String {
     let s = &r.summary;
     format!(
-        "{} units, {} workloads, {} objects from {} files and {} renders; {} errors, {} warnings\n",
-        s.units, s.workloads, s.objects, s.files, s.renders, s.errors, s.warnings
+        "{}, {}, {} from {} and {}; {}, {}\n",
+        plural(s.units, "unit"),
+        plural(s.workloads, "workload"),
+        plural(s.objects, "object"),
+        plural(s.files, "file"),
+        plural(s.renders, "render"),
+        plural(s.errors, "error"),
+        plural(s.warnings, "warning")
     )
 }
 
 /// Verdict of every check of every verified unit, with counterexamples.
-pub fn results(r: &Report, color: bool) -> String {
+pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
     let mut out = String::new();
     let bold = Style::new().bold();
     let red = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
@@ -105,8 +111,9 @@ pub fn results(r: &Report, color: bool) -> String {
             match c.verdict {
                 VerdictKind::Violated => {
                     violated += 1;
+                    let finding = super::finding::Finding { unit: u, outcome: c };
                     let at = match (&c.file, c.line, c.column) {
-                        (Some(f), Some(l), Some(col)) => format!("  {f}:{l}:{col}"),
+                        (Some(f), Some(l), Some(col)) => format!("{f}:{l}:{col}"),
                         _ => String::new(),
                     };
                     let existing = match c.baseline_state {
@@ -115,28 +122,44 @@ pub fn results(r: &Report, color: bool) -> String {
                     };
                     let (mark, suppressed) = match &c.suppression {
                         Some(s) => (
-                            paint(color, dim, "✗ violated"),
+                            paint(color, dim, "✗"),
                             paint(color, yellow, &format!(" (suppressed: {})", s.justification)),
                         ),
-                        None => (paint(color, red, "✗ violated"), String::new()),
+                        None => (paint(color, red, "✗"), String::new()),
                     };
                     if let Some(root) = &c.caused_by {
                         // One cause, one finding: the trace is the root's.
                         let _ = writeln!(
                             out,
-                            "  {mark} {}{at}{existing}{suppressed}: {}",
+                            "  {mark} {} {}{existing}{suppressed}: {}",
+                            c.level.as_str(),
                             paint(color, bold, &c.check),
-                            paint(color, dim, &format!("the same cause as {root}")),
+                            paint(color, dim, &format!("the same cause as {root} ({at})")),
                         );
                         continue;
                     }
+                    // The first screen: what goes wrong, in one sentence; then the level, the
+                    // place, the fix; then the trace.
                     let _ = writeln!(
                         out,
-                        "  {mark} {}{at}{existing}{suppressed}",
+                        "  {mark} {} {}: {}{existing}{suppressed}",
+                        c.level.as_str(),
                         paint(color, bold, &c.check),
+                        finding.headline()
                     );
-                    if !c.also_breaks.is_empty() {
-                        let _ = writeln!(out, "    also breaks {}", c.also_breaks.join(", "));
+                    if !at.is_empty() {
+                        let _ = writeln!(out, "    --> {at}");
+                    }
+                    if let Some(f) = &c.fix {
+                        let at = format!(" — {}:{}", f.file, f.line);
+                        let _ = writeln!(
+                            out,
+                            "    {} {} (verified on {}: the check holds with it){}",
+                            paint(color, green, "fix:"),
+                            f.summary,
+                            f.verified_on,
+                            paint(color, dim, &at)
+                        );
                     }
                     // Without a fix of its own, the fixes verified for what the same cause
                     // breaks, each named with the check it was verified for.
@@ -158,21 +181,16 @@ pub fn results(r: &Report, color: bool) -> String {
                             );
                         }
                     }
-                    if let Some(t) = &c.topology {
-                        let _ = writeln!(out, "    at {}", t.description);
+                    if !c.also_breaks.is_empty() {
+                        let _ = writeln!(out, "    also breaks {}", c.also_breaks.join(", "));
                     }
-                    if let Some(f) = &c.fix {
-                        let at = format!(" — {}:{}", f.file, f.line);
-                        let _ = writeln!(
-                            out,
-                            "    {} {} (verified on {}: the check holds with it){}",
-                            paint(color, green, "fix:"),
-                            f.summary,
-                            f.verified_on,
-                            paint(color, dim, &at)
-                        );
-                    }
-                    for (i, step) in c.steps.iter().enumerate() {
+                    let shown = if full_traces {
+                        (0..c.steps.len()).collect()
+                    } else {
+                        involved_steps(u, c, finding.workload())
+                    };
+                    for &i in &shown {
+                        let step = &c.steps[i];
                         let at = match (&step.file, step.line) {
                             (Some(f), Some(l)) => format!(" — {f}:{l}"),
                             _ => String::new(),
@@ -185,6 +203,14 @@ pub fn results(r: &Report, color: bool) -> String {
                             step.message,
                             paint(color, dim, &at)
                         );
+                    }
+                    if shown.len() < c.steps.len() {
+                        let hidden = c.steps.len() - shown.len();
+                        let line = format!(
+                            "… {hidden} step{} of other workloads' pods left out (-v shows every step)",
+                            if hidden == 1 { "" } else { "s" }
+                        );
+                        let _ = writeln!(out, "    {}", paint(color, dim, &line));
                     }
                 }
                 VerdictKind::Verified => {
@@ -274,10 +300,16 @@ pub fn results(r: &Report, color: bool) -> String {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        out,
-        "{checked} units checked: {violated} violated{suppressed}, {verified} verified, {inconclusive} inconclusive"
-    );
+    if r.summary.objects == 0 {
+        let paths: Vec<&str> = r.scopes.iter().map(|s| s.path.as_str()).collect();
+        let _ = writeln!(out, "no Kubernetes objects found under {}", paths.join(", "));
+    } else {
+        let _ = writeln!(
+            out,
+            "{} checked: {violated} violated{suppressed}, {verified} verified, {inconclusive} inconclusive",
+            plural(checked, "unit")
+        );
+    }
     if let Some(c) = &r.changed_since {
         let mut line = format!(
             "changed since {}: {} unchanged, not verified again",
@@ -320,4 +352,53 @@ fn base_name(r: &Report) -> &str {
     r.changed_since
         .as_ref()
         .map_or("the base revision", |c| c.revision.as_str())
+}
+
+/// The pod a step is about, if any.
+fn pod_of(s: &StepOut) -> Option<&str> {
+    s.effect.as_ref().and_then(|e| e.pod.as_deref())
+}
+
+/// The steps of a counterexample that concern the finding: every step but those about the
+/// pods of workloads the finding does not involve. Involved are the finding's workload and
+/// the workloads of pods that steps with a cause (a located step other than a creation) or
+/// the last steps name.
+fn involved_steps(u: &Unit, c: &CheckOutcome, primary: Option<&Member>) -> Vec<usize> {
+    let workloads: Vec<&str> = u
+        .members
+        .iter()
+        .filter(|m| m.role == Role::Workload)
+        .map(|m| m.name.as_str())
+        .collect();
+    // The workload a pod belongs to: the longest workload name it extends (`cart-redis-0` is
+    // cart-redis's, not cart's).
+    let owner = |pod: &str| -> Option<&str> {
+        workloads
+            .iter()
+            .copied()
+            .filter(|w| pod.strip_prefix(*w).is_some_and(|rest| rest.starts_with('-')))
+            .max_by_key(|w| w.len())
+    };
+    let mut involved: Vec<&str> = primary.map(|m| m.name.as_str()).into_iter().collect();
+    let tail = c.steps.len().saturating_sub(3);
+    for (i, s) in c.steps.iter().enumerate() {
+        let created = s
+            .effect
+            .as_ref()
+            .is_some_and(|e| e.change == crate::findings::Change::PodCreated);
+        if (s.file.is_some() && !created) || i >= tail {
+            involved.extend(pod_of(s).and_then(owner));
+            for w in &workloads {
+                if s.message.contains(&format!(" {w}-")) || s.message.contains(&format!("/{w} ")) {
+                    involved.push(w);
+                }
+            }
+        }
+    }
+    (0..c.steps.len())
+        .filter(|&i| match pod_of(&c.steps[i]).and_then(owner) {
+            Some(w) => involved.contains(&w),
+            None => true,
+        })
+        .collect()
 }

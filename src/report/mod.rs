@@ -94,6 +94,9 @@ pub struct Emit<'a> {
     /// `file://` URI of the repository root, for SARIF's `workingDirectory`.
     pub working_directory: Option<String>,
     pub exit_code: u8,
+    /// Human output shows every step of a counterexample (`-v`), not only those of the
+    /// objects the finding is about.
+    pub full_traces: bool,
 }
 
 impl<'a> Emit<'a> {
@@ -106,6 +109,7 @@ impl<'a> Emit<'a> {
             repo_root: None,
             working_directory: None,
             exit_code,
+            full_traces: false,
         }
     }
 
@@ -165,7 +169,7 @@ pub fn repo_uri(prefix: &Path, path: &str) -> String {
 pub fn results(e: &Emit, format: Format) -> String {
     match format {
         Format::Json => json::render(e.report),
-        Format::Human => human::results(e.report, e.color),
+        Format::Human => human::results(e.report, e.color, e.full_traces),
         Format::Sarif => sarif::render(e),
         Format::Junit => junit::render(e),
         Format::Github => github::render(e),
