@@ -325,3 +325,46 @@ fn utf16_manifests_are_read_and_invalid_objects_are_not_verified() {
         .collect();
     assert_eq!(names, ["shop/wide"], "{v}");
 }
+
+/// A field an overlay changes is located in the overlay: `replicas:` at its count, a
+/// strategic-merge patch file at its line (JSON 6902 patches: `discover::overlay`'s tests).
+#[test]
+fn overlay_changes_are_located_in_the_overlay() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("base/kustomization.yaml")
+        .write_str("resources: [deployment.yaml]\n")
+        .unwrap();
+    dir.child("base/deployment.yaml")
+        .write_str(&deployment("api", 2, "", "{cpu: 100m}"))
+        .unwrap();
+    dir.child("prod/kustomization.yaml")
+        .write_str("resources: [../base]\nreplicas:\n- name: api\n  count: 3\npatches:\n- path: cpu.yaml\n")
+        .unwrap();
+    dir.child("prod/cpu.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api, namespace: shop}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources:\n          requests:\n            cpu: 3\n")
+        .unwrap();
+    // Two nodes of 4 cpu: the third replica of 3 cpu fits nowhere.
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: two, count: 2, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents: []\n")
+        .unwrap();
+    let config = dir.path().join(".kivi-lint.yaml");
+    let prod = dir.path().join("prod");
+    let (report, stderr) = check(&["-c", config.to_str().unwrap(), prod.to_str().unwrap()], 1);
+    let result = report["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "pods-schedulable")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report}\n{stderr}"));
+    assert_eq!(result["verdict"], "violated", "{result}");
+    assert!(result["file"].as_str().unwrap().ends_with("prod/cpu.yaml"), "{result}");
+    assert_eq!(result["line"], 11, "{result}");
+    let steps = result["steps"].as_array().unwrap();
+    let created = steps.iter().find(|s| s["actor"] == "deployment-controller").unwrap();
+    assert!(
+        created["file"].as_str().unwrap().ends_with("prod/kustomization.yaml"),
+        "{created}"
+    );
+    assert_eq!(created["line"], 4, "{created}");
+}

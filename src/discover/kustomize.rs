@@ -42,6 +42,10 @@ pub struct Kustomization {
     pub resources_only: bool,
     /// The `resources` entries, in order, resolved.
     pub resources: Vec<PathBuf>,
+    /// Patch files, read later with their own lines.
+    pub patch_files: Vec<super::overlay::PatchFile>,
+    /// Inline patches and `replicas` entries, at their lines in the kustomization.
+    pub changes: Vec<super::overlay::Change>,
 }
 
 fn looks_remote(entry: &str) -> bool {
@@ -111,6 +115,7 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             }
         }
     }
+    overlay_changes(dir, root, id, &mut k);
     if let Some(p) = root.at(&["openapi", "path"]) {
         entries.push((p, false, false));
     }
@@ -397,5 +402,65 @@ mod tests {
         assert!(looks_remote("github.com/org/repo/base?ref=main"));
         assert!(looks_remote("git@github.com:org/repo.git"));
         assert!(!looks_remote("../base"));
+    }
+}
+
+/// What this kustomization changes in the objects it renders, for their locations: its patch
+/// files (read later, with their lines), its inline patches and its `replicas` entries.
+fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, k: &mut Kustomization) {
+    use super::overlay::{Change, PatchFile, Target};
+    let target_of = |item: &Node| Target {
+        kind: item.at(&["target", "kind"]).and_then(Node::as_str).map(String::from),
+        name: item.at(&["target", "name"]).and_then(Node::as_str).map(String::from),
+    };
+    // An inline patch's text sits in a block scalar: its fields point at the entry.
+    let inline = |text: &str, at: Span, target: Target| -> Option<Change> {
+        let mut doc = yaml::parse(text, file, &yaml::Limits::default())
+            .documents
+            .into_iter()
+            .next()?
+            .root;
+        crate::discover::provenance::remap_all(&mut doc, at);
+        Some(if doc.as_seq().is_some() {
+            Change::Json {
+                ops: super::overlay::json_ops(&doc),
+                target,
+            }
+        } else {
+            Change::Merge { patch: doc, target }
+        })
+    };
+    for entry in seq(root, "patchesStrategicMerge") {
+        match entry.as_str() {
+            Some(text) if text.contains('\n') => k.changes.extend(inline(text, entry.span, Target::default())),
+            Some(path) => k.patch_files.push(PatchFile {
+                path: dir.join(path.trim()),
+                target: Target::default(),
+                json: false,
+            }),
+            None => {}
+        }
+    }
+    for (key, json) in [("patches", false), ("patchesJson6902", true)] {
+        for item in seq(root, key) {
+            let target = target_of(item);
+            if let Some(path) = item.get("path").and_then(Node::as_str) {
+                k.patch_files.push(PatchFile {
+                    path: dir.join(path.trim()),
+                    target,
+                    json,
+                });
+            } else if let Some(text) = item.get("patch").and_then(Node::as_str) {
+                k.changes.extend(inline(text, item.span, target));
+            }
+        }
+    }
+    for item in seq(root, "replicas") {
+        if let (Some(name), Some(count)) = (item.get("name").and_then(Node::as_str), item.get("count")) {
+            k.changes.push(Change::Replicas {
+                name: name.to_string(),
+                count: count.span,
+            });
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod helm;
 pub mod kustomize;
+pub mod overlay;
 pub mod provenance;
 pub mod revision;
 
@@ -273,8 +274,16 @@ fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
 }
 
 enum Job {
-    Kustomize { root: PathBuf, file: FileId },
-    Helm { chart: PathBuf, values: Vec<PathBuf> },
+    Kustomize {
+        root: PathBuf,
+        file: FileId,
+        /// What the kustomizations of its tree change, innermost first.
+        changes: Vec<overlay::Change>,
+    },
+    Helm {
+        chart: PathBuf,
+        values: Vec<PathBuf>,
+    },
 }
 
 enum Rendered {
@@ -519,6 +528,7 @@ fn plan_renders(
                 Job::Kustomize {
                     root: k.dir.clone(),
                     file,
+                    changes: overlay_changes(key, &kustomizations, sources),
                 },
             )),
         }
@@ -703,9 +713,17 @@ fn run_renders(
     for ((scope, job), result) in jobs.into_iter().zip(results) {
         let result = result.into_inner().expect("lock not poisoned").expect("every job ran");
         match (job, result) {
-            (Job::Kustomize { root, file }, Ok(Rendered::Kustomize { text, wrapper })) => {
-                let documents =
-                    attach_kustomize_origins(&text, &root, file, wrapper.path(), sources, diags, &mut source_cache);
+            (Job::Kustomize { root, file, changes }, Ok(Rendered::Kustomize { text, wrapper })) => {
+                let documents = attach_kustomize_origins(
+                    &text,
+                    &root,
+                    file,
+                    wrapper.path(),
+                    &changes,
+                    sources,
+                    diags,
+                    &mut source_cache,
+                );
                 discovery.batches.push(Batch {
                     scope,
                     file,
@@ -766,6 +784,7 @@ fn attach_kustomize_origins(
     root: &Path,
     kustomization: FileId,
     wrapper: &Path,
+    changes: &[overlay::Change],
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
     cache: &mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
@@ -782,7 +801,16 @@ fn attach_kustomize_origins(
         match kustomize::take_origin(&mut doc.root, wrapper) {
             Some(kustomize::Origin::File(path)) => match source_documents(&path, sources, cache) {
                 Some((_, docs)) => match matching_document(&doc.root, docs) {
-                    Some(source) => provenance::remap_to_source(&mut doc.root, source),
+                    Some(source) => {
+                        provenance::remap_to_source(&mut doc.root, source);
+                        // What the overlays change points at the overlays.
+                        let kind = source.get("kind").and_then(Node::as_str).unwrap_or_default();
+                        let name = source
+                            .at(&["metadata", "name"])
+                            .and_then(Node::as_str)
+                            .unwrap_or_default();
+                        overlay::apply(&mut doc.root, kind, name, changes);
+                    }
                     None => provenance::remap_all(&mut doc.root, fallback),
                 },
                 None => provenance::remap_all(&mut doc.root, fallback),
@@ -896,4 +924,50 @@ pub fn render_roots(files: &[PathBuf]) -> Vec<PathBuf> {
     let all = roots.clone();
     roots.retain(|r| !all.iter().any(|o| o != r && (o == Path::new(".") || r.starts_with(o))));
     roots
+}
+
+/// The changes of the kustomizations a render builds on, innermost first (so that an outer
+/// overlay's change wins): inline ones as read, patch files parsed with their own lines.
+fn overlay_changes(
+    root: &Path,
+    kustomizations: &BTreeMap<PathBuf, kustomize::Kustomization>,
+    sources: &mut SourceMap,
+) -> Vec<overlay::Change> {
+    // Breadth first from the root: outer kustomizations before the bases they build on.
+    let mut order: Vec<&kustomize::Kustomization> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
+    let mut seen = BTreeSet::new();
+    while let Some(key) = queue.pop_front() {
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let Some(k) = kustomizations.get(&key) else { continue };
+        order.push(k);
+        queue.extend(k.dirs.iter().map(|d| kustomize::normalize(&absolute(d))));
+    }
+    let mut changes = Vec::new();
+    for k in order.into_iter().rev() {
+        for p in &k.patch_files {
+            let Ok(text) = read_source(&p.path) else { continue };
+            let shown = display_path(&p.path);
+            let id = sources
+                .find(&shown)
+                .unwrap_or_else(|| sources.add(shown, text.as_str()));
+            for doc in yaml::parse(&text, id, &yaml::Limits::default()).documents {
+                if p.json || doc.root.as_seq().is_some() {
+                    changes.push(overlay::Change::Json {
+                        ops: overlay::json_ops(&doc.root),
+                        target: p.target.clone(),
+                    });
+                } else {
+                    changes.push(overlay::Change::Merge {
+                        patch: doc.root,
+                        target: p.target.clone(),
+                    });
+                }
+            }
+        }
+        changes.extend(k.changes.iter().cloned());
+    }
+    changes
 }
