@@ -380,31 +380,6 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_paths() {
-        assert_eq!(
-            relative_path(Path::new("/tmp/w"), Path::new("/work/repo/a")),
-            PathBuf::from("../../work/repo/a")
-        );
-        assert_eq!(
-            normalize(Path::new("/tmp/w/../../work/repo/a.yaml")),
-            PathBuf::from("/work/repo/a.yaml")
-        );
-    }
-
-    #[test]
-    fn remote_detection() {
-        assert!(looks_remote("https://github.com/org/repo//base?ref=v1"));
-        assert!(looks_remote("github.com/org/repo/base?ref=main"));
-        assert!(looks_remote("git@github.com:org/repo.git"));
-        assert!(!looks_remote("../base"));
-    }
-}
-
 /// What this kustomization changes in the objects it renders, for their locations: its patch
 /// files (read later, with their lines), its inline patches and its `replicas` entries.
 fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, k: &mut Kustomization) {
@@ -462,5 +437,30 @@ fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, k: &mut
                 count: count.span,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative_path(Path::new("/tmp/w"), Path::new("/work/repo/a")),
+            PathBuf::from("../../work/repo/a")
+        );
+        assert_eq!(
+            normalize(Path::new("/tmp/w/../../work/repo/a.yaml")),
+            PathBuf::from("/work/repo/a.yaml")
+        );
+    }
+
+    #[test]
+    fn remote_detection() {
+        assert!(looks_remote("https://github.com/org/repo//base?ref=v1"));
+        assert!(looks_remote("github.com/org/repo/base?ref=main"));
+        assert!(looks_remote("git@github.com:org/repo.git"));
+        assert!(!looks_remote("../base"));
     }
 }

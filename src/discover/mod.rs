@@ -716,10 +716,12 @@ fn run_renders(
             (Job::Kustomize { root, file, changes }, Ok(Rendered::Kustomize { text, wrapper })) => {
                 let documents = attach_kustomize_origins(
                     &text,
-                    &root,
-                    file,
-                    wrapper.path(),
-                    &changes,
+                    KustomizeOutput {
+                        root: &root,
+                        kustomization: file,
+                        wrapper: wrapper.path(),
+                        changes: &changes,
+                    },
                     sources,
                     diags,
                     &mut source_cache,
@@ -779,16 +781,28 @@ fn source_documents<'c>(
         .as_ref()
 }
 
+/// A finished kustomize render: its root, its kustomization, the wrapper it was built
+/// through, and what its overlays change.
+struct KustomizeOutput<'a> {
+    root: &'a Path,
+    kustomization: FileId,
+    wrapper: &'a Path,
+    changes: &'a [overlay::Change],
+}
+
 fn attach_kustomize_origins(
     text: &str,
-    root: &Path,
-    kustomization: FileId,
-    wrapper: &Path,
-    changes: &[overlay::Change],
+    render: KustomizeOutput,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
     cache: &mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
 ) -> Vec<Document> {
+    let KustomizeOutput {
+        root,
+        kustomization,
+        wrapper,
+        changes,
+    } = render;
     let rendered_name = format!("{} (kustomize build)", display_path(root).display());
     let rendered_file = sources.add(rendered_name, text);
     let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
