@@ -150,16 +150,19 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     if !at.is_empty() {
                         let _ = writeln!(out, "    --> {at}");
                     }
-                    if let Some(f) = &c.fix {
-                        let at = format!(" — {}:{}", f.file, f.line);
-                        let _ = writeln!(
-                            out,
-                            "    {} {} (verified on {}: the check holds with it){}",
+                    let fix_line = |f: &super::model::FixOut, verified: String| {
+                        format!(
+                            "    {} {} ({verified}){}\n",
                             paint(color, green, "fix:"),
                             f.summary,
-                            f.verified_on,
-                            paint(color, dim, &at)
-                        );
+                            paint(color, dim, &format!(" — {}:{}", f.file, f.line))
+                        )
+                    };
+                    if let Some(f) = &c.fix {
+                        out.push_str(&fix_line(
+                            f,
+                            format!("verified on {}: the check holds with it", f.verified_on),
+                        ));
                     }
                     // Without a fix of its own, the fixes verified for what the same cause
                     // breaks, each named with the check it was verified for.
@@ -169,16 +172,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                         .filter(|o| c.fix.is_none() && o.caused_by.as_deref() == Some(c.check.as_str()));
                     for o in borrowed {
                         if let Some(f) = &o.fix {
-                            let at = format!(" — {}:{}", f.file, f.line);
-                            let _ = writeln!(
-                                out,
-                                "    {} {} (verified for {} on {}){}",
-                                paint(color, green, "fix:"),
-                                f.summary,
-                                o.check,
-                                f.verified_on,
-                                paint(color, dim, &at)
-                            );
+                            out.push_str(&fix_line(f, format!("verified for {} on {}", o.check, f.verified_on)));
                         }
                     }
                     if !c.also_breaks.is_empty() {
