@@ -55,6 +55,8 @@ struct Row {
     real: usize,
     noise: usize,
     untriaged: usize,
+    /// Checks that could not be decided (a limit, a bound): never a pass, never a finding.
+    inconclusive: usize,
     seconds: f64,
     rss_kib: Option<u64>,
     exit: i32,
@@ -191,6 +193,9 @@ fn run(name: &str, repo: &Path, cache: &Path) -> (Vec<Finding>, Row) {
     let mut findings = Vec::new();
     for unit in report["units"].as_array().into_iter().flatten() {
         for result in unit["verification"]["results"].as_array().into_iter().flatten() {
+            if result["verdict"] == "inconclusive" {
+                row.inconclusive += 1;
+            }
             if result["verdict"] != "violated" {
                 continue;
             }
@@ -317,18 +322,19 @@ fn main() {
 
 fn table(rows: &[(String, Row)], real_errors: usize, noise_errors: usize) -> String {
     let mut out = String::from(
-        "| repository | files | units | findings | real | noise | untriaged | cold time | peak RSS | exit |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| repository | files | units | findings | real | noise | untriaged | inconclusive | cold time | peak RSS | exit |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut total = Row::default();
     for (name, r) in rows {
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | {} |\n",
             r.files,
             r.units,
             r.findings,
             r.real,
             r.noise,
             r.untriaged,
+            r.inconclusive,
             r.seconds,
             r.rss_kib.map_or("-".into(), |k| format!("{} MiB", k.div_ceil(1024))),
             r.exit
@@ -339,17 +345,19 @@ fn table(rows: &[(String, Row)], real_errors: usize, noise_errors: usize) -> Str
         total.real += r.real;
         total.noise += r.noise;
         total.untriaged += r.untriaged;
+        total.inconclusive += r.inconclusive;
         total.seconds += r.seconds;
         total.rss_kib = total.rss_kib.max(r.rss_kib);
     }
     out.push_str(&format!(
-        "| **all** | {} | {} | {} | {} | {} | {} | {:.1} s | {} | |\n",
+        "| **all** | {} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | |\n",
         total.files,
         total.units,
         total.findings,
         total.real,
         total.noise,
         total.untriaged,
+        total.inconclusive,
         total.seconds,
         total
             .rss_kib
