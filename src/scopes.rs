@@ -10,7 +10,9 @@
 //!   scope of its own, named after its file;
 //! - a scope whose HorizontalPodAutoscaler targets, or whose PodDisruptionBudget selects,
 //!   workloads only another directory defines joins the nearest such directory, unless that
-//!   would put one object in a scope twice.
+//!   would put one object in a scope twice;
+//! - the directories under a path that an Argo CD Application or ApplicationSet, or a Flux
+//!   Kustomization, of the scanned files deploys are one scope: that path is one deployment.
 //!
 //! A scanned path whose files form one scope keeps its scope as discovery made it.
 
@@ -41,7 +43,7 @@ pub fn split_file_scopes(objects: &mut [Object], scopes: &mut Vec<Scope>, source
             new_scopes.push(scope.clone());
             continue;
         }
-        let sets = boundaries(objects, &members, sources);
+        let sets = boundaries(objects, &members, sources, &scope.path);
         if sets.len() == 1 {
             remap.push(vec![(new_scopes.len(), members)]);
             new_scopes.push(scope.clone());
@@ -68,21 +70,36 @@ pub fn split_file_scopes(objects: &mut [Object], scopes: &mut Vec<Scope>, source
 }
 
 /// The sets of one `files` scope, each with its path, in path order.
-fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap) -> Vec<(PathBuf, Vec<usize>)> {
+fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: &Path) -> Vec<(PathBuf, Vec<usize>)> {
     let groups = variant_groups(objects, members, sources);
-    // Union-find over groups, joined by references that cross directories.
-    let mut parent: Vec<usize> = (0..groups.len()).collect();
-    let mut ids: Vec<BTreeSet<String>> = groups
+    // Paths an Argo CD Application or a Flux Kustomization deploys, relative to the scanned
+    // path: every directory under one is one deployment.
+    let declared: Vec<PathBuf> = members
         .iter()
-        .map(|g| g.objects.iter().map(|&o| objects[o].id.to_string()).collect())
+        .filter_map(|&o| match &objects[o].body {
+            Body::DeploySource { paths } => Some(paths),
+            _ => None,
+        })
+        .flatten()
+        .map(|p| root.join(p.trim_start_matches("./").trim_end_matches('/')))
+        .filter(|p| p != root && p.is_dir())
         .collect();
-    fn root(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
+    let mut sets = Sets {
+        parent: (0..groups.len()).collect(),
+        ids: groups
+            .iter()
+            .map(|g| g.objects.iter().map(|&o| objects[o].id.to_string()).collect())
+            .collect(),
+    };
+    for deployed in &declared {
+        let under: Vec<usize> = (0..groups.len())
+            .filter(|&g| groups[g].variant_file.is_none() && groups[g].dir.starts_with(deployed))
+            .collect();
+        for pair in under.windows(2) {
+            sets.join(pair[0], pair[1]);
         }
-        x
     }
+    // References that cross directories join the nearest directory that has their target.
     for g in 0..groups.len() {
         for &o in &groups[g].objects {
             let wanted = |w: &Object| references(&objects[o], w);
@@ -93,23 +110,17 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap) -> Vec
             let nearest = (0..groups.len())
                 .filter(|&h| h != g && here(&groups[h]))
                 .min_by_key(|&h| (distance(&groups[g].dir, &groups[h].dir), h));
-            let Some(h) = nearest else { continue };
-            let (a, b) = (root(&mut parent, g), root(&mut parent, h));
-            if a == b || !ids[a].is_disjoint(&ids[b]) {
-                continue;
+            if let Some(h) = nearest {
+                sets.join(g, h);
             }
-            let (keep, join) = (a.min(b), a.max(b));
-            parent[join] = keep;
-            let moved = std::mem::take(&mut ids[join]);
-            ids[keep].extend(moved);
         }
     }
-    let mut sets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut joined: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (g, group) in groups.iter().enumerate() {
-        let r = root(&mut parent, g);
-        sets.entry(r).or_default().extend(group.objects.iter().copied());
+        let r = sets.root(g);
+        joined.entry(r).or_default().extend(group.objects.iter().copied());
     }
-    let mut out: Vec<(PathBuf, Vec<usize>)> = sets
+    let mut out: Vec<(PathBuf, Vec<usize>)> = joined
         .into_iter()
         .map(|(r, mut set)| {
             set.sort_unstable();
@@ -119,6 +130,34 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap) -> Vec
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Union-find over groups, with the objects each set defines: two sets that define one
+/// object are two environments and never join.
+struct Sets {
+    parent: Vec<usize>,
+    ids: Vec<BTreeSet<String>>,
+}
+
+impl Sets {
+    fn root(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn join(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.root(a), self.root(b));
+        if a == b || !self.ids[a].is_disjoint(&self.ids[b]) {
+            return;
+        }
+        let (keep, gone) = (a.min(b), a.max(b));
+        self.parent[gone] = keep;
+        let moved = std::mem::take(&mut self.ids[gone]);
+        self.ids[keep].extend(moved);
+    }
 }
 
 /// Group objects by directory, then split each directory's files into variants: a file that

@@ -368,3 +368,40 @@ fn overlay_changes_are_located_in_the_overlay() {
     );
     assert_eq!(created["line"], 4, "{created}");
 }
+
+/// The path an Argo CD Application (or a Flux Kustomization) deploys is one deployment: the
+/// directories under it are one scope.
+#[test]
+fn a_declared_gitops_path_is_one_scope() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("argo/app.yaml")
+        .write_str("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop, namespace: argocd}\nspec:\n  source: {repoURL: 'https://example.com/repo.git', path: deploy/prod}\n  destination: {server: 'https://kubernetes.default.svc', namespace: shop}\n")
+        .unwrap();
+    dir.child("deploy/prod/web/web.yaml")
+        .write_str(&deployment("web", 2, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("deploy/prod/api/api.yaml")
+        .write_str(&deployment("api", 2, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("deploy/dev/api.yaml")
+        .write_str(&deployment("api", 1, "", "{cpu: 10m}"))
+        .unwrap();
+    let (v, _) = units_json(dir.path());
+    let scope_of = |name: &str, file: &str| -> String {
+        v["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["name"] == name && u["members"][0]["file"].as_str().unwrap().ends_with(file))
+            .map(|u| u["scope"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{v}"))
+    };
+    assert_eq!(
+        scope_of("shop/web", "web.yaml"),
+        scope_of("shop/api", "prod/api/api.yaml")
+    );
+    assert_ne!(
+        scope_of("shop/api", "dev/api.yaml"),
+        scope_of("shop/api", "prod/api/api.yaml")
+    );
+}

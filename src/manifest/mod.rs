@@ -91,6 +91,12 @@ pub enum Body {
         value: i32,
         global_default: bool,
     },
+    /// An Argo CD Application or ApplicationSet, or a Flux Kustomization: the repository
+    /// paths it deploys (`spec.source.path`, `spec.sources[].path`, the ApplicationSet's
+    /// template, Flux's `spec.path`). A deployment boundary for plain files (`scopes`).
+    DeploySource {
+        paths: Vec<String>,
+    },
     /// Any other kind: counted, not modelled.
     Other,
 }
@@ -337,6 +343,16 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                         .map(|spec| r.string_map(spec, "selector"))
                         .unwrap_or_default(),
                 }),
+                ("argoproj.io", "Application") => Some(deploy_source(node.get("spec"))),
+                ("argoproj.io", "ApplicationSet") => Some(deploy_source(node.at(&["spec", "template", "spec"]))),
+                ("kustomize.toolkit.fluxcd.io", "Kustomization") => Some(Body::DeploySource {
+                    paths: node
+                        .at(&["spec", "path"])
+                        .and_then(Node::as_str)
+                        .map(String::from)
+                        .into_iter()
+                        .collect(),
+                }),
                 ("scheduling.k8s.io", "PriorityClass") => Some(Body::PriorityClass {
                     value: r.int32(node, "value").map_or(0, |v| v.value),
                     global_default: r.bool(node, "globalDefault").is_some_and(|b| b.value),
@@ -346,7 +362,10 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
         };
     let modelled = !matches!(
         body,
-        Some(Body::Other) | Some(Body::DeschedulerPolicy(_)) | Some(Body::SchedulerConfiguration(_))
+        Some(Body::Other)
+            | Some(Body::DeschedulerPolicy(_))
+            | Some(Body::SchedulerConfiguration(_))
+            | Some(Body::DeploySource { .. })
     );
     if name.is_empty() && modelled {
         r.error(span, format!("{kind} has no `metadata.name`"));
@@ -472,6 +491,23 @@ pub fn load_text(sources: &mut SourceMap, path: &str, text: &str, diags: &mut Di
     }
     let loaded = load(&stream.documents, "default", sources, diags);
     (file, loaded)
+}
+
+/// The repository paths an Argo CD Application spec deploys: its `source.path` and every
+/// `sources[].path`.
+fn deploy_source(spec: Option<&Node>) -> Body {
+    let path = |source: &Node| source.get("path").and_then(Node::as_str).map(String::from);
+    let paths = spec
+        .into_iter()
+        .flat_map(|spec| {
+            spec.get("source")
+                .into_iter()
+                .chain(spec.get("sources").and_then(Node::as_seq).unwrap_or_default())
+                .filter_map(path)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    Body::DeploySource { paths }
 }
 
 #[cfg(test)]
