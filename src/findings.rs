@@ -311,13 +311,17 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     parts.push(format!("{resource_fail} node(s) lack {resources}"));
                     // Nothing narrower rejects it: its requests are what does not fit.
                     if span.is_none() {
-                        span = namer.owner(at(1)).and_then(|(_, o)| cpu_request_span(&objects[o]));
+                        span = namer
+                            .owner(at(1))
+                            .and_then(|(_, o)| objects[o].workload())
+                            .map(|w| w.template.spec.request_span());
                     }
                 }
                 if static_fail > 0 {
                     parts.push(format!(
                         "{static_fail} node(s) do not match its node selector, affinity, name or tolerations"
                     ));
+
                     // The scheduler profile's addedAffinity is easy to miss: the pod's manifest
                     // does not show it, and the DaemonSet controller ignores it.
                     if let Some((w, _)) = namer.owner(at(1))
@@ -331,6 +335,13 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         if span.is_none() {
                             span = *added_span;
                         }
+                    }
+                    // Else its node requirements are what keeps it off those nodes.
+                    if span.is_none() {
+                        span = namer
+                            .owner(at(1))
+                            .and_then(|(_, o)| objects[o].workload())
+                            .map(|w| w.template.spec.node_requirement_span());
                     }
                 }
                 if span.is_some() {

@@ -23,7 +23,6 @@ use crate::manifest::read::truncate;
 use crate::manifest::selector::{Labels, selects};
 use crate::manifest::taint::{TaintEffect, tolerates_for_scheduling};
 use crate::manifest::{Body, Object, WorkloadKind};
-use crate::source::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -416,7 +415,7 @@ impl<'a> Graph<'a> {
                 .map(|(i, _)| i)
                 .collect();
             if pools.is_empty() && !self.config.cluster.pools.is_empty() {
-                let span = pool_blocking_span(spec);
+                let span = spec.node_requirement_span();
                 diags.push(
                     Diagnostic::warning(
                         span,
@@ -795,15 +794,6 @@ pub fn pool_admits(pool: &NodePool, spec: &PodSpec) -> bool {
                 .as_ref()
                 .is_none_or(|terms| terms.value.iter().any(|t| t.matches(&name, &labels)))
     })
-}
-
-fn pool_blocking_span(spec: &PodSpec) -> Span {
-    spec.node_name
-        .as_ref()
-        .map(|n| n.span)
-        .or_else(|| spec.affinity.node.required.as_ref().map(|r| r.span))
-        .or_else(|| spec.tolerations.first().map(|t| t.span))
-        .unwrap_or(spec.span)
 }
 
 #[cfg(test)]

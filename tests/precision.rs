@@ -405,3 +405,26 @@ fn a_declared_gitops_path_is_one_scope() {
         scope_of("shop/api", "prod/api/api.yaml")
     );
 }
+
+/// No finding is without a location: a pod that only requests ephemeral storage no node has is
+/// located at that request; one that no node's labels admit, at its node requirement.
+#[test]
+fn resource_and_node_requirement_findings_are_located() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: small, count: 1, allocatable: {cpu: '4', memory: 16Gi, pods: 110, ephemeral-storage: 1Gi}}\nevents: []\n")
+        .unwrap();
+    dir.child("app.yaml")
+        .write_str(&deployment("scratch", 1, "", "{ephemeral-storage: 8Gi}"))
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 1);
+    let result = report["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["verdict"] == "violated")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report}\n{stderr}"));
+    assert!(result["file"].as_str().unwrap().ends_with("app.yaml"), "{result}");
+    assert_eq!(result["line"], 13, "{result}");
+}

@@ -394,6 +394,28 @@ pub struct Volumes {
 }
 
 impl PodSpec {
+    /// The field that keeps the pod off nodes: nodeName, required node affinity, the first
+    /// toleration; else the pod spec.
+    pub fn node_requirement_span(&self) -> Span {
+        self.node_name
+            .as_ref()
+            .map(|n| n.span)
+            .or_else(|| self.affinity.node.required.as_ref().map(|r| r.span))
+            .or_else(|| self.tolerations.first().map(|t| t.span))
+            .unwrap_or(self.span)
+    }
+
+    /// The requests that do not fit: the first container's cpu request, else its memory or
+    /// another resource's; else the pod spec.
+    pub fn request_span(&self) -> Span {
+        let requests = || self.containers.iter().chain(&self.init_containers).map(|c| &c.requests);
+        requests()
+            .find_map(|r| r.cpu_millis.as_ref().map(|q| q.span))
+            .or_else(|| requests().find_map(|r| r.memory_bytes.as_ref().map(|q| q.span)))
+            .or_else(|| requests().find_map(|r| r.scalars.values().next().map(|q| q.span)))
+            .unwrap_or(self.span)
+    }
+
     pub fn read(r: &mut Reader, node: &Node) -> PodSpec {
         let containers: Vec<Container> = r
             .maps(node, "containers")
