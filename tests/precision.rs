@@ -406,8 +406,8 @@ fn a_declared_gitops_path_is_one_scope() {
     );
 }
 
-/// No finding is without a location: a pod that only requests ephemeral storage no node has is
-/// located at that request; one that no node's labels admit, at its node requirement.
+/// No finding is without a location: a pod that only requests ephemeral storage, more than any
+/// node has, is located at that request (it had no location before).
 #[test]
 fn resource_and_node_requirement_findings_are_located() {
     let dir = assert_fs::TempDir::new().unwrap();
