@@ -115,7 +115,7 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             }
         }
     }
-    overlay_changes(dir, root, id, &mut k);
+    overlay_changes(dir, root, id, &text, &mut k);
     if let Some(p) = root.at(&["openapi", "path"]) {
         entries.push((p, false, false));
     }
@@ -382,20 +382,50 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// What this kustomization changes in the objects it renders, for their locations: its patch
 /// files (read later, with their lines), its inline patches and its `replicas` entries.
-fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, k: &mut Kustomization) {
+fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, source: &str, k: &mut Kustomization) {
     use super::overlay::{Change, PatchFile, Target};
     let target_of = |item: &Node| Target {
         kind: item.at(&["target", "kind"]).and_then(Node::as_str).map(String::from),
         name: item.at(&["target", "name"]).and_then(Node::as_str).map(String::from),
     };
-    // An inline patch's text sits in a block scalar: its fields point at the entry.
-    let inline = |text: &str, at: Span, target: Target| -> Option<Change> {
+    // An inline patch's text sits in a block scalar (`patch: |-`): its lines are the lines
+    // after the scalar's indicator, indented; a flow or quoted string points at the entry.
+    let lines: Vec<&str> = source.split('\n').collect();
+    let inline = |text: &str, value: &Node, target: Target| -> Option<Change> {
         let mut doc = yaml::parse(text, file, &yaml::Limits::default())
             .documents
             .into_iter()
             .next()?
             .root;
-        crate::discover::provenance::remap_all(&mut doc, at);
+        // Where the scalar's first content line is, and its indentation: the span starts at
+        // the indicator (`|-`) or, as saphyr reports it, at the content itself.
+        let (line, column) = (value.span.start.line as usize, value.span.start.column as usize);
+        let block = |l: &str| {
+            let t = l.trim_end().trim_end_matches(['-', '+']);
+            t.ends_with('|') || t.ends_with('>')
+        };
+        let at_indicator = lines
+            .get(line - 1)
+            .and_then(|l| l.chars().nth(column.saturating_sub(1)))
+            .is_some_and(|c| c == '|' || c == '>');
+        let content = if at_indicator {
+            lines
+                .get(line)
+                .map(|l| (line as u32, (l.len() - l.trim_start().len()) as u32))
+        } else if line >= 2 && lines.get(line - 2).is_some_and(|l| block(l)) {
+            Some((line as u32 - 1, column as u32 - 1))
+        } else {
+            None
+        };
+        match content {
+            Some((lines_before, indent)) => doc.for_each_mut(&mut |n| {
+                for at in [&mut n.span.start, &mut n.span.end] {
+                    at.line += lines_before;
+                    at.column += indent;
+                }
+            }),
+            None => crate::discover::provenance::remap_all(&mut doc, value.span),
+        }
         Some(if doc.as_seq().is_some() {
             Change::Json {
                 ops: super::overlay::json_ops(&doc),
@@ -407,7 +437,7 @@ fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, k: &mut
     };
     for entry in seq(root, "patchesStrategicMerge") {
         match entry.as_str() {
-            Some(text) if text.contains('\n') => k.changes.extend(inline(text, entry.span, Target::default())),
+            Some(text) if text.contains('\n') => k.changes.extend(inline(text, entry, Target::default())),
             Some(path) => k.patch_files.push(PatchFile {
                 path: dir.join(path.trim()),
                 target: Target::default(),
@@ -425,8 +455,10 @@ fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, k: &mut
                     target,
                     json,
                 });
-            } else if let Some(text) = item.get("patch").and_then(Node::as_str) {
-                k.changes.extend(inline(text, item.span, target));
+            } else if let Some(patch) = item.get("patch")
+                && let Some(text) = patch.as_str()
+            {
+                k.changes.extend(inline(text, patch, target));
             }
         }
     }
