@@ -121,9 +121,67 @@ struct Namer<'a> {
     ir: &'a Ir,
     names: &'a Names,
     objects: &'a [Object],
+    /// The number in its name of the pod in each slot (`web-3`), for workloads whose pods are
+    /// named by creation, not by ordinal.
+    pod_numbers: std::collections::HashMap<i64, usize>,
+    /// The number the next pod each workload creates gets.
+    next_number: Vec<usize>,
 }
 
-impl Namer<'_> {
+impl<'a> Namer<'a> {
+    /// The pods running at the start are numbered from 1 in their slots' order.
+    fn new(ir: &'a Ir, names: &'a Names, objects: &'a [Object]) -> Namer<'a> {
+        let mut pod_numbers = std::collections::HashMap::new();
+        let mut next_number = Vec::new();
+        for w in &ir.workloads {
+            let initial = w
+                .initial
+                .iter()
+                .map(|&(_, count)| usize::try_from(count).unwrap_or(0))
+                .sum::<usize>();
+            let initial = initial.min(w.slots);
+            for k in 0..initial {
+                pod_numbers.insert((w.first_slot + k) as i64, k + 1);
+            }
+            next_number.push(initial + 1);
+        }
+        Namer {
+            ir,
+            names,
+            objects,
+            pod_numbers,
+            next_number,
+        }
+    }
+
+    /// Follow pods through event `v` before it is told: a pod keeps its name for its life and
+    /// a new pod gets a new one, although the model reuses a freed slot for it and moves pods
+    /// between the slots of their workload (symmetry reduction, `KIVI:48:a:b` swaps two
+    /// slots). True when the event only moved pods.
+    fn follow(&mut self, v: &[i64]) -> bool {
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        match at(0) {
+            48 => {
+                let (a, b) = (self.pod_numbers.remove(&at(1)), self.pod_numbers.remove(&at(2)));
+                if let Some(n) = a {
+                    self.pod_numbers.insert(at(2), n);
+                }
+                if let Some(n) = b {
+                    self.pod_numbers.insert(at(1), n);
+                }
+                true
+            }
+            1 => {
+                if let Some((w, _)) = self.owner(at(1)) {
+                    self.pod_numbers.insert(at(1), self.next_number[w]);
+                    self.next_number[w] += 1;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
     fn node(&self, n: i64) -> String {
         usize::try_from(n - 1)
             .ok()
@@ -155,16 +213,17 @@ impl Namer<'_> {
             {
                 self.objects[o].id.name.clone()
             }
-            // A StatefulSet's pods are named by their ordinal, from 0.
+            // A StatefulSet's pods are named by their ordinal, from 0; others by creation.
             Some((w, o)) => {
                 let stateful = self.objects[o]
                     .workload()
                     .is_some_and(|wl| wl.kind == crate::manifest::WorkloadKind::StatefulSet);
-                format!(
-                    "{}-{}",
-                    self.objects[o].id.name,
-                    slot as usize - self.ir.workloads[w].first_slot + usize::from(!stateful)
-                )
+                let ordinal = slot as usize - self.ir.workloads[w].first_slot;
+                let number = match self.pod_numbers.get(&slot) {
+                    Some(&n) if !stateful => n,
+                    _ => ordinal + usize::from(!stateful),
+                };
+                format!("{}-{number}", self.objects[o].id.name)
             }
             None => format!("pod #{slot}"),
         }
@@ -232,11 +291,14 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
 
 /// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
 pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) -> (Vec<Step>, Option<Span>) {
-    let namer = Namer { ir, names, objects };
+    let mut namer = Namer::new(ir, names, objects);
     let mut steps = Vec::new();
     let mut location = None;
     for event in trace {
         let v = &event.values;
+        if namer.follow(v) {
+            continue;
+        }
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
         let step = match at(0) {
             1 => Told {

@@ -198,6 +198,7 @@ hidden short hpa_up_limit[(WORKLOADS + 1) * HPA_TABLE];    /* per current replic
 hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
+hidden byte workload_symmetric[WORKLOADS + 1]; /* its pods are interchangeable (see canonical below) */
 hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
 hidden short rollout_unavailable[WORKLOADS + 1];
 hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
@@ -224,6 +225,52 @@ hidden byte pool_max[SCALING_POOLS + 1];
 hidden byte pool_zones[SCALING_POOLS + 1];
 
 #define BIT(mask, i) (((mask) >> (i)) & 1)
+
+/*
+ * Symmetry reduction. The pods of a Deployment, ReplicaSet or ReplicationController are
+ * interchangeable: same template, no ordinal, no pinned node; Kubernetes tells them apart only
+ * by random name suffixes. Two states that differ by a permutation of such pods behave alike,
+ * so after every step the pods of each such workload are sorted into one canonical order, and
+ * SPIN stores one state per equivalence class instead of one per order (with 20 replicas, the
+ * difference between thousands and millions of states). Controllers that take "the first" pod
+ * of a kind take the one first in this order; as in Kubernetes, their choice among equal pods
+ * is arbitrary. Each swap prints `KIVI:48:a:b` on replay so the trace follows each pod by name.
+ * (Pods are not sorted while some informer still holds a deleted pod's slot: the stale view
+ * refers to slots.)
+ */
+c_code {
+static int kivi_pod_key(int q) {
+  return (((now.pod[q].status * 256 + now.pod[q].node) * 2 + now.pod[q].unschedulable) * 2
+          + (1 - now.pod[q].warm)) * 2 + now.pod[q].rev;
+}
+void kivi_canonical(void) {
+  int w, first, last, i, j;
+  struct Pod t;
+  for (w = 1; w <= WORKLOADS; w++) {
+    if (!workload_symmetric[w]) continue;
+    first = workload_first_slot[w];
+    last = first + workload_slots[w] - 1;
+    for (i = first + 1; i <= last; i++) {
+      for (j = i; j > first && kivi_pod_key(j - 1) > kivi_pod_key(j); j--) {
+        t = now.pod[j - 1]; now.pod[j - 1] = now.pod[j]; now.pod[j] = t;
+        Printf("KIVI:48:%d:%d\n", j - 1, j);
+      }
+    }
+  }
+}
+}
+{% if ir.stale_reads %}
+inline canonical() {
+  if
+  :: INFORMERS_CAUGHT_UP -> c_code { kivi_canonical(); }
+  :: else -> skip
+  fi
+}
+{% else %}
+inline canonical() {
+  c_code { kivi_canonical(); }
+}
+{% endif %}
 {% include "controllers/rolling_update.pml" %}
 #define LEVEL(w, l) workload_level[(w) * 8 + (l)]
 #define WORKLOAD_OF(q) template_workload[slot_template[q]]

@@ -210,8 +210,9 @@ fn pods_that_are_not_long_running_workloads_are_not_judged() {
 /// finding or an engine error.
 #[test]
 fn model_bounds_never_produce_a_violation() {
-    // 20 replicas interleave into millions of states: the search may stop at its memory
-    // limit (inconclusive, exit 3), but it never claims a pod is Pending.
+    // 20 replicas once interleaved into millions of states; with the pods of a workload kept
+    // in one order (symmetry reduction) it is a few hundred thousand, verified well within
+    // the memory bound.
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child(".kivi-lint.yaml")
         .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: workers, count: 2, allocatable: {cpu: '8', memory: 32Gi, pods: 110}}\nevents: []\n")
@@ -232,9 +233,9 @@ fn model_bounds_never_produce_a_violation() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
     let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
-    assert!(!v.is_empty() && v.iter().all(|(_, v)| v != "violated"), "{v:?}");
+    assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "verified"), "{v:?}");
 
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child("app.yaml")

@@ -165,6 +165,8 @@ pub struct Scaling {
     pub pods_per_node: u32,
     /// At most this many topologies per unit, smallest first.
     pub max_topologies: u32,
+    /// Symmetry reduction: a workload's identical pods are one class (off only to compare).
+    pub symmetry: bool,
 }
 
 /// A calendar date, `YYYY-MM-DD`.
@@ -574,9 +576,18 @@ impl ConfigReader<'_, '_> {
             max_nodes: 6,
             pods_per_node: 6,
             max_topologies: 100,
+            symmetry: true,
         };
         if let Some(node) = self.r.map(root, "scaling") {
-            check_fields(self.r, node, &["maxNodes", "podsPerNode", "maxTopologies"], "scaling");
+            check_fields(
+                self.r,
+                node,
+                &["maxNodes", "podsPerNode", "maxTopologies", "symmetry"],
+                "scaling",
+            );
+            if let Some(b) = self.r.bool(node, "symmetry") {
+                scaling.symmetry = b.value;
+            }
             if let Some(v) = self.bounded(node, "maxTopologies", 1, 10_000) {
                 scaling.max_topologies = v;
             }

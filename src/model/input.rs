@@ -209,6 +209,7 @@ pub const TABLES: &[&str] = &[
     "kubelet_work",
     "node_scalar[]",
     "template_scalar[]",
+    "workload_symmetric[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -402,6 +403,11 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         w.nonzero("min_available", wi, ir.min_available.get(wi).copied().unwrap_or(0));
         w.nonzero("min_resettable", wi, i64::from(ir.min_resettable));
         w.nonzero("workload_bare", wi, i64::from(wl.bare));
+        w.nonzero(
+            "workload_symmetric",
+            wi,
+            i64::from(ir.symmetry && wl.interchangeable_pods()),
+        );
         w.set("workload_manifest_replicas", wi, wl.manifest_replicas);
         if let Some(apply) = &ir.apply {
             w.set("apply_replicas", wi, apply.replicas.get(wi).copied().unwrap_or(-1));

@@ -276,6 +276,15 @@ pub struct IrWorkload {
     pub stateful: i64,
 }
 
+impl IrWorkload {
+    /// Its pods differ only in their state: one template, no ordinal (StatefulSet), no node of
+    /// their own (DaemonSet), more than one of them. The model keeps them in a canonical order
+    /// (symmetry reduction, `templates/main.pml`).
+    pub fn interchangeable_pods(&self) -> bool {
+        self.slots > 1 && self.stateful == 0 && self.pinned.is_empty() && !self.bare
+    }
+}
+
 /// A Deployment's update strategy, resolved as `deployment_util.go ResolveFenceposts` does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IrRollout {
@@ -449,6 +458,8 @@ pub struct Ir {
     /// `faults: [stale-reads]`: deletions the scheduler's and descheduler's informers may lag
     /// behind by; 0 when their views are fresh.
     pub stale_reads: i64,
+    /// Interchangeable pods are kept in one order (`scaling.symmetry`, on by default).
+    pub symmetry: bool,
 }
 
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
@@ -995,6 +1006,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
             cluster_autoscaler,
             stale_reads: config.stale_reads.as_ref().map_or(0, |s| i64::from(s.value)),
+            symmetry: config.scaling.symmetry,
         },
         names,
     ))

@@ -70,7 +70,8 @@ end_cluster_autoscaler:
          :: else -> skip
          fi;
          retry_unschedulable();
-         k = 0; z = 0; ca_n = 0; ca_zones = 0
+         k = 0; z = 0; ca_n = 0; ca_zones = 0;
+         canonical()
        }
      }
   :: atomic {
@@ -138,7 +139,8 @@ end_cluster_autoscaler:
             fi
          :: else -> skip
          fi;
-         ca_k = 0; ca_ok = 0; ca_n = 0
+         ca_k = 0; ca_ok = 0; ca_n = 0;
+         canonical()
        }
      }
   :: atomic {
@@ -165,7 +167,8 @@ end_cluster_autoscaler:
          absent[ca_removing] = 1; node_ready[ca_removing] = 0; cordoned[ca_removing] = 0;
          pool_nodes[node_pool[ca_removing]]--;
          ca_removing = 0;
-         retry_unschedulable()
+         retry_unschedulable();
+         canonical()
        }
      }
   od

@@ -228,7 +228,8 @@ end_deployment:
             reconcile_deployment(w);
             for (d_r : 0 .. 1) { manage_replicas(w, d_r) }
          fi;
-         w = 0
+         w = 0;
+         canonical()
        }
      }
   od

@@ -491,7 +491,7 @@ end_descheduler:
   do
   :: atomic {
        QUIESCENT_VIEW && ENVIRONMENT_SETTLED ->
-       d_step { descheduler_run() }
+       d_step { descheduler_run(); canonical() }
      }{% if "eventually-stable" in check_names %};
        progress_descheduler_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
   od

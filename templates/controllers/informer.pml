@@ -21,7 +21,8 @@ end_informer:
          printf("KIVI:46:%d:%d\n", phantom[inf_k], phantom_node[inf_k]);
          phantom[inf_k] = 0; phantom_node[inf_k] = 0; phantom_rev[inf_k] = 0;
          inf_k = 0;
-         retry_unschedulable()
+         retry_unschedulable();
+         canonical()
        }
      }
   od

@@ -51,7 +51,8 @@ end_kubelet:
          :: (rolled[WORKLOAD_OF(q)] && !rollout_done[WORKLOAD_OF(q)]) || workload_stateful[WORKLOAD_OF(q)] == 1 -> mark_dc(WORKLOAD_OF(q))
          :: else -> skip
          fi;
-         q = 0
+         q = 0;
+         canonical()
        }
      }
   od

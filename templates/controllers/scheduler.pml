@@ -465,7 +465,8 @@ end_scheduler:
 {% endfor %}
        fi;
        p = 0;
-       top = 0
+       top = 0;
+       canonical()
      }
   od
 }

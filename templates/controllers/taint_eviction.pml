@@ -20,7 +20,8 @@ end_taint_eviction:
          printf("KIVI:12:%d:%d\n", t_q, pod[t_q].node);
          terminate_running(t_q);
          evicted[WORKLOAD_OF(t_q)] = 1;
-         t_q = 0
+         t_q = 0;
+         canonical()
        }
      }
   od

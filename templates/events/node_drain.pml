@@ -57,7 +57,8 @@ end_node_drain:
             retry_unschedulable()
          :: else -> skip  /* every eviction is refused for now: kubectl retries */
          fi;
-         e_victim = 0; e_left = 0
+         e_victim = 0; e_left = 0;
+         canonical()
        }
      }{% if "eventually-stable" in check_names %};
        progress_drain_2: skip  /* eventually-stable: this is the environment acting */{% endif %}

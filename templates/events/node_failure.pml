@@ -67,7 +67,8 @@ end_node_failure:
 {% for n in range(1, shape.max_nodes + 1) %}
        :: node_ready[{{ n }}] && !failed_once[{{ n }}] -> printf("KIVI:28:{{ n }}\n"); fail_node({{ n }})
 {% endfor %}
-       fi
+       fi;
+       canonical()
      }{% if "eventually-stable" in check_names %};
        progress_failure_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
   :: atomic {
@@ -83,7 +84,8 @@ end_node_failure:
            :: else -> skip
            fi
          }
-         f_q = 0
+         f_q = 0;
+         canonical()
        }
      }{% if "eventually-stable" in check_names %};
        progress_failure_2: skip  /* eventually-stable: this is the environment acting */{% endif %}
@@ -94,7 +96,8 @@ end_node_failure:
 {% for n in range(1, shape.max_nodes + 1) %}
        :: failed_once[{{ n }}] && !node_ready[{{ n }}] -> printf("KIVI:30:{{ n }}\n"); recover_node({{ n }})
 {% endfor %}
-       fi
+       fi;
+       canonical()
      }{% if "eventually-stable" in check_names %};
        progress_failure_3: skip  /* eventually-stable: this is the environment acting */{% endif %}
 {% endif %}

@@ -14,7 +14,8 @@ end_node_maintenance:
 {% for n in range(1, shape.max_nodes + 1) %}
        :: {{ n }} <= NODES && !maintained[{{ n }}] && !absent[{{ n }}] -> in_maintenance = {{ n }}; printf("KIVI:10:{{ n }}\n"); take_down({{ n }})
 {% endfor %}
-       fi
+       fi;
+       canonical()
      }{% if "eventually-stable" in check_names %};
        progress_maintenance_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
   :: atomic {
@@ -22,7 +23,8 @@ end_node_maintenance:
        d_step {
          printf("KIVI:11:%d\n", in_maintenance);
          node_ready[in_maintenance] = 1; maintained[in_maintenance] = 1; in_maintenance = 0;
-         retry_unschedulable()
+         retry_unschedulable();
+         canonical()
        }
      }{% if "eventually-stable" in check_names %};
        progress_maintenance_2: skip  /* eventually-stable: this is the environment acting */{% endif %}

@@ -37,7 +37,7 @@ end_node_overload:
            :: else -> skip
            fi
          }
-         skip
+         canonical()
        }
      }{% if "eventually-stable" in check_names %};
        progress_overload_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
@@ -46,7 +46,8 @@ end_node_overload:
        d_step {
          printf("KIVI:19:%d\n", restarting);
          node_ready[restarting] = 1; restarting = 0;
-         retry_unschedulable()
+         retry_unschedulable();
+         canonical()
        }
      }{% if "eventually-stable" in check_names %};
        progress_overload_2: skip  /* eventually-stable: this is the environment acting */{% endif %}

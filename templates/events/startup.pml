@@ -14,7 +14,8 @@ end_startup:
 {% for s in range(1, shape.max_pods + 1) %}
        :: COLD({{ s }}) -> pod[{{ s }}].warm = 1; printf("KIVI:21:{{ s }}\n"); mark_hpa(WORKLOAD_OF({{ s }}))
 {% endfor %}
-       fi
+       fi;
+       canonical()
      }
   od
 }

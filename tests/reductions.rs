@@ -1,0 +1,109 @@
+//! State-space reductions keep every verdict: each fixture is verified with the reductions
+//! (the default) and without them (`scaling.symmetry: false`), and every check must reach the
+//! same verdict, with a counterexample no longer than the unreduced model's.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{kivi, root};
+use serde_json::Value;
+
+/// The fixture's config with `scaling.symmetry` set; the default config when it has none.
+fn config_with_symmetry(fixture: &Path, on: bool) -> String {
+    let text = std::fs::read_to_string(fixture.join(".kivi-lint.yaml")).unwrap_or_else(|_| {
+        let out = kivi().args(["config", "--default"]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    });
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    match lines.iter().position(|l| l.starts_with("scaling:")) {
+        Some(i) if lines[i].contains('{') => {
+            lines[i] = lines[i].replacen('{', &format!("{{symmetry: {on}, "), 1);
+        }
+        Some(i) => lines.insert(i + 1, format!("  symmetry: {on}")),
+        None => lines.push(format!("scaling: {{symmetry: {on}}}")),
+    }
+    lines.join("\n") + "\n"
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// (unit number, check) → (verdict, counterexample steps).
+fn verdicts(fixture: &str, symmetry: bool) -> BTreeMap<(String, String), (String, usize)> {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let source = root().join("fixtures").join(fixture);
+    copy_tree(&source, dir.path());
+    std::fs::write(
+        dir.path().join(".kivi-lint.yaml"),
+        config_with_symmetry(&source, symmetry),
+    )
+    .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "-q"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{fixture}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let mut verdicts = BTreeMap::new();
+    // Units in report order (their ids hash the config, which differs).
+    for (u, unit) in report["units"].as_array().unwrap().iter().enumerate() {
+        for r in unit["verification"]["results"].as_array().unwrap() {
+            verdicts.insert(
+                (u.to_string(), r["check"].as_str().unwrap().to_string()),
+                (
+                    r["verdict"].as_str().unwrap().to_string(),
+                    r["steps"].as_array().map_or(0, Vec::len),
+                ),
+            );
+        }
+    }
+    verdicts
+}
+
+#[test]
+fn symmetry_reduction_keeps_every_fixture_verdict() {
+    let mut fixtures: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            // demo-shop's largest unit runs into the time limit either way.
+            let fixture = root().join("fixtures").join(name);
+            name != "demo-shop" && !name.contains("bad-input") && fixture.join(".kivi-lint.yaml").is_file()
+        })
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() > 30, "{fixtures:?}");
+    let mut differences = Vec::new();
+    for fixture in &fixtures {
+        let reduced = verdicts(fixture, true);
+        let full = verdicts(fixture, false);
+        assert_eq!(
+            reduced.keys().collect::<Vec<_>>(),
+            full.keys().collect::<Vec<_>>(),
+            "{fixture}"
+        );
+        for (key, (verdict, steps)) in &reduced {
+            let (full_verdict, full_steps) = &full[key];
+            if verdict != full_verdict || steps > full_steps {
+                differences.push(format!(
+                    "{fixture} {}: {verdict} in {steps} steps, without the reduction {full_verdict} in {full_steps}",
+                    key.1
+                ));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{differences:#?}");
+}
