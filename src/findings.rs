@@ -126,6 +126,9 @@ struct Namer<'a> {
     pod_numbers: std::collections::HashMap<i64, usize>,
     /// The number the next pod each workload creates gets.
     next_number: Vec<usize>,
+    /// The node (1-based, as in `Names::nodes`) at each model node index: the model moves
+    /// interchangeable nodes between indices (`KIVI:49:a:b`).
+    node_at: Vec<i64>,
 }
 
 impl<'a> Namer<'a> {
@@ -151,13 +154,14 @@ impl<'a> Namer<'a> {
             objects,
             pod_numbers,
             next_number,
+            node_at: (0..=ir.nodes.len() as i64).collect(),
         }
     }
 
     /// Follow pods through event `v` before it is told: a pod keeps its name for its life and
     /// a new pod gets a new one, although the model reuses a freed slot for it and moves pods
     /// between the slots of their workload (symmetry reduction, `KIVI:48:a:b` swaps two
-    /// slots). True when the event only moved pods.
+    /// slots; `KIVI:49:a:b` two nodes). True when the event only moved pods or nodes.
     fn follow(&mut self, v: &[i64]) -> bool {
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
         match at(0) {
@@ -168,6 +172,15 @@ impl<'a> Namer<'a> {
                 }
                 if let Some(n) = b {
                     self.pod_numbers.insert(at(1), n);
+                }
+                true
+            }
+            49 => {
+                if let (Ok(a), Ok(b)) = (usize::try_from(at(1)), usize::try_from(at(2)))
+                    && a < self.node_at.len()
+                    && b < self.node_at.len()
+                {
+                    self.node_at.swap(a, b);
                 }
                 true
             }
@@ -183,6 +196,11 @@ impl<'a> Namer<'a> {
     }
 
     fn node(&self, n: i64) -> String {
+        let n = usize::try_from(n)
+            .ok()
+            .and_then(|i| self.node_at.get(i))
+            .copied()
+            .unwrap_or(n);
         usize::try_from(n - 1)
             .ok()
             .and_then(|i| self.names.nodes.get(i))

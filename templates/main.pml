@@ -199,6 +199,7 @@ hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden byte workload_symmetric[WORKLOADS + 1]; /* its pods are interchangeable (see canonical below) */
+hidden byte node_class[MAX_NODES + 1];       /* nodes of one class are interchangeable; 0: none */
 hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
 hidden short rollout_unavailable[WORKLOADS + 1];
 hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
@@ -229,32 +230,122 @@ hidden byte pool_zones[SCALING_POOLS + 1];
 /*
  * Symmetry reduction. The pods of a Deployment, ReplicaSet or ReplicationController are
  * interchangeable: same template, no ordinal, no pinned node; Kubernetes tells them apart only
- * by random name suffixes. Two states that differ by a permutation of such pods behave alike,
- * so after every step the pods of each such workload are sorted into one canonical order, and
+ * by random name suffixes. Nodes are interchangeable when every table gives them the same
+ * values (node_class, computed by kivi-lint: same allocatable, labels that matter, taints).
+ * Two states that differ by such a permutation behave alike, so after every step the nodes of
+ * each class are sorted by what they hold, then the pods of each workload by their state, and
  * SPIN stores one state per equivalence class instead of one per order (with 20 replicas, the
  * difference between thousands and millions of states). Controllers that take "the first" pod
- * of a kind take the one first in this order; as in Kubernetes, their choice among equal pods
- * is arbitrary. Each swap prints `KIVI:48:a:b` on replay so the trace follows each pod by name.
- * (Pods are not sorted while some informer still holds a deleted pod's slot: the stale view
- * refers to slots.)
+ * or node of a kind take the one first in this order; as in Kubernetes, their choice among
+ * equal ones is arbitrary. Each swap prints `KIVI:48:a:b` (pods) or `KIVI:49:a:b` (nodes) on
+ * replay, so the trace follows each pod and node by name. Nothing is sorted while an informer
+ * still holds a deleted pod's slot and node (stale-reads): that view refers to indices.
  */
 c_code {
+#define KIVI_SWAP(x, y) do { __typeof__(x) kivi_t = (x); (x) = (y); (y) = kivi_t; } while (0)
 static int kivi_pod_key(int q) {
   return (((now.pod[q].status * 256 + now.pod[q].node) * 2 + now.pod[q].unschedulable) * 2
           + (1 - now.pod[q].warm)) * 2 + now.pod[q].rev;
 }
+/* A pod as its node's signature sees it: all but its slot and node. */
+static int kivi_pod_code(int q) {
+  return ((((int) template_workload[slot_template[q]] * 8 + now.pod[q].status) * 2
+           + now.pod[q].unschedulable) * 2 + now.pod[q].warm) * 2 + now.pod[q].rev;
+}
+#define KIVI_NODE_FIELDS 11
+static int kivi_sig[MAX_NODES + 1][KIVI_NODE_FIELDS + MAX_PODS + 1];
+static int kivi_sig_len[MAX_NODES + 1];
+/* What node n is and holds, independent of its index: its state, then its pods, sorted. */
+static void kivi_node_signature(int n) {
+  int *s = kivi_sig[n], len = 0, q, i, code;
+  s[len++] = now.node_ready[n];
+  s[len++] = now.cordoned[n];
+  s[len++] = now.maintained[n];
+  s[len++] = now.overloads[n];
+  s[len++] = (now.in_maintenance == n);
+  s[len++] = (now.restarting == n);
+  s[len++] = (now.draining == n);
+{% if ir.cluster_autoscaler %}  s[len++] = now.absent[n];
+  s[len++] = (now.ca_removing == n);
+{% else %}  s[len++] = 0; s[len++] = 0;
+{% endif %}{% if ir.node_failure %}  s[len++] = now.failed_once[n];
+{% else %}  s[len++] = 0;
+{% endif %}{% if ir.node_drain %}  s[len++] = now.drained[n];
+{% else %}  s[len++] = 0;
+{% endif %}  for (q = 1; q <= PODS; q++) {
+    if (now.pod[q].node != n || now.pod[q].status == FREE) continue;
+    code = kivi_pod_code(q);
+    for (i = len; i > KIVI_NODE_FIELDS && s[i - 1] > code; i--) s[i] = s[i - 1];
+    s[i] = code;
+    len++;
+  }
+  kivi_sig_len[n] = len;
+}
+static int kivi_node_cmp(int a, int b) {
+  int i;
+  for (i = 0; i < kivi_sig_len[a] && i < kivi_sig_len[b]; i++) {
+    if (kivi_sig[a][i] != kivi_sig[b][i]) return kivi_sig[a][i] < kivi_sig[b][i] ? -1 : 1;
+  }
+  return kivi_sig_len[a] - kivi_sig_len[b];
+}
+#define KIVI_REMAP(x, a, b) do { if ((x) == (a)) (x) = (b); else if ((x) == (b)) (x) = (a); } while (0)
+static void kivi_swap_pods(int a, int b) {
+  KIVI_SWAP(now.pod[a], now.pod[b]);
+  Printf("KIVI:48:%d:%d\n", a, b);
+}
+/* Nodes a and b trade places: their state, the pods on them, their DaemonSet pods' slots. */
+static void kivi_swap_nodes(int a, int b) {
+  int q, w, sa, sb;
+  Printf("KIVI:49:%d:%d\n", a, b);
+  KIVI_SWAP(now.node_ready[a], now.node_ready[b]);
+  KIVI_SWAP(now.cordoned[a], now.cordoned[b]);
+  KIVI_SWAP(now.maintained[a], now.maintained[b]);
+  KIVI_SWAP(now.overloads[a], now.overloads[b]);
+  KIVI_REMAP(now.in_maintenance, a, b);
+  KIVI_REMAP(now.restarting, a, b);
+  KIVI_REMAP(now.draining, a, b);
+{% if ir.cluster_autoscaler %}  KIVI_SWAP(now.absent[a], now.absent[b]);
+  KIVI_REMAP(now.ca_removing, a, b);
+{% endif %}{% if ir.node_failure %}  KIVI_SWAP(now.failed_once[a], now.failed_once[b]);
+{% endif %}{% if ir.node_drain %}  KIVI_SWAP(now.drained[a], now.drained[b]);
+{% endif %}  for (q = 1; q <= PODS; q++) {
+    if (now.pod[q].status != FREE) KIVI_REMAP(now.pod[q].node, a, b);
+  }
+  for (w = 1; w <= WORKLOADS; w++) {
+    sa = 0; sb = 0;
+    for (q = workload_first_slot[w]; q < workload_first_slot[w] + workload_slots[w]; q++) {
+      if (slot_node[q] == a) sa = q;
+      if (slot_node[q] == b) sb = q;
+    }
+    if (sa > 0 && sb > 0) kivi_swap_pods(sa, sb);
+  }
+  for (q = 0; q < kivi_sig_len[a] || q < kivi_sig_len[b]; q++) KIVI_SWAP(kivi_sig[a][q], kivi_sig[b][q]);
+  KIVI_SWAP(kivi_sig_len[a], kivi_sig_len[b]);
+}
 void kivi_canonical(void) {
-  int w, first, last, i, j;
-  struct Pod t;
+  int w, first, last, i, j, k, n, count, members[MAX_NODES + 1];
+  /* nodes, class by class: insertion sort of the class's members by signature */
+  for (n = 1; n <= NODES; n++) {
+    if (node_class[n]) kivi_node_signature(n);
+  }
+  for (k = 1; k <= NODES; k++) {
+    count = 0;
+    for (n = 1; n <= NODES; n++) {
+      if (node_class[n] == k) members[count++] = n;
+    }
+    for (i = 1; i < count; i++) {
+      for (j = i; j > 0 && kivi_node_cmp(members[j - 1], members[j]) > 0; j--) {
+        kivi_swap_nodes(members[j - 1], members[j]);
+      }
+    }
+  }
+  /* pods, workload by workload */
   for (w = 1; w <= WORKLOADS; w++) {
     if (!workload_symmetric[w]) continue;
     first = workload_first_slot[w];
     last = first + workload_slots[w] - 1;
     for (i = first + 1; i <= last; i++) {
-      for (j = i; j > first && kivi_pod_key(j - 1) > kivi_pod_key(j); j--) {
-        t = now.pod[j - 1]; now.pod[j - 1] = now.pod[j]; now.pod[j] = t;
-        Printf("KIVI:48:%d:%d\n", j - 1, j);
-      }
+      for (j = i; j > first && kivi_pod_key(j - 1) > kivi_pod_key(j); j--) kivi_swap_pods(j - 1, j);
     }
   }
 }

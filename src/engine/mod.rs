@@ -176,6 +176,10 @@ const TRACE_PREFIX: &str = "KIVI:";
 struct Build {
     vector: u32,
     optimised: bool,
+    /// `-DREACH`, for the search for a shorter counterexample only: it makes pan explore a
+    /// state again whenever it reaches it at a smaller depth, five times the work of a plain
+    /// search on the models here.
+    reach: bool,
 }
 
 /// Verifies models: builds each model's pan once (`spin -a` and the compiler), keeps it in a
@@ -286,6 +290,7 @@ impl Engine {
         let mut build = Build {
             vector: options.vector_bytes,
             optimised: options.time_limit <= QUICK_RUN,
+            reach: false,
         };
         for _attempt in 0..4 {
             let pan = match self.pan(model, build, &mut timings) {
@@ -329,9 +334,13 @@ impl Engine {
                 }
                 report::PanResult::Violated(violation) => {
                     if options.search == (Search::Safety { shortest: true }) {
-                        let started = Instant::now();
-                        run.shorten();
-                        timings.pan += started.elapsed();
+                        let reach = Build { reach: true, ..build };
+                        // Without that build, the first counterexample is kept.
+                        if let Ok(pan) = self.pan(model, reach, &mut timings) {
+                            let started = Instant::now();
+                            Run { pan: &pan, ..run }.shorten();
+                            timings.pan += started.elapsed();
+                        }
                     }
                     let started = Instant::now();
                     let trace = run.replay();
@@ -359,7 +368,7 @@ impl Engine {
     fn pan(&self, model: &str, build: Build, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
         let mut hasher = blake3::Hasher::new();
         hasher.update(self.salt.as_bytes());
-        hasher.update(format!("\n{}\n{}\n", build.vector, build.optimised).as_bytes());
+        hasher.update(format!("\n{}\n{}\n{}\n", build.vector, build.optimised, build.reach).as_bytes());
         hasher.update(model.as_bytes());
         let key = hasher.finalize().to_hex()[..32].to_string();
         let cell = {
@@ -453,9 +462,9 @@ fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result
     cc.arg(format!("-DMEMLIM={}", options.memory_mb))
         .arg(format!("-DVECTORSZ={}", build.vector));
     match options.search {
-        Search::Safety { shortest } => {
+        Search::Safety { .. } => {
             cc.arg("-DSAFETY");
-            if shortest {
+            if build.reach {
                 cc.arg("-DREACH");
             }
         }

@@ -210,6 +210,7 @@ pub const TABLES: &[&str] = &[
     "node_scalar[]",
     "template_scalar[]",
     "workload_symmetric[]",
+    "node_class[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -278,6 +279,9 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         if ir.descheduler.as_ref().is_some_and(|d| d.low_utilization.is_some()) {
             w.set("ds_pods_allocatable", n_i, n.pods_allocatable);
         }
+    }
+    for (n, class) in super::symmetry::node_classes(ir).iter().enumerate().skip(1) {
+        w.nonzero("node_class", n, i64::from(*class));
     }
     // PodTopologySpread's topologyNormalizingWeight, ln(size + 2) × 1000, per size.
     for size in 0..=shape.max_nodes {

@@ -3,6 +3,7 @@
 
 pub mod input;
 pub mod ir;
+pub mod symmetry;
 
 use std::path::{Path, PathBuf};
 

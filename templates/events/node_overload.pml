@@ -6,6 +6,17 @@
  */
 #define OVERLOAD_THRESHOLD {{ ir.overload_threshold }}
 hidden int o_n, o_q, o_w, o_used, o_over;
+hidden int o_load[MAX_NODES + 1];   /* cpu the node's pods use, millicores */
+
+inline crash(n) {
+  printf("KIVI:17:%d:%d:%d\n", n, o_load[n], node_cpu[n]);
+  restarting = n;
+  if
+  :: overloads[n] < 2 -> overloads[n]++
+  :: else -> skip
+  fi;
+  take_down(n)
+}
 
 proctype NodeOverload() {
 end_node_overload:
@@ -13,6 +24,7 @@ end_node_overload:
   :: atomic {
        QUIESCENT && ENVIRONMENT_SETTLED ->
        d_step {
+         /* the ready nodes over the threshold: any one of them may crash first */
          o_over = 0;
          for (o_n : 1 .. NODES) {
            o_used = 0;
@@ -24,21 +36,21 @@ end_node_overload:
              :: else -> skip
              fi
            }
+           o_load[o_n] = o_used;
            if
-           :: o_over == 0 && node_ready[o_n] && o_used * 100 > node_cpu[o_n] * OVERLOAD_THRESHOLD ->
-              o_over = o_n;
-              printf("KIVI:17:%d:%d:%d\n", o_n, o_used, node_cpu[o_n]);
-              restarting = o_n;
-              if
-              :: overloads[o_n] < 2 -> overloads[o_n]++
-              :: else -> skip
-              fi;
-              take_down(o_n)
+           :: node_ready[o_n] && o_used * 100 > node_cpu[o_n] * OVERLOAD_THRESHOLD -> o_over = o_over | (1 << o_n)
            :: else -> skip
            fi
          }
-         canonical()
        }
+       if
+{% for n in range(1, shape.max_nodes + 1) %}
+       :: BIT(o_over, {{ n }}) -> d_step { crash({{ n }}) }
+{% endfor %}
+       :: o_over == 0 -> skip
+       fi;
+       o_over = 0;
+       canonical()
      }{% if "eventually-stable" in check_names %};
        progress_overload_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
   :: atomic {

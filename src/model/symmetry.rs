@@ -1,0 +1,231 @@
+//! Which nodes of a topology the model may treat as interchangeable (symmetry reduction over
+//! nodes, `kivi_canonical` in `templates/main.pml`).
+//!
+//! Two nodes are interchangeable when every table the model reads gives them the same value:
+//! allocatable, pool and zone, every template's static filters and scores, taints, descheduler
+//! verdicts. A spread or affinity domain that holds one node only (a hostname key) is the
+//! same to the model as any other such domain. Swapping two interchangeable nodes, with their
+//! state and their pods, then maps every behaviour to an equally possible one.
+//!
+//! The fields are destructured without `..`: a new field of the IR does not compile until it
+//! is either part of the signature or said not to depend on the node.
+
+use std::collections::BTreeMap;
+
+use super::Ir;
+use super::ir::{
+    IrAffinityTerm, IrClusterAutoscaler, IrConstraint, IrDescheduler, IrLowUtilization, IrNode, IrTemplate, IrWorkload,
+};
+
+/// Per node (index 0 unused): a class number shared by the nodes it is interchangeable with,
+/// 0 for a node that has no such peer (or when the reduction is off).
+pub fn node_classes(ir: &Ir) -> Vec<u32> {
+    let count = ir.nodes.len();
+    let mut classes = vec![0; count + 1];
+    if !ir.symmetry || count < 2 {
+        return classes;
+    }
+    let mut groups: BTreeMap<Vec<i64>, Vec<usize>> = BTreeMap::new();
+    for n in 1..=count {
+        if let Some(signature) = signature(ir, n) {
+            groups.entry(signature).or_default().push(n);
+        }
+    }
+    for (class, members) in (1..).zip(groups.values().filter(|m| m.len() > 1)) {
+        for &n in members {
+            classes[n] = class;
+        }
+    }
+    classes
+}
+
+/// Everything the model knows about node `n` (1-based) but its index; `None` when something
+/// names the node itself (a pod's `nodeName`).
+fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
+    let Ir {
+        memory_unit: _,
+        scalar_resources: _,
+        rollout_order: _,
+        nodes,
+        templates,
+        workloads,
+        pod_slots: _,
+        scoring: _,
+        load_change: _,
+        node_maintenance: _,
+        descheduler,
+        gitops_sync: _,
+        overload_threshold: _,
+        checks: _,
+        min_available: _,
+        min_resettable: _,
+        disruption_budgets: _,
+        node_failure: _,
+        node_drain: _,
+        apply: _,
+        eviction_loops: _,
+        balance_skew: _,
+        cluster_autoscaler,
+        stale_reads: _,
+        symmetry: _,
+    } = ir;
+    let bit = |mask: u32| i64::from((mask >> n) & 1);
+    let mut s = Vec::new();
+
+    let IrNode {
+        cpu,
+        mem,
+        pods,
+        pods_allocatable,
+        scaling_pool,
+        absent,
+        zone,
+        scalars,
+    } = &nodes[n - 1];
+    s.extend([
+        *cpu,
+        *mem,
+        *pods,
+        *pods_allocatable,
+        i64::from(*scaling_pool),
+        i64::from(*absent),
+        i64::from(*zone),
+    ]);
+    s.extend(scalars.iter().copied());
+
+    for t in templates {
+        let IrTemplate {
+            workload: _,
+            cpu: _,
+            mem: _,
+            scalars: _,
+            score_cpu: _,
+            score_mem: _,
+            static_nodes,
+            affinity_raw,
+            taint_raw,
+            no_execute,
+            node_name,
+            hard,
+            soft,
+            affinity_terms,
+            require_all: _,
+            tolerates_cordon: _,
+            failure_eviction: _,
+            daemon: _,
+        } = t;
+        if *node_name as usize == n {
+            return None;
+        }
+        s.extend([bit(*static_nodes), bit(*no_execute)]);
+        s.push(affinity_raw.get(n).copied().unwrap_or(0));
+        s.push(taint_raw.get(n).copied().unwrap_or(0));
+        for c in hard.iter().chain(soft) {
+            let IrConstraint {
+                max_skew: _,
+                min_domains: _,
+                domains,
+                domain_count: _,
+                included,
+                policy_nodes,
+                counts_template: _,
+                self_match: _,
+                hostname: _,
+                same_revision: _,
+                honor_taints: _,
+            } = c;
+            s.extend([domain(domains, n, nodes.len()), bit(*included), bit(*policy_nodes)]);
+        }
+        for term in affinity_terms {
+            let IrAffinityTerm {
+                anti: _,
+                domains,
+                domain_count: _,
+                counts: _,
+                self_match: _,
+            } = term;
+            s.push(domain(domains, n, nodes.len()));
+        }
+    }
+
+    for w in workloads {
+        let IrWorkload { pinned, .. } = w;
+        // A DaemonSet pod belongs to its node's slot: the model moves it with its node. A
+        // DaemonSet that has no pod for some nodes tells those apart.
+        s.push(i64::from(pinned.contains(&(n as u32))));
+    }
+
+    if let Some(d) = descheduler {
+        let IrDescheduler {
+            remove_duplicates: _,
+            duplicates_evictable: _,
+            spread: _,
+            spread_hard: _,
+            spread_soft: _,
+            spread_evictable: _,
+            balance_node_fit: _,
+            fit_nodes,
+            duplicate_keys: _,
+            duplicate_key_count: _,
+            duplicate_lists: _,
+            eviction_rank: _,
+            max_rank: _,
+            taints: _,
+            taints_evictable: _,
+            taint_violations,
+            affinity_required: _,
+            affinity_preferred: _,
+            affinity_evictable: _,
+            affinity_violations,
+            low_utilization,
+            node_fit: _,
+        } = d;
+        s.extend(fit_nodes.iter().map(|m| bit(*m)));
+        s.extend(taint_violations.iter().map(|m| bit(*m)));
+        s.extend(affinity_violations.iter().map(|m| bit(*m)));
+        if let Some(IrLowUtilization {
+            thresholds: _,
+            targets: _,
+            number_of_nodes: _,
+            evictable: _,
+        }) = low_utilization
+        {
+            // Per node only through its allocatable, above.
+        }
+    }
+    if let Some(IrClusterAutoscaler {
+        pools: _,
+        scale_down_utilization: _,
+    }) = cluster_autoscaler
+    {
+        // Per node only through its pool and zone, above.
+    }
+    Some(s)
+}
+
+/// A node's spread or affinity domain: 0 for none, -1 for a domain of its own (any two such
+/// domains are alike), else the domain, which it shares with other nodes.
+fn domain(domains: &[u32], n: usize, nodes: usize) -> i64 {
+    let d = domains.get(n).copied().unwrap_or(0);
+    if d == 0 {
+        return 0;
+    }
+    let shared = (1..=nodes).any(|m| m != n && domains.get(m).copied() == Some(d));
+    if shared { i64::from(d) } else { -1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_domains_are_alike_and_shared_ones_are_not() {
+        // nodes 1, 2 in zone 1; node 3 in zone 2; node 4 alone in zone 3
+        let zones = [0, 1, 1, 2, 3];
+        assert_eq!(domain(&zones, 1, 4), 1);
+        assert_eq!(domain(&zones, 2, 4), 1);
+        assert_eq!(domain(&zones, 3, 4), -1);
+        assert_eq!(domain(&zones, 4, 4), -1);
+        assert_eq!(domain(&[0, 0, 5], 1, 2), 0);
+    }
+}
