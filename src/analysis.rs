@@ -277,8 +277,12 @@ fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics
             return None;
         }
     };
+    // The whole previous revision, whatever `include` and `exclude` select of the current one:
+    // a filter that misses its directory must not turn the apply into a creation.
     let mut old_config = config.clone();
     old_config.base_dir = revision.root.clone();
+    old_config.include = vec!["**".to_string()];
+    old_config.exclude = Vec::new();
     let mut sources = SourceMap::default();
     let mut old_diags = Diagnostics::default();
     let discovery = discover::discover(
@@ -304,6 +308,15 @@ fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics
                 });
             }
         }
+    }
+    if workloads.is_empty() {
+        diags.push(Diagnostic::error(
+            event.span,
+            format!(
+                "`apply`: the previous revision `{from}` holds no workloads, so there is nothing the apply could change"
+            ),
+        ));
+        return None;
     }
     let errors = old_diags.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

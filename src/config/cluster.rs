@@ -38,6 +38,9 @@ pub struct NodePool {
     /// Taken by pods kivi-lint does not model.
     pub reserved: Amounts,
     pub taints: Vec<Taint>,
+    /// Its nodes are cordoned (`spec.unschedulable`): the scheduler's NodeUnschedulable filter
+    /// and the descheduler's NodeFit turn pods away from them.
+    pub unschedulable: bool,
     /// Zones the pool spans (one cloud node group over several zones): the `i`-th node is in
     /// `zones[(i - 1) % len]`, as the cloud's zone balancing places them. Empty: the zone, if
     /// any, is in `labels`.
@@ -165,6 +168,7 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
             "allocatable",
             "reserved",
             "taints",
+            "unschedulable",
             "zones",
         ],
         "cluster.nodePools[]",
@@ -254,6 +258,7 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         .into_iter()
         .filter_map(|t| Taint::read(r, t))
         .collect();
+    let unschedulable = r.bool(item, "unschedulable").is_some_and(|b| b.value);
     let mut labels = r.string_map(item, "labels");
     let zones = r.string_list(item, "zones");
     if !zones.is_empty() {
@@ -288,6 +293,7 @@ fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool>
         scalar_allocatable,
         reserved,
         taints,
+        unschedulable,
         zones,
         node_names: Vec::new(),
         span: item.span,
@@ -314,7 +320,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         diags.error(e.span, e.message.clone());
     }
     let loaded = manifest::load(&stream.documents, "default", sources, diags);
-    type Key = (Labels, NodeResources, BTreeMap<String, i64>, Vec<Taint>);
+    type Key = (Labels, NodeResources, BTreeMap<String, i64>, Vec<Taint>, bool);
     let mut groups: BTreeMap<Key, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
     for object in &loaded.objects {
         let Body::Node(node) = &object.body else {
@@ -346,7 +352,13 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         }
         taints.sort();
         let entry = groups
-            .entry((labels, node.allocatable, node.scalar_allocatable.clone(), taints))
+            .entry((
+                labels,
+                node.allocatable,
+                node.scalar_allocatable.clone(),
+                taints,
+                node.unschedulable,
+            ))
             .or_insert_with(|| (Vec::new(), Vec::new(), object.span));
         entry.0.push(name);
         for h in hostname {
@@ -362,7 +374,9 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         );
     }
     let mut pools: Vec<NodePool> = Vec::new();
-    for ((labels, allocatable, scalar_allocatable, taints), (mut names, mut hostname_labels, span)) in groups {
+    for ((labels, allocatable, scalar_allocatable, taints, unschedulable), (mut names, mut hostname_labels, span)) in
+        groups
+    {
         names.sort();
         hostname_labels.sort();
         let mut name = pool_name(&labels, &names);
@@ -384,6 +398,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             scalar_allocatable,
             reserved: Amounts::default(),
             taints,
+            unschedulable,
             zones: Vec::new(),
             node_names: names,
             span,

@@ -211,6 +211,7 @@ pub const TABLES: &[&str] = &[
     "template_scalar[]",
     "workload_symmetric[]",
     "node_class[]",
+    "cordoned[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -274,6 +275,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
         } else {
             w.set("node_ready", n_i, 1);
         }
+        w.nonzero("cordoned", n_i, i64::from(n.cordoned));
         w.nonzero("node_pool", n_i, i64::from(n.scaling_pool));
         w.nonzero("node_zone", n_i, i64::from(n.zone));
         if ir.descheduler.as_ref().is_some_and(|d| d.low_utilization.is_some()) {

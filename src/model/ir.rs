@@ -71,6 +71,8 @@ pub struct IrNode {
     pub absent: bool,
     /// Index of the node's zone among its pool's `zones` (0 when the pool spans none).
     pub zone: u32,
+    /// Cordoned at the start (the pool's `unschedulable`).
+    pub cordoned: bool,
     /// Allocatable of each of the unit's scalar resources ([`Ir::scalar_resources`]), in
     /// that resource's unit (rounded down).
     pub scalars: Vec<i64>,
@@ -543,6 +545,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             scaling_pool: slot.scaling_pool,
             absent: slot.absent,
             zone: slot.zone.unwrap_or(0) as u32,
+            cordoned: slot.pool.unschedulable,
             scalars: Vec::new(),
         });
         node_labels.push((name.clone(), slot.pool.labels_for(&name, slot.zone), slot.pool));

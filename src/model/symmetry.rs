@@ -80,8 +80,10 @@ fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
         scaling_pool,
         absent,
         zone,
+        cordoned: _,
         scalars,
     } = &nodes[n - 1];
+    // `cordoned` is state, which the model swaps with the node.
     s.extend([
         *cpu,
         *mem,

@@ -223,15 +223,17 @@ fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<u
                 })
                 .collect();
             format!(
-                "{labels:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{}",
+                "{labels:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
                 p.zones,
                 p.min,
                 p.max,
                 p.allocatable,
+                p.scalar_allocatable,
                 p.reserved,
                 p.taints.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>(),
                 p.hostname_labels,
-                unit.node_pools.contains(&p.name)
+                unit.node_pools.contains(&p.name),
+                p.unschedulable
             )
         })
         .collect();

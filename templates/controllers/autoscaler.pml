@@ -11,11 +11,16 @@
  *  - stabilisation windows (stabilizeRecommendation, 300 s down by default; up only with a
  *    behavior): without a clock, a recommendation in a stabilised direction is applied only
  *    when the autoscaler sees it a second time, with anything else free to happen in between.
- * The load is a total demand shared by the warm running pods: level (percent of one pod's
- * request) x the workload's starting replicas, so per-pod usage falls as pods are added, as it
- * does behind a load balancer; a pod in its startup phase uses its startup usage instead. Pods
- * on an unreachable node have no metrics (missing pods), as metrics-server cannot reach
- * their kubelet.
+ * The load is a total demand, level (percent of one pod's request) x the workload's starting
+ * replicas, shared by every Ready pod, as a load balancer shares it: per-pod usage falls as
+ * pods are added. A Ready pod still in its startup phase uses the more of its startup usage
+ * and its share (the startup usage is what the pod uses right after it starts, serving
+ * included); a pod that is not Ready during its startup serves nothing and counts as unready.
+ * So the usage GetResourceReplicas sums over the ready pods is
+ *   share x warm + max(startup, share) x cold,   share = demand / (warm + cold),
+ * in per mille of one pod's request, truncated once on the total (upstream's utilisation is
+ * an integer percent). Pods on an unreachable node have no metrics (missing pods), as
+ * metrics-server cannot reach their kubelet.
  * It acts once the other controllers are idle, on the settled state.
  */
 /* A recommendation in a direction with a stabilisation window. */
@@ -40,8 +45,8 @@ end_autoscaler:
          h_current = spec[w]; h_target = hpa_target[w];
          h_warm = 0; h_cold = 0;
          rc_begin(h_current, h_target);
-         /* every pod with the workload's request (100: usage is in percent of it) */
-         h_request = (template_cpu[workload_template[w]] > 0 -> 100 : 0);
+         /* every pod with the workload's request (1000: usage is in per mille of it) */
+         h_request = (template_cpu[workload_template[w]] > 0 -> 1000 : 0);
          for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
            if
            :: pod[h_q].status == RUNNING && !pod[h_q].warm && workload_startup_unready[w] ->
@@ -60,9 +65,15 @@ end_autoscaler:
            :: else -> skip
            fi
          }
-         /* total usage of the ready pods, in percent of one pod's request */
-         h_demand = (h_warm > 0 -> LEVEL(w, load[w]) * workload_base[w] : 0) + h_cold * workload_startup[w];
-         rc_usage = h_demand;
+         /* total usage of the ready pods, in per mille of one pod's request */
+         h_demand = LEVEL(w, load[w]) * workload_base[w] * 10;
+         if
+         :: h_warm + h_cold == 0 -> rc_usage = 0
+         :: h_warm + h_cold > 0 && workload_startup[w] * 10 * (h_warm + h_cold) > h_demand ->
+            rc_usage = h_demand * h_warm / (h_warm + h_cold) + h_cold * workload_startup[w] * 10
+         :: else -> rc_usage = h_demand
+         fi;
+         h_demand = rc_usage;
          if
          :: h_current > hpa_max[w] -> h_desired = hpa_max[w]
          :: h_current < hpa_min[w] -> h_desired = hpa_min[w]
@@ -82,7 +93,7 @@ end_autoscaler:
             down_seen[w] = h_desired;
             mark_hpa(w)
          :: h_desired != h_current && !(STABILIZED(w) && down_seen[w] != h_desired) ->
-            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (rc_ready > 0 -> h_demand / rc_ready : 0));
+            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (rc_ready > 0 -> h_demand / (10 * rc_ready) : 0));
             spec[w] = h_desired; down_seen[w] = 0;
             if
             :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1

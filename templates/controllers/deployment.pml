@@ -44,13 +44,15 @@ inline reconcile_deployment(w) {
   if
   :: !rolled[w] -> RS(w, 0) = spec[w]
   :: rolled[w] && rollout_kind[w] == 2 ->
+     /* rolloutRecreate: scale the old ReplicaSet to 0; while any old pod is left
+        (oldPodsRunning, terminating ones too) stop; then the new one to NewRSNewReplicas */
      RS(w, 0) = 0;
      if
-     :: d_old_pods == 0 -> RS(w, 1) = spec[w]
+     :: d_old_pods == 0 -> new_rs_new_replicas(1, spec[w], RS(w, 0) + RS(w, 1), RS(w, 1)); RS(w, 1) = ru_new
      :: else -> skip
      fi
   :: rolled[w] && rollout_kind[w] == 1 ->
-     max_unavailable(rollout_surge[w], rollout_unavailable[w], spec[w]);
+     max_unavailable(0, rollout_surge[w], rollout_unavailable[w], spec[w]);
      reconcile_new_replica_set(spec[w], RS(w, 0) + RS(w, 1), RS(w, 1));
      RS(w, 1) = ru_new;
      reconcile_old_replica_sets(spec[w], RS(w, 0), d_old_available, RS(w, 1), d_new_available);

@@ -51,13 +51,37 @@ hidden int ds_on_node[MAX_NODES + 1];
 #define DS_ASSIGNED(q) ((pod[q].status == BOUND || pod[q].status == RUNNING) && node_ready[pod[q].node])
 
 /* ds_y = 1 when pod q fits one of the nodes in mask other than its own, now
-   (node.PodFitsAnyOtherNode: NodeFit's static filters, a free pod slot, room for its requests).
-   Needs node_usage(). */
+   (pkg/descheduler/node/node.go PodFitsAnyOtherNode and NodeFit: selector and required
+   affinity, NoSchedule and NoExecute taints, a free pod slot and room for its requests, the
+   node not unschedulable, and no pod on the node that q's own required anti-affinity terms
+   select). Needs node_usage(). */
+hidden int ds_fit_t, ds_fit_k, ds_fit_c, ds_fit_p, ds_fit_anti;
 inline fits_other_node(q, mask) {
   ds_y = 0;
+  ds_fit_t = slot_template[q];
   for (ds_n : 1 .. NODES) {
     if
-    :: BIT(mask, ds_n) && OTHER_NODE_STATIC(q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(slot_template[q], ds_n) && !MEM_SHORT(slot_template[q], ds_n) && !SCALAR_SHORT(slot_template[q], ds_n) -> ds_y = 1
+    :: ds_y == 0 && BIT(mask, ds_n) && OTHER_NODE_STATIC(q, ds_n) && s_pods[ds_n] + 1 <= node_pod_cap[ds_n] && !CPU_SHORT(ds_fit_t, ds_n) && !MEM_SHORT(ds_fit_t, ds_n) && !SCALAR_SHORT(ds_fit_t, ds_n) ->
+       /* podMatchesInterPodAntiAffinity: q's required anti-affinity against the pods there */
+       ds_fit_anti = 0;
+       if
+       :: template_term_count[ds_fit_t] > 0 ->
+          for (ds_fit_k : 0 .. template_term_count[ds_fit_t] - 1) {
+            ds_fit_c = template_term_first[ds_fit_t] + ds_fit_k;
+            if
+            :: term_anti[ds_fit_c] && TERM_DOMAIN(ds_fit_c, ds_n) > 0 ->
+               for (ds_fit_p : 1 .. PODS) {
+                 if
+                 :: ds_fit_p != q && HOLDS_RESOURCES(ds_fit_p) && pod[ds_fit_p].node == ds_n && BIT(term_counts[ds_fit_c], slot_template[ds_fit_p]) -> ds_fit_anti = 1
+                 :: else -> skip
+                 fi
+               }
+            :: else -> skip
+            fi
+          }
+       :: else -> skip
+       fi;
+       ds_y = !ds_fit_anti
     :: else -> skip
     fi
   }
@@ -110,7 +134,8 @@ inline remove_duplicates() {
       :: else -> skip
       fi
     }
-    /* target nodes: ds_u, over the variants (templates) in ds_x */
+    /* target nodes (getTargetNodes): ds_u, over the variants (templates) in ds_x; a node's
+       NoSchedule taints count, the cordoned node's node.kubernetes.io/unschedulable too */
     ds_u = 0;
     for (ds_t : 1 .. TEMPLATES) {
       if
@@ -118,7 +143,7 @@ inline remove_duplicates() {
          ds_y = 0;
          for (ds_n : 1 .. NODES) {
            if
-           :: node_ready[ds_n] && BIT(ds_fit_nodes[ds_t], ds_n) -> ds_y++
+           :: node_ready[ds_n] && BIT(ds_fit_nodes[ds_t], ds_n) && !CORDONED_FOR(ds_t, ds_n) -> ds_y++
            :: else -> skip
            fi
          }
@@ -126,7 +151,7 @@ inline remove_duplicates() {
          :: ds_y > 1 ->
             for (ds_n : 1 .. NODES) {
               if
-              :: node_ready[ds_n] && BIT(ds_fit_nodes[ds_t], ds_n) -> ds_u = ds_u | (1 << ds_n)
+              :: node_ready[ds_n] && BIT(ds_fit_nodes[ds_t], ds_n) && !CORDONED_FOR(ds_t, ds_n) -> ds_u = ds_u | (1 << ds_n)
               :: else -> skip
               fi
             }

@@ -3,7 +3,7 @@
  * (controllers/deployment.pml), the min-replicas-available check and the conformance probe
  * (probes/deployment.pml):
  *  - pkg/controller/deployment/util/deployment_util.go ResolveFenceposts, MaxUnavailable,
- *    NewRSNewReplicas;
+ *    NewRSNewReplicas (both strategies: `recreate` 1 for Recreate, 0 for RollingUpdate);
  *  - pkg/controller/deployment/rolling.go reconcileNewReplicaSet, reconcileOldReplicaSets,
  *    cleanupUnhealthyReplicas, scaleDownOldReplicaSetsForRollingUpdate, for one old
  *    ReplicaSet (a unit rolls out one new revision).
@@ -24,22 +24,26 @@ inline resolve_fenceposts(surge, unavailable, desired) {
   fi
 }
 
-/* MaxUnavailable of a RollingUpdate Deployment: ru_unavailable, at most its replicas. */
-inline max_unavailable(surge, unavailable, replicas) {
+/* MaxUnavailable: ru_unavailable, at most the replicas; 0 for a Recreate Deployment (upstream
+   returns 0 for any strategy but RollingUpdate, and for 0 replicas). */
+inline max_unavailable(recreate, surge, unavailable, replicas) {
   resolve_fenceposts(surge, (unavailable), (replicas));
   if
-  :: ru_unavailable > (replicas) -> ru_unavailable = (replicas)
+  :: (recreate) || (replicas) == 0 -> ru_unavailable = 0
+  :: !(recreate) && (replicas) != 0 && ru_unavailable > (replicas) -> ru_unavailable = (replicas)
   :: else -> skip
   fi
 }
 
 /*
- * NewRSNewReplicas: ru_new, the new ReplicaSet's replicas, from ru_surge (resolved), the
- * replicas of all ReplicaSets and the new one's: up to replicas + maxSurge in all.
+ * NewRSNewReplicas: ru_new, the new ReplicaSet's replicas. Recreate: the Deployment's replicas.
+ * RollingUpdate, from ru_surge (resolved), the replicas of all ReplicaSets and the new one's:
+ * up to replicas + maxSurge in all.
  */
-inline new_rs_new_replicas(replicas, all_replicas, new_replicas) {
+inline new_rs_new_replicas(recreate, replicas, all_replicas, new_replicas) {
   if
-  :: (all_replicas) >= (replicas) + ru_surge -> ru_new = (new_replicas)
+  :: (recreate) -> ru_new = (replicas)
+  :: !(recreate) && (all_replicas) >= (replicas) + ru_surge -> ru_new = (new_replicas)
   :: else ->
      ru_new = (replicas) + ru_surge - (all_replicas);
      if
@@ -54,7 +58,7 @@ inline new_rs_new_replicas(replicas, all_replicas, new_replicas) {
 inline reconcile_new_replica_set(replicas, all_replicas, new_replicas) {
   if
   :: (new_replicas) >= (replicas) -> ru_new = (replicas)
-  :: else -> new_rs_new_replicas(replicas, (all_replicas), (new_replicas))
+  :: else -> new_rs_new_replicas(0, replicas, (all_replicas), (new_replicas))
   fi
 }
 

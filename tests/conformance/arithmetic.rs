@@ -352,7 +352,9 @@ fn rolling_update(k: i64, case: &Json) -> Result<Prepared, String> {
             });
         }
     };
-    let fenceposts = format!("    max_unavailable({surge}, {unavailable}, {replicas});\n");
+    // MaxUnavailable and NewRSNewReplicas depend on the strategy (RollingUpdate when unset).
+    let recreate = i64::from(input["strategy"] == json!("Recreate"));
+    let fenceposts = format!("    max_unavailable({recreate}, {surge}, {unavailable}, {replicas});\n");
     let old = &input["oldReplicaSets"];
     let (statements, judge): (String, Judge) = match case["function"].as_str() {
         Some("ResolveFenceposts") => (
@@ -375,7 +377,7 @@ fn rolling_update(k: i64, case: &Json) -> Result<Prepared, String> {
             let new = int(&input["newReplicaSetSpecReplicas"], "newReplicaSetSpecReplicas")?;
             (
                 format!(
-                    "{fenceposts}    new_rs_new_replicas({replicas}, {all}, {new});\n    probe_new_replica_set({k});\n"
+                    "{fenceposts}    new_rs_new_replicas({recreate}, {replicas}, {all}, {new});\n    probe_new_replica_set({k});\n"
                 ),
                 Box::new(move |lines| {
                     compare(

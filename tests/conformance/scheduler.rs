@@ -111,6 +111,9 @@ pub fn pool(index: usize, node: &Json) -> Result<NodePool, String> {
             .map(|(k, v)| quantity(v, false).map(|q| (k.clone(), q)))
             .collect::<Result<_, _>>()?,
         hostname_labels: Vec::new(),
+        // `spec.unschedulable` (cordoned): upstream's test nodes set it without the taint the
+        // node lifecycle controller adds in a cluster.
+        unschedulable: node["unschedulable"] == Json::Bool(true),
         // Upstream's test nodes (st.MakeNode) have 32 pod slots and no cpu or memory.
         allocatable: NodeResources {
             cpu_millis: get("cpu", true)?.unwrap_or(0),

@@ -1,0 +1,105 @@
+//! Model fidelity, round 2 (issue 20): behaviours the model got wrong, each against upstream.
+//! Items 1 and 2 (the Recreate arithmetic, the descheduler's NodeFit) are conformance cases in
+//! `tests/conformance/local/`; these run whole scans.
+
+mod common;
+
+use assert_fs::prelude::*;
+use common::{kivi, root};
+use serde_json::Value;
+
+fn verdicts(report: &Value) -> Vec<(String, String)> {
+    report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|u| u["verification"]["results"].as_array().cloned().unwrap_or_default())
+        .map(|r| {
+            (
+                r["check"].as_str().unwrap_or_default().to_string(),
+                r["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+const CLUSTER: &str = "cluster:\n  nodePools:\n    - {name: worker, count: 3, min: 3, max: 3, allocatable: {cpu: '8', memory: 32Gi, pods: 110}}\n";
+
+/// Item 4. Ready pods in their startup phase take their share of the demand: with a startup
+/// usage equal to the target, GetResourceReplicas never sees more than the target, so the
+/// autoscaler never scales (kivi-c1, whose startup usage is twice its target, still
+/// oscillates: `tests/cli.rs`).
+#[test]
+fn pods_in_their_startup_phase_share_the_demand() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str(&format!(
+            "apiVersion: kivi-lint/v1alpha1\nkind: Config\n{CLUSTER}workloads:\n  Deployment/default/api:\n    usage: {{cpu: 500m}}\n    startup: {{cpu: '1', seconds: 120}}\nevents: []\nchecks:\n  enable: [no-replica-oscillation, pods-schedulable]\n"
+        ))
+        .unwrap();
+    dir.child("api.yaml")
+        .write_str(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  replicas: 5\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec:\n      containers:\n      - name: c\n        image: api:1\n        resources: {requests: {cpu: '1', memory: 1Gi}}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: api}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}\n  minReplicas: 5\n  maxReplicas: 10\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 100}}\n",
+        )
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--no-cache"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    assert!(
+        v.contains(&("no-replica-oscillation".into(), "verified".into())),
+        "{v:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Item 5. `apply.from` is read whatever `include` selects: a previous revision outside the
+/// include globs is still the cluster's state before the apply (the drop below the HPA minimum
+/// is found), and a previous revision without workloads is an input error (exit 2).
+#[test]
+fn the_previous_revision_is_read_whatever_include_selects() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let fixture = root().join("fixtures/apply-drops-replicas");
+    for file in [
+        "deploy/hpa.yaml",
+        "deploy/storefront.yaml",
+        "revisions/previous/deploy/hpa.yaml",
+        "revisions/previous/deploy/storefront.yaml",
+    ] {
+        dir.child(file)
+            .write_str(&std::fs::read_to_string(fixture.join(file)).unwrap())
+            .unwrap();
+    }
+    let config = std::fs::read_to_string(fixture.join(".kivi-lint.yaml")).unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str(&format!("{config}include: [\"deploy/**\"]\n"))
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--no-cache"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    assert!(
+        v.contains(&("min-replicas-available".into(), "violated".into())),
+        "{v:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A previous revision with nothing to apply over.
+    std::fs::remove_dir_all(dir.path().join("revisions/previous/deploy")).unwrap();
+    dir.child("revisions/previous/README.md")
+        .write_str("nothing\n")
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--no-cache"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds no workloads"), "{stderr}");
+    assert!(stderr.contains(".kivi-lint.yaml:"), "{stderr}");
+}
