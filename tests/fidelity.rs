@@ -103,3 +103,29 @@ fn the_previous_revision_is_read_whatever_include_selects() {
     assert!(stderr.contains("holds no workloads"), "{stderr}");
     assert!(stderr.contains(".kivi-lint.yaml:"), "{stderr}");
 }
+
+/// Item 3. Identical pods are one class (symmetry reduction), so a workload of 210 replicas —
+/// more pod slots than a model held before (200) — is verified, not "beyond the model's
+/// bounds"; 2 nodes of 110 pods hold them all.
+#[test]
+fn two_hundred_identical_pods_are_verified() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: workers, count: 2, min: 2, max: 2, allocatable: {cpu: '64', memory: 256Gi, pods: 110}}\nevents: []\nchecks:\n  enable: [pods-schedulable]\n")
+        .unwrap();
+    dir.child("app.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: many}\nspec:\n  replicas: 210\n  selector: {matchLabels: {app: many}}\n  template:\n    metadata: {labels: {app: many}}\n    spec:\n      containers:\n      - name: c\n        image: many:1\n        resources: {requests: {cpu: 10m, memory: 16Mi}}\n")
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--no-cache"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    assert_eq!(
+        v,
+        vec![("pods-schedulable".to_string(), "verified".to_string())],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -22,7 +22,7 @@ use crate::units::{Role, Unit};
 /// Most nodes one model holds: node sets are bitmasks in a 32-bit int (bit 0 unused).
 pub const MAX_NODES: usize = 30;
 /// Most pod slots one model holds (bytes index them).
-pub const MAX_PODS: usize = 200;
+pub const MAX_PODS: usize = 254;
 /// The largest HPA minReplicas and maxReplicas the model takes (its tables are 16-bit, and
 /// the scale-up limit may double the count); larger values are bounded to it.
 pub const MAX_AUTOSCALER_REPLICAS: i64 = 10_000;
