@@ -49,6 +49,17 @@ impl Analysis {
     pub fn objects_by_kind(&self) -> BTreeMap<String, usize> {
         manifest::count_by_kind(self.objects.iter().filter(|o| !o.embedded))
     }
+
+    /// A check's level: config `checks.severity`, else the check's default.
+    pub fn check_level(&self, check: &str) -> crate::checks::Level {
+        self.config
+            .checks
+            .severity
+            .get(check)
+            .copied()
+            .or_else(|| crate::checks::find(check).map(|c| c.level))
+            .unwrap_or(crate::checks::Level::Error)
+    }
 }
 
 pub fn analyze(request: &Request) -> Analysis {

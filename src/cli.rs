@@ -173,6 +173,10 @@ struct ScanArgs {
     #[arg(long)]
     no_fixes: bool,
 
+    /// Look for fixes of findings at or above this level (default: errors only).
+    #[arg(long, value_enum, default_value_t = FixesFor::Error, value_name = "LEVEL")]
+    fixes_for: FixesFor,
+
     /// Stop the whole run after this long (`90s`, `10m`, or seconds): what is not decided by
     /// then is inconclusive, with this as the reason, and the reports are still written.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -263,6 +267,24 @@ fn cache_dir(scan: &ScanArgs) -> Option<PathBuf> {
                 .and_then(nonempty)
                 .map(|d| d.join(".cache").join("kivi-lint"))
         })
+}
+
+/// The lowest finding level fixes are searched for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FixesFor {
+    Error,
+    Warning,
+    Note,
+}
+
+impl FixesFor {
+    fn level(self) -> crate::checks::Level {
+        match self {
+            FixesFor::Error => crate::checks::Level::Error,
+            FixesFor::Warning => crate::checks::Level::Warning,
+            FixesFor::Note => crate::checks::Level::Note,
+        }
+    }
 }
 
 /// The lowest finding level that makes the run fail.
@@ -561,7 +583,15 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         );
     }
     if !scan.no_fixes {
-        crate::fixes::suggest(&analysis, &mut results, &generator, &engine, &options, &cancel);
+        crate::fixes::suggest(
+            &analysis,
+            &mut results,
+            scan.fixes_for.level(),
+            &generator,
+            &engine,
+            &options,
+            &cancel,
+        );
     }
     progress.finish();
     drop(finished);

@@ -821,6 +821,7 @@ fn edited(
 pub fn suggest(
     a: &Analysis,
     results: &mut [UnitResult],
+    lowest: crate::checks::Level,
     generator: &Generator,
     engine: &Engine,
     options: &scaling::Options,
@@ -850,6 +851,11 @@ pub fn suggest(
             else {
                 continue;
             };
+            // Each candidate costs model-checker runs: by default fixes are searched for
+            // error-level findings only (`--fixes-for`).
+            if a.check_level(c.check) > lowest {
+                continue;
+            }
             let violation = Violation {
                 check: c.check,
                 steps,

@@ -228,13 +228,18 @@ fn load_results(dir: &std::path::Path, key: &str, points: usize) -> Option<Vec<O
 fn store_results(dir: &std::path::Path, key: &str, plan: &UnitPlan, results: &[Option<PointResult>], all: bool) {
     let w = walk(plan, results, all);
     let finished = w.next >= plan.points.len() || w.open.is_empty();
-    // A limit reached is what the same run reaches again (the limits are in the key); a
-    // cancelled run or an engine error (a missing compiler, a full disk) may not be.
+    // A memory or depth limit reached is what the same run reaches again (the limits are in
+    // the key). A time limit depends on the machine and its load, so a later run retries it;
+    // so does a cancelled run or an engine error (a missing compiler, a full disk).
     let transient = results.iter().flatten().any(|r| {
         r.verdicts.iter().any(|(_, v)| {
             matches!(
                 v,
-                PointVerdict::Inconclusive(engine::Inconclusive::Cancelled | engine::Inconclusive::EngineError(_))
+                PointVerdict::Inconclusive(
+                    engine::Inconclusive::Cancelled
+                        | engine::Inconclusive::EngineError(_)
+                        | engine::Inconclusive::TimeLimit(_)
+                )
             )
         })
     });

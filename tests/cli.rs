@@ -1517,10 +1517,22 @@ fn fixes(fixture: &str, extra: &[&str]) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// Fix candidates cost model-checker runs: by default only error-level findings get them.
+#[test]
+fn warnings_get_fixes_only_on_request() {
+    let found = fixes("kivi-c1", &[]);
+    let (_, summary) = found
+        .iter()
+        .find(|(c, _)| c == "no-replica-oscillation")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(summary, &None, "{found:?}");
+}
+
 #[test]
 fn violations_come_with_fixes_the_model_checker_verified() {
+    // Warning-level findings (no-replica-oscillation, eventually-stable) get fixes on request.
     let expect = |fixture: &str, check: &str, fix: &str| {
-        let found = fixes(fixture, &[]);
+        let found = fixes(fixture, &["--fixes-for", "warning"]);
         let (_, summary) = found
             .iter()
             .find(|(c, _)| c == check)

@@ -564,15 +564,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             })
             .collect(),
     };
-    let level = |check: &str| {
-        a.config
-            .checks
-            .severity
-            .get(check)
-            .copied()
-            .or_else(|| crate::checks::find(check).map(|c| c.level))
-            .unwrap_or(crate::checks::Level::Error)
-    };
+    let level = |check: &str| a.check_level(check);
     let mut results = Vec::new();
     for c in &r.results {
         let baseline_state = c.baseline.map(|existing| {
