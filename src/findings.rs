@@ -961,6 +961,11 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             .find_map(|s| s.location)
             .or_else(|| cycle.iter().find_map(|s| s.location));
     }
+    // No finding without a location: else the first step that has one (the field that drives
+    // it), else the manifest of the unit's first workload.
+    let location = location
+        .or_else(|| steps.iter().find_map(|s| s.location))
+        .or_else(|| names.workloads.first().and_then(|&o| objects.get(o)).map(|o| o.span));
     (steps, location)
 }
 

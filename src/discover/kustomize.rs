@@ -470,6 +470,21 @@ fn overlay_changes(dir: &Path, root: &Node, file: crate::source::FileId, source:
             });
         }
     }
+    for item in seq(root, "images") {
+        let Some(name) = item.get("name").and_then(Node::as_str) else {
+            continue;
+        };
+        // The field that changes the image: the digest, else the tag, else the new name.
+        let field = ["digest", "newTag", "newName"]
+            .iter()
+            .find_map(|f| item.get(f))
+            .map_or(item.span, |n| n.span);
+        let new_name = item.get("newName").and_then(Node::as_str).unwrap_or(name);
+        k.changes.push(Change::Images {
+            image: new_name.to_string(),
+            span: field,
+        });
+    }
 }
 
 #[cfg(test)]

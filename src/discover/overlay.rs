@@ -23,6 +23,9 @@ pub enum Change {
     },
     /// `replicas: [{name, count}]`: the object's `spec.replicas` at `count`.
     Replicas { name: String, count: Span },
+    /// `images: [{name, newName, newTag, digest}]`: every container whose image (as rendered,
+    /// so by `newName` if given) it names, at the entry's field that changes it.
+    Images { image: String, span: Span },
 }
 
 /// Which objects a patch applies to (`target`, or the patch's own kind and name).
@@ -76,8 +79,45 @@ pub fn apply(rendered: &mut Node, kind: &str, name: &str, changes: &[Change]) {
                     r.span = *count;
                 }
             }
+            Change::Images { image, span } => images(rendered, image, *span),
             _ => {}
         }
+    }
+}
+
+/// Point the `image` of every container (and init container) anywhere in `node` whose image
+/// is `name`, with a tag or digest or none, at `span`.
+fn images(node: &mut Node, name: &str, span: Span) {
+    match &mut node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries.iter_mut() {
+                if matches!(k.as_str(), Some("containers" | "initContainers"))
+                    && let Value::Seq(items) = &mut v.value
+                {
+                    for c in items.iter_mut() {
+                        if let Value::Map(fields) = &mut c.value
+                            && let Some((_, image)) = fields.iter_mut().find(|(k, _)| k.as_str() == Some("image"))
+                            && image.as_str().is_some_and(|i| image_name(i) == name)
+                        {
+                            image.span = span;
+                        }
+                    }
+                } else {
+                    images(v, name, span);
+                }
+            }
+        }
+        Value::Seq(items) => items.iter_mut().for_each(|i| images(i, name, span)),
+        _ => {}
+    }
+}
+
+/// An image reference without its tag or digest (a registry port's colon stays).
+fn image_name(image: &str) -> &str {
+    let image = image.split('@').next().unwrap_or(image);
+    match image.rfind(':') {
+        Some(i) if !image[i..].contains('/') => &image[..i],
+        _ => image,
     }
 }
 
@@ -214,5 +254,39 @@ mod tests {
         let skew = skew.as_seq().unwrap()[0].get("maxSkew").unwrap().span;
         assert_eq!((skew.file, skew.start.line), (FileId(3), 3));
         assert_eq!(rendered.at(&["spec", "replicas"]).unwrap().span, count);
+    }
+
+    #[test]
+    fn image_changes_point_at_the_images_entry() {
+        let mut rendered = doc(
+            "kind: Deployment\nspec:\n  template:\n    spec:\n      initContainers:\n      - {name: init, image: 'registry:5000/tools:1'}\n      containers:\n      - {name: api, image: 'ghcr.io/shop/api:2.1@sha256:abc'}\n      - {name: side, image: envoy:1}\n",
+            1,
+        );
+        let tag = Span::point(FileId(2), crate::source::Location { line: 4, column: 13 });
+        let changes = vec![
+            Change::Images {
+                image: "ghcr.io/shop/api".into(),
+                span: tag,
+            },
+            Change::Images {
+                image: "registry:5000/tools".into(),
+                span: tag,
+            },
+        ];
+        apply(&mut rendered, "Deployment", "api", &changes);
+        let containers = rendered
+            .at(&["spec", "template", "spec", "containers"])
+            .unwrap()
+            .as_seq()
+            .unwrap();
+        assert_eq!(containers[0].get("image").unwrap().span, tag);
+        assert_ne!(containers[1].get("image").unwrap().span, tag);
+        let init = rendered
+            .at(&["spec", "template", "spec", "initContainers"])
+            .unwrap()
+            .as_seq()
+            .unwrap();
+        assert_eq!(init[0].get("image").unwrap().span, tag);
+        assert_eq!(image_name("envoy"), "envoy");
     }
 }
