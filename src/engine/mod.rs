@@ -292,6 +292,11 @@ impl Engine {
             optimised: options.time_limit <= QUICK_RUN,
             reach: false,
         };
+        // A model one of its topologies needed the optimised build for: the others are no
+        // smaller, so they start with it rather than spend the quick run's seconds first.
+        if !build.optimised && self.is_built(model, Build { optimised: true, ..build }) {
+            build.optimised = true;
+        }
         for _attempt in 0..4 {
             let pan = match self.pan(model, build, &mut timings) {
                 Ok(pan) => pan,
@@ -366,11 +371,7 @@ impl Engine {
     /// The pan of `model` built as `build`: from this engine's directory if it is there,
     /// else built now (once, however many threads ask).
     fn pan(&self, model: &str, build: Build, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(self.salt.as_bytes());
-        hasher.update(format!("\n{}\n{}\n{}\n", build.vector, build.optimised, build.reach).as_bytes());
-        hasher.update(model.as_bytes());
-        let key = hasher.finalize().to_hex()[..32].to_string();
+        let key = self.key(model, build);
         let cell = {
             let mut builds = self.builds.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(builds.entry(key.clone()).or_default())
@@ -383,6 +384,20 @@ impl Engine {
             self.build(model, build, &dir, timings)
         })
         .clone()
+    }
+
+    /// The directory name of `model`'s pan built as `build`.
+    fn key(&self, model: &str, build: Build) -> String {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(self.salt.as_bytes());
+        hasher.update(format!("\n{}\n{}\n{}\n", build.vector, build.optimised, build.reach).as_bytes());
+        hasher.update(model.as_bytes());
+        hasher.finalize().to_hex()[..32].to_string()
+    }
+
+    /// Whether `model`'s pan built as `build` is there already (this run or the cache).
+    fn is_built(&self, model: &str, build: Build) -> bool {
+        self.root.join(self.key(model, build)).join("pan").is_file()
     }
 
     fn build(&self, model: &str, build: Build, dir: &Path, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
