@@ -294,7 +294,15 @@ impl Engine {
         };
         // A model one of its topologies needed the optimised build for: the others are no
         // smaller, so they start with it rather than spend the quick run's seconds first.
-        if !build.optimised && self.is_built(model, Build { optimised: true, ..build }) {
+        if !build.optimised
+            && self.is_built(
+                model,
+                Build {
+                    optimised: true,
+                    ..build
+                },
+            )
+        {
             build.optimised = true;
         }
         for _attempt in 0..4 {

@@ -19,6 +19,7 @@
  * Terminating pods are not active and not available.
  */
 hidden int d_q, d_r, d_active, d_best, d_key, d_victim, d_new_available, d_old_available, d_old_pods;
+hidden int d_old_active, d_new_active;
 hidden int d_on_node[MAX_NODES + 1];
 
 /* Higher goes first: unassigned, then not running, then crowded nodes, then newer slots. */
@@ -29,11 +30,16 @@ hidden int d_on_node[MAX_NODES + 1];
 
 /* The Deployment sets its ReplicaSets' spec.replicas. */
 inline reconcile_deployment(w) {
-  d_new_available = 0; d_old_available = 0; d_old_pods = 0;
+  d_new_available = 0; d_old_available = 0; d_old_pods = 0; d_old_active = 0; d_new_active = 0;
   for (d_q : SLOTS_OF(w)) {
     if
     :: pod[d_q].status == RUNNING && pod[d_q].rev -> d_new_available++
     :: pod[d_q].status == RUNNING && !pod[d_q].rev -> d_old_available++
+    :: else -> skip
+    fi;
+    if
+    :: ACTIVE(d_q) && pod[d_q].rev -> d_new_active++
+    :: ACTIVE(d_q) && !pod[d_q].rev -> d_old_active++
     :: else -> skip
     fi;
     if
@@ -59,9 +65,11 @@ inline reconcile_deployment(w) {
      RS(w, 0) = ru_old
   :: else -> skip
   fi;
-  /* the rollout is done: every replica new and available, no old pod left */
+  /* the rollout is done (DeploymentComplete): every replica new and available, no old pod
+     active */
+  deployment_complete(spec[w], d_old_active + d_new_active, d_new_active, d_old_available + d_new_available);
   if
-  :: rolled[w] && !rollout_done[w] && d_old_pods == 0 && d_new_available == spec[w] && RS(w, 1) == spec[w] ->
+  :: rolled[w] && !rollout_done[w] && ru_complete ->
      rollout_done[w] = 1; printf("KIVI:27:%d\n", w)
   :: else -> skip
   fi

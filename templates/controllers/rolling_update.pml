@@ -3,7 +3,8 @@
  * (controllers/deployment.pml), the min-replicas-available check and the conformance probe
  * (probes/deployment.pml):
  *  - pkg/controller/deployment/util/deployment_util.go ResolveFenceposts, MaxUnavailable,
- *    NewRSNewReplicas (both strategies: `recreate` 1 for Recreate, 0 for RollingUpdate);
+ *    NewRSNewReplicas (both strategies: `recreate` 1 for Recreate, 0 for RollingUpdate),
+ *    DeploymentComplete;
  *  - pkg/controller/deployment/rolling.go reconcileNewReplicaSet, reconcileOldReplicaSets,
  *    cleanupUnhealthyReplicas, scaleDownOldReplicaSetsForRollingUpdate, for one old
  *    ReplicaSet (a unit rolls out one new revision).
@@ -12,7 +13,14 @@
 #define RESOLVE_UP(v, n) ((v) < 0 -> ((-(v)) * (n) + 99) / 100 : (v))
 #define RESOLVE_DOWN(v, n) ((v) < 0 -> (-(v)) * (n) / 100 : (v))
 
-hidden int ru_surge, ru_unavailable, ru_new, ru_budget, ru_cleanup, ru_scaled_down, ru_old;
+hidden int ru_surge, ru_unavailable, ru_new, ru_budget, ru_cleanup, ru_scaled_down, ru_old, ru_complete;
+
+/* DeploymentComplete: ru_complete = 1 when every replica is updated and available and no other
+   pod is active. `status_replicas` counts active pods (a terminating one is not: the
+   ReplicaSet controller's FilterActivePods); the model's observedGeneration is always current. */
+inline deployment_complete(replicas, status_replicas, updated, available) {
+  ru_complete = ((updated) == (replicas) && (status_replicas) == (replicas) && (available) == (replicas))
+}
 
 /* ResolveFenceposts: ru_surge, ru_unavailable; both 0 would never progress, so unavailable is 1. */
 inline resolve_fenceposts(surge, unavailable, desired) {

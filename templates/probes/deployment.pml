@@ -6,6 +6,7 @@
  *   KIVI:97:case:surge:unavailable        (ResolveFenceposts, MaxUnavailable)
  *   KIVI:98:case:new_replicas             (reconcileNewReplicaSet)
  *   KIVI:99:case:old_replicas:cleanup:scaled_down   (reconcileOldReplicaSets and its parts)
+ *   KIVI:88:case:complete                 (DeploymentComplete)
  */
 {% include "controllers/rolling_update.pml" %}
 
@@ -15,6 +16,10 @@ inline probe_fenceposts(k) {
 
 inline probe_new_replica_set(k) {
   printf("KIVI:98:%d:%d\n", k, ru_new)
+}
+
+inline probe_complete(k) {
+  printf("KIVI:88:%d:%d\n", k, ru_complete)
 }
 
 inline probe_old_replica_sets(k) {

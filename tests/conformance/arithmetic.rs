@@ -436,6 +436,26 @@ fn rolling_update(k: i64, case: &Json) -> Result<Prepared, String> {
                 }),
             )
         }
+        Some("DeploymentComplete") => {
+            let status = &input["status"];
+            let (status_replicas, updated, available) = (
+                int(&status["replicas"], "status.replicas")?,
+                int(&status["updatedReplicas"], "status.updatedReplicas")?,
+                int(&status["availableReplicas"], "status.availableReplicas")?,
+            );
+            (
+                format!(
+                    "    deployment_complete({replicas}, {status_replicas}, {updated}, {available});\n    probe_complete({k});\n"
+                ),
+                Box::new(move |lines| {
+                    compare(
+                        "complete",
+                        line(lines, 88, 1)?[0],
+                        &json!(i64::from(expect["complete"] == json!(true))),
+                    )
+                }),
+            )
+        }
         Some("cleanupUnhealthyReplicas") => {
             let (old_spec, old_available) = one_old(old)?;
             let budget = int(&input["maxCleanupCount"], "maxCleanupCount")?;

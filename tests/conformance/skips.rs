@@ -14,7 +14,7 @@ const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics (utilization 
 const NO_CLOCK_EVENTS: &str = "the model has no clock: each autoscaler decision starts its own policy period, without the scale events of the last periodSeconds; after recent events upstream allows a smaller step than the model, which over-approximates the scaling rate (README, Model fidelity)";
 const STABILIZATION: &str = "the model has no clock and no recommendation log: a recommendation in a stabilised direction is applied once the autoscaler has seen it twice, with anything free to happen in between, rather than the max or min over a timed window (README, Model fidelity)";
 const EVENT_LOG: &str = "scale-event bookkeeping (storeScaleEvent, getReplicasChangePerPeriod) is timed; the model keeps no event log (see the policy period abstraction, README, Model fidelity)";
-const DEPLOYMENT_STATUS: &str = "Deployment status sums and conditions (status.replicas, Complete, Progressing with its deadline) are not modelled: the model reads pod states directly, and rollout-completes asks that every replica be new and available with no old pod left";
+const DEPLOYMENT_STATUS: &str = "Deployment status sums and the Progressing condition (with its deadline) are not modelled: the model counts pod states directly, and rollout-completes is DeploymentComplete (modelled and checked) once the cluster has settled";
 
 const MIN_DOMAINS_SOFT: &str = "the API server rejects this pod (minDomains requires whenUnsatisfiable: DoNotSchedule); kivi-lint reports the same located error, as the test shows";
 
@@ -125,7 +125,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
         if function.starts_with("GetReplicaCount")
             || function.starts_with("GetActualReplicaCount")
             || function.starts_with("GetTerminatingReplicaCount")
-            || function == "DeploymentComplete"
             || function == "DeploymentProgressing"
         {
             return Some(DEPLOYMENT_STATUS);
