@@ -100,6 +100,14 @@ pub fn analyze(request: &Request) -> Analysis {
         });
     }
     mark_invalid(&mut objects, &diags);
+    if !config.comparison_operators {
+        for span in objects.iter_mut().flat_map(|o| o.without_comparison_operators()) {
+            diags.push(Diagnostic::note(
+                span,
+                "this `Gt`/`Lt` toleration tolerates nothing: the TaintTolerationComparisonOperators feature gate is off (config `featureGates`)",
+            ));
+        }
+    }
     let mut scopes = discovery.scopes;
     crate::scopes::split_file_scopes(&mut objects, &mut scopes, &sources);
     crate::config::assumed::admit_static_requirements(&mut config, &objects, &mut diags);

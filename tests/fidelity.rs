@@ -129,3 +129,42 @@ fn two_hundred_identical_pods_are_verified() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Item 6. The TaintTolerationComparisonOperators gate is a config switch: on (the default),
+/// a `Gt` toleration admits the pod onto a node whose taint value is larger; off, it
+/// tolerates nothing, with a located note, and the pod stays Pending.
+#[test]
+fn the_comparison_operator_gate_is_a_config_switch() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("app.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: batch}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: batch}}\n  template:\n    metadata: {labels: {app: batch}}\n    spec:\n      tolerations:\n      - {key: sla, operator: Gt, value: '900', effect: NoSchedule}\n      containers:\n      - name: c\n        image: batch:1\n        resources: {requests: {cpu: 100m}}\n")
+        .unwrap();
+    let run = |gate: &str| {
+        dir.child(".kivi-lint.yaml")
+            .write_str(&format!(
+                "apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {{name: workers, count: 1, min: 1, max: 1, allocatable: {{cpu: '4', memory: 16Gi, pods: 110}}, taints: [{{key: sla, value: '950', effect: NoSchedule}}]}}\nevents: []\nchecks:\n  enable: [pods-schedulable]\n{gate}"
+            ))
+            .unwrap();
+        let out = kivi()
+            .args(["--format", "json", "--no-fixes", "--no-cache"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (
+            verdicts(&serde_json::from_slice(&out.stdout).unwrap()),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (on, _) = run("");
+    assert_eq!(on, vec![("pods-schedulable".to_string(), "verified".to_string())]);
+    let (off, stderr) = run("featureGates: {TaintTolerationComparisonOperators: false}\n");
+    assert_eq!(
+        off,
+        vec![("pods-schedulable".to_string(), "violated".to_string())],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("app.yaml:11:") && stderr.contains("feature gate is off"),
+        "{stderr}"
+    );
+}

@@ -265,6 +265,9 @@ pub struct Config {
     pub stale_reads: Option<Spanned<u32>>,
     /// The workloads of the `apply` event's previous revision, once the analysis has read it.
     pub previous_revision: Option<Vec<PreviousWorkload>>,
+    /// `featureGates.TaintTolerationComparisonOperators` (alpha): tolerations with `Gt` and
+    /// `Lt` compare numbers when on (the default here); off, they tolerate nothing.
+    pub comparison_operators: bool,
 }
 
 /// A workload as the `apply` event's previous revision writes it.
@@ -444,6 +447,7 @@ impl ConfigReader<'_, '_> {
                 "scaling",
                 "suppressions",
                 "faults",
+                "featureGates",
             ],
             "config",
         );
@@ -517,7 +521,20 @@ impl ConfigReader<'_, '_> {
             suppressions: self.suppressions(root),
             stale_reads: self.faults(root),
             previous_revision: None,
+            comparison_operators: self.feature_gates(root),
         }
+    }
+
+    /// `featureGates: {TaintTolerationComparisonOperators: bool}`, the one gate the model
+    /// follows: whether Gt and Lt tolerations compare.
+    fn feature_gates(&mut self, root: &Node) -> bool {
+        let Some(gates) = self.r.map(root, "featureGates") else {
+            return true;
+        };
+        check_fields(self.r, gates, &["TaintTolerationComparisonOperators"], "featureGates");
+        self.r
+            .bool(gates, "TaintTolerationComparisonOperators")
+            .is_none_or(|b| b.value)
     }
 
     fn globs(&mut self, root: &Node, key: &str) -> Vec<String> {

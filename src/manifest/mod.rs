@@ -170,6 +170,22 @@ impl Object {
         }
     }
 
+    pub fn workload_mut(&mut self) -> Option<&mut Workload> {
+        match &mut self.body {
+            Body::Workload(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// With the TaintTolerationComparisonOperators gate off, its pods' `Gt` and `Lt`
+    /// tolerations tolerate nothing: they are dropped (see `taint::drop_comparison_operators`).
+    /// Returns the dropped ones' spans.
+    pub fn without_comparison_operators(&mut self) -> Vec<Span> {
+        self.workload_mut()
+            .map(|w| taint::drop_comparison_operators(&mut w.template.spec.tolerations))
+            .unwrap_or_default()
+    }
+
     pub fn namespace(&self) -> &str {
         self.id.namespace.as_deref().unwrap_or("")
     }

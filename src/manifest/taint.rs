@@ -150,6 +150,19 @@ impl Toleration {
     }
 }
 
+/// With the TaintTolerationComparisonOperators gate off, a `Gt` or `Lt` toleration tolerates
+/// nothing (the scheduler's toleration helper refuses the operators): drop them. Returns the
+/// dropped ones' spans.
+pub fn drop_comparison_operators(tolerations: &mut Vec<Toleration>) -> Vec<Span> {
+    let dropped = tolerations
+        .iter()
+        .filter(|t| matches!(t.operator, TolerationOperator::Gt | TolerationOperator::Lt))
+        .map(|t| t.span)
+        .collect();
+    tolerations.retain(|t| !matches!(t.operator, TolerationOperator::Gt | TolerationOperator::Lt));
+    dropped
+}
+
 /// Whether the tolerations admit a pod onto a node with these taints for scheduling
 /// (NoSchedule and NoExecute block; PreferNoSchedule only scores).
 pub fn tolerates_for_scheduling(tolerations: &[Toleration], taints: &[Taint]) -> bool {

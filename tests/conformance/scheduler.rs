@@ -253,7 +253,14 @@ impl<'a> Scenario<'a> {
             documents.push(pod_manifest(p, p["nodeName"].as_str(), gates)?);
         }
         documents.push(pod_manifest(&case["pod"], None, gates)?);
-        let objects = load_documents(&mut sources, &documents)?;
+        let mut objects = load_documents(&mut sources, &documents)?;
+        // The comparison-operator gate turned off, as the config's `featureGates` turns it off.
+        if gates["taintTolerationComparisonOperators"] == json!(false) {
+            config.comparison_operators = false;
+            for o in &mut objects {
+                o.without_comparison_operators();
+            }
+        }
         let unit = Unit {
             id: "conformance".into(),
             name: "conformance".into(),

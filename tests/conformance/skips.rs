@@ -8,7 +8,6 @@
 use serde_json::Value as Json;
 
 const EXTENDED: &str = "NodeResourcesFit scores cpu and memory only in kivi-lint: ephemeral storage, hugepages and extended resources are filtered (they must fit) but not scored (README, Model semantics)";
-const GATE: &str = "kivi-lint models the TaintTolerationComparisonOperators gate enabled (Gt and Lt tolerations match); the case runs upstream with it off";
 
 const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics (utilization or averageValue) only: an HPA whose metrics are Pods, Object or External values has no load the model could vary, so the model keeps its replicas and has no arithmetic for those metric types (README, Model fidelity)";
 const NO_CLOCK_EVENTS: &str = "the model has no clock: each autoscaler decision starts its own policy period, without the scale events of the last periodSeconds; after recent events upstream allows a smaller step than the model, which over-approximates the scaling rate (README, Model fidelity)";
@@ -70,17 +69,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
             .any(|name| !matches!(name, "cpu" | "memory") && requests(&case["pod"], name))
         {
             return Some(EXTENDED);
-        }
-        if config["featureGates"]["taintTolerationComparisonOperators"] == Json::Bool(false)
-            && any_pod(case, |p| {
-                p["tolerations"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|t| matches!(t["operator"].as_str(), Some("Gt" | "Lt")))
-            })
-        {
-            return Some(GATE);
         }
         if any_pod(case, |p| {
             constraints(p).any(|c| !c["minDomains"].is_null() && c["whenUnsatisfiable"] == "ScheduleAnyway")
