@@ -516,7 +516,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             }
         });
     }
-    let progress = crate::progress::Reporter::new(global.quiet);
+    let mut progress = crate::progress::Reporter::new(global.quiet);
     let mut context = report::model::Context {
         shard: scan.shard,
         changed_since: scan.changed_since.clone(),
@@ -591,6 +591,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             &engine,
             &options,
             &cancel,
+            &|what: &str| progress.phase(what),
         );
     }
     progress.finish();

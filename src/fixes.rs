@@ -818,6 +818,9 @@ fn edited(
 /// Find a verified fix for every located violation of `results`. Each candidate costs one run
 /// of its unit on the counterexample's cluster, restricted to the violated check; the first
 /// that verifies is kept.
+// The verification's own inputs (generator, engine, options, cancel) plus what the fix search
+// adds (the level, the progress hook): bundling them is the pipeline refactoring's job (#23).
+#[allow(clippy::too_many_arguments)]
 pub fn suggest(
     a: &Analysis,
     results: &mut [UnitResult],
@@ -826,6 +829,7 @@ pub fn suggest(
     engine: &Engine,
     options: &scaling::Options,
     cancel: &AtomicBool,
+    on_phase: &dyn Fn(&str),
 ) {
     let one_topology = scaling::Options {
         emit_models: None,
@@ -861,6 +865,7 @@ pub fn suggest(
                 steps,
                 topology: c.topology.as_ref(),
             };
+            on_phase(&format!("looking for a fix of {} in {}", c.check, a.units[r.unit].name));
             let mut checks = vec![c.check];
             checks.extend(verified.iter().copied().filter(|v| *v != c.check));
             for candidate in candidates(a, r.unit, *at, &violation) {
