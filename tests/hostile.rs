@@ -334,3 +334,31 @@ fn huge_files_scalars_and_templates_are_located_errors() {
     // The long annotation is data, and the Deployment is read.
     assert!(String::from_utf8_lossy(&out.stdout).contains("default/long"));
 }
+
+/// A name Kubernetes rejects (here with a terminal escape sequence) is a located input error,
+/// shown escaped: no control character from a manifest reaches the terminal or a report.
+#[test]
+fn names_kubernetes_rejects_are_located_and_escaped() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("app.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: \"evil\\u001b[31mRED\", namespace: \"ns\\u0007\"}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: e}}\n  template:\n    metadata: {labels: {app: e}}\n    spec:\n      containers: [{name: c, image: e}]\n")
+        .unwrap();
+    for format in ["human", "json", "sarif", "github"] {
+        let out = kivi()
+            .args(["--no-fixes", "--format", format])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}: {out:?}");
+        for stream in [&out.stdout, &out.stderr] {
+            assert!(
+                !stream.contains(&0x1b) && !stream.contains(&0x07),
+                "{format}: {}",
+                String::from_utf8_lossy(stream)
+            );
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("app.yaml:3:"), "{format}: {stderr}");
+        assert!(stderr.contains("not a valid Deployment name"), "{format}: {stderr}");
+    }
+}

@@ -317,17 +317,110 @@ fn load_node(
     }
 }
 
+/// A name as the API server validates it: the objects kivi-lint models (workloads, Services,
+/// HPAs, PDBs, Namespaces) need a DNS-1123 subdomain; any other kind at least a path segment
+/// without control characters. A name Kubernetes rejects is an input error, and its text is
+/// shown escaped (it may hold terminal escapes).
+fn check_name(r: &mut Reader, name: &crate::source::Spanned<String>, kind: &str) {
+    let strict = matches!(
+        kind,
+        "Deployment"
+            | "StatefulSet"
+            | "DaemonSet"
+            | "ReplicaSet"
+            | "ReplicationController"
+            | "Pod"
+            | "Job"
+            | "CronJob"
+            | "Service"
+            | "HorizontalPodAutoscaler"
+            | "PodDisruptionBudget"
+            | "Namespace"
+            | "ConfigMap"
+    );
+    let value = &name.value;
+    let ok = if strict {
+        is_dns_subdomain(value)
+    } else {
+        value.len() <= 253
+            && !value.chars().any(|c| c.is_control() || c == '/' || c == '%')
+            && value != "."
+            && value != ".."
+    };
+    if !ok {
+        r.error(
+            name.span,
+            if strict {
+                format!(
+                    "`metadata.name` `{}` is not a valid {kind} name: lower-case letters, digits, `-` and `.`, at most 253 (a DNS-1123 subdomain)",
+                    shown(value)
+                )
+            } else {
+                format!("`metadata.name` `{}` is not a valid name: no `/`, `%` or control characters", shown(value))
+            },
+        );
+    }
+}
+
+/// Manifest text in a message: control characters escaped, long text cut.
+fn shown(s: &str) -> String {
+    let escaped: String = s.chars().flat_map(char::escape_default).collect();
+    read::truncate(&escaped)
+}
+
+fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
+}
+
 fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, default_namespace: &str) -> Option<Object> {
     let span = node.span;
     let metadata = r.map(node, "metadata");
-    let name = metadata
-        .and_then(|m| r.text(m, "name").or_else(|| r.text(m, "generateName")))
-        .map(|n| n.value)
-        .unwrap_or_default();
+    let name = match metadata {
+        Some(m) => match r.text(m, "name") {
+            Some(n) => {
+                check_name(r, &n, kind);
+                n.value
+            }
+            // The API server appends a random suffix to a generateName.
+            None => r.text(m, "generateName").map_or_else(String::new, |g| {
+                check_name(r, &crate::source::Spanned::new(format!("{}x", g.value), g.span), kind);
+                g.value
+            }),
+        },
+        None => String::new(),
+    };
     let labels = metadata.map(|m| r.string_map(m, "labels")).unwrap_or_default();
     let namespace = metadata
         .and_then(|m| r.text(m, "namespace"))
-        .map(|n| n.value)
+        .map(|n| {
+            if !n.value.is_empty() && !is_dns_label(&n.value) {
+                r.error(
+                    n.span,
+                    format!(
+                        "`metadata.namespace` `{}` is not a valid namespace: lower-case letters, digits and `-`, at most 63 (a DNS-1123 label)",
+                        shown(&n.value)
+                    ),
+                );
+            }
+            n.value
+        })
         .filter(|n| !n.is_empty());
     let namespace = if is_cluster_scoped(kind) {
         None
