@@ -185,7 +185,10 @@ fn pod_manifest(pod: &Json, node_name: Option<&str>, gates: &Json) -> Result<Jso
         spec.insert("nodeName".into(), json!(n));
     }
     let namespace = pod["namespace"].as_str().filter(|n| !n.is_empty()).unwrap_or("default");
-    let metadata = json!({"name": pod["name"], "namespace": namespace, "labels": pod["labels"].clone()});
+    // Upstream's unit tests skip the API server's name validation; kivi-lint does not: the
+    // name is lower-cased (nothing the scheduler decides reads it).
+    let name = pod["name"].as_str().unwrap_or("").to_lowercase();
+    let metadata = json!({"name": name, "namespace": namespace, "labels": pod["labels"].clone()});
     Ok(pod_document(pod, metadata, Json::Object(spec)))
 }
 
