@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{kivi, root};
+use common::{copy_tree, kivi, root};
 
 /// Run `kivi-lint units --format json ARGS`, check the exit code, parse stdout.
 fn units_json(args: &[&str], code: i32) -> Value {
@@ -1244,20 +1244,6 @@ fn cached_run_says_so() {
     assert!(!first.contains("result cache"), "{first}");
     let second = String::from_utf8(run()).unwrap();
     assert!(second.contains("verdicts from the result cache"), "{second}");
-}
-
-/// Copy every file under `from` into `to`, keeping relative paths.
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `fixtures/pr-mode/repo` committed in a fresh git repository (real git).

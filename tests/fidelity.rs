@@ -5,22 +5,20 @@
 mod common;
 
 use assert_fs::prelude::*;
-use common::{kivi, root};
+use common::{kivi, root, verdicts};
 use serde_json::Value;
 
-fn verdicts(report: &Value) -> Vec<(String, String)> {
-    report["units"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|u| u["verification"]["results"].as_array().cloned().unwrap_or_default())
-        .map(|r| {
-            (
-                r["check"].as_str().unwrap_or_default().to_string(),
-                r["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
+/// A cold scan of `dir` with JSON output: its `(check, verdict)` pairs and the process output.
+fn scan(dir: &std::path::Path) -> (Vec<(String, String)>, std::process::Output) {
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--no-cache"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        verdicts(&serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)),
+        out,
+    )
 }
 
 const CLUSTER: &str = "cluster:\n  nodePools:\n    - {name: worker, count: 3, min: 3, max: 3, allocatable: {cpu: '8', memory: 32Gi, pods: 110}}\n";
@@ -42,12 +40,7 @@ fn pods_in_their_startup_phase_share_the_demand() {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  replicas: 5\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec:\n      containers:\n      - name: c\n        image: api:1\n        resources: {requests: {cpu: '1', memory: 1Gi}}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: api}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}\n  minReplicas: 5\n  maxReplicas: 10\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 100}}\n",
         )
         .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes", "--no-cache"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    let (v, out) = scan(dir.path());
     assert!(
         v.contains(&("no-replica-oscillation".into(), "verified".into())),
         "{v:?}\n{}",
@@ -76,12 +69,7 @@ fn the_previous_revision_is_read_whatever_include_selects() {
     dir.child(".kivi-lint.yaml")
         .write_str(&format!("{config}include: [\"deploy/**\"]\n"))
         .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes", "--no-cache"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    let (v, out) = scan(dir.path());
     assert!(
         v.contains(&("min-replicas-available".into(), "violated".into())),
         "{v:?}\n{}",
@@ -93,11 +81,7 @@ fn the_previous_revision_is_read_whatever_include_selects() {
     dir.child("revisions/previous/README.md")
         .write_str("nothing\n")
         .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes", "--no-cache"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let (_, out) = scan(dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("holds no workloads"), "{stderr}");
@@ -116,12 +100,7 @@ fn two_hundred_identical_pods_are_verified() {
     dir.child("app.yaml")
         .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: many}\nspec:\n  replicas: 210\n  selector: {matchLabels: {app: many}}\n  template:\n    metadata: {labels: {app: many}}\n    spec:\n      containers:\n      - name: c\n        image: many:1\n        resources: {requests: {cpu: 10m, memory: 16Mi}}\n")
         .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes", "--no-cache"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
+    let (v, out) = scan(dir.path());
     assert_eq!(
         v,
         vec![("pods-schedulable".to_string(), "verified".to_string())],
@@ -145,15 +124,8 @@ fn the_comparison_operator_gate_is_a_config_switch() {
                 "apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {{name: workers, count: 1, min: 1, max: 1, allocatable: {{cpu: '4', memory: 16Gi, pods: 110}}, taints: [{{key: sla, value: '950', effect: NoSchedule}}]}}\nevents: []\nchecks:\n  enable: [pods-schedulable]\n{gate}"
             ))
             .unwrap();
-        let out = kivi()
-            .args(["--format", "json", "--no-fixes", "--no-cache"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        (
-            verdicts(&serde_json::from_slice(&out.stdout).unwrap()),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
+        let (v, out) = scan(dir.path());
+        (v, String::from_utf8_lossy(&out.stderr).to_string())
     };
     let (on, _) = run("");
     assert_eq!(on, vec![("pods-schedulable".to_string(), "verified".to_string())]);

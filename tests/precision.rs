@@ -5,7 +5,7 @@
 mod common;
 
 use assert_fs::prelude::*;
-use common::kivi;
+use common::{kivi, verdicts};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -26,21 +26,6 @@ fn check(args: &[&str], code: i32) -> (Value, String) {
         .clone();
     let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (report, String::from_utf8_lossy(&out.stderr).to_string())
-}
-
-fn verdicts(report: &Value) -> Vec<(String, String)> {
-    report["units"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|u| u["verification"]["results"].as_array().cloned().unwrap_or_default())
-        .map(|r| {
-            (
-                r["check"].as_str().unwrap_or_default().to_string(),
-                r["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
 }
 
 fn units_json(path: &std::path::Path) -> (Value, String) {

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{kivi, root};
+use common::{copy_tree, kivi, root};
 use serde_json::Value;
 
 /// The fixture's config with `scaling.symmetry` set; the default config when it has none.
@@ -25,19 +25,6 @@ fn config_with_symmetry(fixture: &Path, on: bool) -> String {
         None => lines.push(format!("scaling: {{symmetry: {on}}}")),
     }
     lines.join("\n") + "\n"
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// (unit number, check) → (verdict, counterexample steps).

@@ -145,13 +145,9 @@ pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sou
     Cluster { pools, assumed: false }
 }
 
+/// A pool name: a DNS-1123 label short enough for its nodes' `-<index>` suffix.
 fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 50
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
+    s.len() <= 50 && crate::manifest::read::is_dns_label(s)
 }
 
 fn read_pool(r: &mut Reader, item: &Node, scaling: &Scaling) -> Option<NodePool> {

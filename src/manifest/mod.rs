@@ -340,7 +340,7 @@ fn check_name(r: &mut Reader, name: &crate::source::Spanned<String>, kind: &str)
     );
     let value = &name.value;
     let ok = if strict {
-        is_dns_subdomain(value)
+        read::is_dns_subdomain(value)
     } else {
         value.len() <= 253
             && !value.chars().any(|c| c.is_control() || c == '/' || c == '%')
@@ -368,27 +368,6 @@ fn shown(s: &str) -> String {
     read::truncate(&escaped)
 }
 
-fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        })
-}
-
 fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, default_namespace: &str) -> Option<Object> {
     let span = node.span;
     let metadata = r.map(node, "metadata");
@@ -410,7 +389,7 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
     let namespace = metadata
         .and_then(|m| r.text(m, "namespace"))
         .map(|n| {
-            if !n.value.is_empty() && !is_dns_label(&n.value) {
+            if !n.value.is_empty() && !read::is_dns_label(&n.value) {
                 r.error(
                     n.span,
                     format!(

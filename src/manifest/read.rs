@@ -229,6 +229,24 @@ impl Reader<'_> {
     }
 }
 
+/// A DNS-1123 label: lower-case letters, digits and `-`, not at either end, at most 63.
+pub fn is_dns_label(s: &str) -> bool {
+    s.len() <= 63 && is_label_text(s)
+}
+
+/// A DNS-1123 subdomain: labels joined by `.`, at most 253 in all.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_label_text)
+}
+
+fn is_label_text(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
 pub fn truncate(s: &str) -> String {
     let mut out: String = s.chars().take(60).collect();
     if out.len() < s.len() {

@@ -32,3 +32,35 @@ pub fn stdout_of(args: &[&str], code: i32) -> String {
     let out = kivi().args(args).assert().code(code).get_output().stdout.clone();
     String::from_utf8(out).expect("stdout is UTF-8")
 }
+
+/// Copy every file under `from` into `to`, keeping relative paths.
+#[allow(dead_code)]
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `(check, verdict)` of every result of a JSON report, in report order.
+#[allow(dead_code)]
+pub fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|u| u["verification"]["results"].as_array().cloned().unwrap_or_default())
+        .map(|r| {
+            (
+                r["check"].as_str().unwrap_or_default().to_string(),
+                r["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
