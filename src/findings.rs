@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::engine::{Inconclusive, TraceEvent};
+use crate::manifest::autoscaling::Metric;
 use crate::manifest::{Body, Object};
 use crate::model::{Ir, Names};
 use crate::source::Span;
@@ -292,6 +293,13 @@ impl<'a> Namer<'a> {
     }
 }
 
+/// Whether an HPA object scales on cpu; the load level is then a percent of the cpu request,
+/// else of its custom metrics' targets (templates/controllers/autoscaler.pml).
+fn scales_on_cpu(hpa: &Object) -> bool {
+    matches!(&hpa.body, Body::HorizontalPodAutoscaler(a)
+        if a.metrics.iter().any(|m| matches!(m, Metric::Resource { resource, .. } if resource == "cpu")))
+}
+
 /// The check whose monitor fired, from the last event of a trail.
 pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
     match trace.last()?.values.first()? {
@@ -446,15 +454,19 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             6 => {
                 let workload = namer.workload(at(1));
                 let hpa = workload.and_then(|w| namer.autoscaler_of(w));
+                let usage = if hpa.is_none_or(scales_on_cpu) {
+                    format!("cpu usage {}% of the request per running pod", at(4))
+                } else {
+                    format!("its metrics at {}% of their targets", at(4))
+                };
                 Told {
                     actor: "horizontal-pod-autoscaler",
                     message: format!(
-                        "{} scales {} from {} to {} replicas (cpu usage {}% of the request per running pod)",
+                        "{} scales {} from {} to {} replicas ({usage})",
                         hpa.map_or_else(|| "the HPA".to_string(), |h| h.id.to_string()),
                         workload.map_or_else(String::new, |w| w.id.to_string()),
                         at(2),
                         at(3),
-                        at(4)
                     ),
                     location: hpa.and_then(|h| match &h.body {
                         Body::HorizontalPodAutoscaler(a) => Some(a.max_replicas.span),
@@ -467,15 +479,23 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("deletes pod {}", namer.pod(at(1))),
                 location: None,
             },
-            8 => Told {
-                actor: "load-change",
-                message: format!(
-                    "the pods of {} now use {}% of their cpu request",
-                    namer.workload(at(1)).map_or_else(String::new, |w| w.id.to_string()),
-                    at(2)
-                ),
-                location: None,
-            },
+            8 => {
+                let workload = namer.workload(at(1));
+                let name = workload.map_or_else(String::new, |w| w.id.to_string());
+                let message = if workload.and_then(|w| namer.autoscaler_of(w)).is_none_or(scales_on_cpu) {
+                    format!("the pods of {name} now use {}% of their cpu request", at(2))
+                } else {
+                    format!(
+                        "the metrics {name}'s autoscaler scales on are now at {}% of their targets",
+                        at(2)
+                    )
+                };
+                Told {
+                    actor: "load-change",
+                    message,
+                    location: None,
+                }
+            }
             9 => Told {
                 actor: "check",
                 message: "the cluster has settled with a pod that no node can take".into(),

@@ -197,15 +197,15 @@ impl<'a> Graph<'a> {
                     let unmodelled = hpa.unmodelled_metrics();
                     if let Some((_, span)) = unmodelled.first() {
                         let what: Vec<String> = unmodelled.iter().map(|(m, _)| truncate(m)).collect();
-                        let consequence = if hpa.scales_on_cpu() {
-                            "the model scales on cpu alone, where the autoscaler takes the largest proposal of all its metrics"
+                        let consequence = if hpa.has_modelled_metric() {
+                            "the model scales on its other metrics alone, where the autoscaler takes the largest proposal of all its metrics"
                         } else {
                             "the model's autoscaler does not act: every replica count up to maxReplicas is still explored as a starting point, and no-replica-oscillation is not checked"
                         };
                         diags.push(Diagnostic::warning(
                             *span,
                             format!(
-                                "{} scales on {} metrics, which kivi-lint does not model (cpu only): {consequence}",
+                                "{} scales on {} metrics, which kivi-lint does not model (cpu, Pods, Object and External only): {consequence}",
                                 o.id,
                                 what.join(", ")
                             ),
@@ -734,10 +734,10 @@ impl<'a> Graph<'a> {
             .iter()
             .filter(|c| match c.applies {
                 Applies::Always => true,
-                // An autoscaler the model can run: one that scales on cpu.
+                // An autoscaler the model can run: one that scales on cpu, Pods, Object or External metrics.
                 Applies::WithAutoscaler => attached.iter().any(|(o, r)| {
                     *r == Role::Autoscaler
-                        && matches!(&self.objects[*o].body, Body::HorizontalPodAutoscaler(h) if h.scales_on_cpu())
+                        && matches!(&self.objects[*o].body, Body::HorizontalPodAutoscaler(h) if h.has_modelled_metric())
                 }),
                 Applies::WithEvictions => evictions,
                 Applies::WithOverloadEvents => {

@@ -140,3 +140,35 @@ fn the_comparison_operator_gate_is_a_config_switch() {
         "{stderr}"
     );
 }
+
+/// Item 6 (metrics). An HPA on Pods, Object or External metrics acts in the model: the load
+/// level moves its metrics against their targets, and the largest proposal wins. With room for
+/// two 3-cpu pods per pool of 3 nodes, maxReplicas 6 on an External AverageValue metric is
+/// unschedulable; maxReplicas 3 is not. Before, the model's autoscaler did not act on such an
+/// HPA and both verified.
+#[test]
+fn an_autoscaler_on_custom_metrics_scales() {
+    for (max, expected) in [(6, "violated"), (3, "verified")] {
+        for metric in [
+            "- type: External\n    external:\n      metric: {name: queue_messages_ready}\n      target: {type: AverageValue, averageValue: '30'}\n",
+            "- type: Pods\n    pods:\n      metric: {name: requests_per_second}\n      target: {type: AverageValue, averageValue: '100'}\n",
+            "- type: Object\n    object:\n      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main}\n      metric: {name: requests_per_second}\n      target: {type: Value, value: '2k'}\n",
+        ] {
+            let dir = assert_fs::TempDir::new().unwrap();
+            dir.child(".kivi-lint.yaml")
+                .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: w, count: 3, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents:\n  - {type: load-change, workloads: ['*'], max: 300%}\nchecks:\n  enable: [pods-schedulable]\n")
+                .unwrap();
+            dir.child("worker.yaml")
+                .write_str(&format!(
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: worker}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {{app: worker}}}}\n  template:\n    metadata: {{labels: {{app: worker}}}}\n    spec:\n      containers:\n      - name: c\n        image: worker:1\n        resources: {{requests: {{cpu: '3', memory: 1Gi}}}}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {{name: worker}}\nspec:\n  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: worker}}\n  minReplicas: 2\n  maxReplicas: {max}\n  metrics:\n  {metric}"
+                ))
+                .unwrap();
+            let (v, out) = scan(dir.path());
+            assert!(
+                v.contains(&("pods-schedulable".into(), expected.into())),
+                "maxReplicas {max}, {metric}: {v:?}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}

@@ -32,12 +32,29 @@ pub enum Metric {
         #[serde(skip)]
         span: Span,
     },
-    /// Pods, Object, External and ContainerResource metrics: kept, not modelled.
+    /// A Pods, Object or External metric: modelled relative to its target (README, Model
+    /// fidelity), so its own quantity does not matter, only how upstream turns it into replicas.
+    Custom {
+        source: MetricSource,
+        /// An `AverageValue` target (per pod), not a `Value` one.
+        average: bool,
+        #[serde(skip)]
+        span: Span,
+    },
+    /// ContainerResource metrics: kept, not modelled.
     Unsupported {
         metric_type: String,
         #[serde(skip)]
         span: Span,
     },
+}
+
+/// Where a custom metric comes from (`spec.metrics[].type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MetricSource {
+    Pods,
+    Object,
+    External,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -81,14 +98,17 @@ pub struct HorizontalPodAutoscaler {
 }
 
 impl HorizontalPodAutoscaler {
-    /// Whether it scales on cpu, the one metric kivi-lint models.
-    pub fn scales_on_cpu(&self) -> bool {
-        self.metrics
-            .iter()
-            .any(|m| matches!(m, Metric::Resource { resource, .. } if resource == "cpu"))
+    /// Whether it scales on a metric kivi-lint models: cpu, Pods, Object or External.
+    pub fn has_modelled_metric(&self) -> bool {
+        self.metrics.iter().any(|m| match m {
+            Metric::Resource { resource, .. } => resource == "cpu",
+            Metric::Custom { .. } => true,
+            Metric::Unsupported { .. } => false,
+        })
     }
 
-    /// The metrics kivi-lint does not model (all but cpu), described, with where they are.
+    /// The metrics kivi-lint does not model (memory and other resources, ContainerResource),
+    /// described, with where they are.
     pub fn unmodelled_metrics(&self) -> Vec<(String, Span)> {
         self.metrics
             .iter()
@@ -179,6 +199,15 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
         r.error(node.span, "a metric needs a `type`");
         return None;
     };
+    let source = match ty.value.as_str() {
+        "Pods" => Some(MetricSource::Pods),
+        "Object" => Some(MetricSource::Object),
+        "External" => Some(MetricSource::External),
+        _ => None,
+    };
+    if let Some(source) = source {
+        return read_custom_metric(r, node, source);
+    }
     if ty.value != "Resource" {
         return Some(Metric::Unsupported {
             metric_type: ty.value,
@@ -255,6 +284,58 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
         target: value,
         span: node.span,
     })
+}
+
+/// A Pods, Object or External metric: its target type. autoscaling/v2beta1 wrote the target
+/// inline (`targetAverageValue`, `targetValue`).
+fn read_custom_metric(r: &mut Reader, node: &Node, source: MetricSource) -> Option<Metric> {
+    let key = match source {
+        MetricSource::Pods => "pods",
+        MetricSource::Object => "object",
+        MetricSource::External => "external",
+    };
+    let Some(body) = r.map(node, key) else {
+        r.error(node.span, format!("a `{}` metric needs `{key}`", ty_name(source)));
+        return None;
+    };
+    let average = match r.map(body, "target") {
+        Some(target) => {
+            let allowed: &[&str] = match source {
+                MetricSource::Pods => &["AverageValue"],
+                _ => &["Value", "AverageValue"],
+            };
+            let Some(ty) = r.one_of(target, "type", allowed) else {
+                if r.field(target, "type").is_none() {
+                    r.error(target.span, "a metric target needs a `type`");
+                }
+                return None;
+            };
+            ty.value == "AverageValue"
+        }
+        None if source == MetricSource::Pods => true,
+        None if r.field(body, "targetValue").is_some() => false,
+        None if r.field(body, "targetAverageValue").is_some() || r.field(body, "averageValue").is_some() => true,
+        None => {
+            r.error(
+                body.span,
+                format!("a `{}` metric needs `{key}.target`", ty_name(source)),
+            );
+            return None;
+        }
+    };
+    Some(Metric::Custom {
+        source,
+        average,
+        span: node.span,
+    })
+}
+
+fn ty_name(source: MetricSource) -> &'static str {
+    match source {
+        MetricSource::Pods => "Pods",
+        MetricSource::Object => "Object",
+        MetricSource::External => "External",
+    }
 }
 
 fn read_rules(r: &mut Reader, behavior: &Node, key: &str) -> Option<ScalingRules> {

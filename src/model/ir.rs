@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use crate::config::{Config, EnvironmentEvent, NodePool};
-use crate::manifest::autoscaling::{Metric, MetricTarget};
+use crate::manifest::autoscaling::{Metric, MetricSource, MetricTarget};
 use crate::manifest::pod::{InclusionPolicy, PodSpec, WhenUnsatisfiable};
 use crate::manifest::scheduler_config::{SchedulerProfile, ScoringStrategy, ShapePoint};
 use crate::manifest::selector::{LabelSelector, Labels, selects};
@@ -217,8 +217,11 @@ pub struct IrNodeFailure {
 pub struct IrAutoscaler {
     pub min: i64,
     pub max: i64,
-    /// Target CPU utilisation, percent of the request.
+    /// Target CPU utilisation, percent of the request; 100 when it has no cpu metric (the
+    /// load level is then a percent of its custom metrics' targets).
     pub target: i64,
+    /// The metrics it scales on, by how upstream turns them into replicas.
+    pub metrics: IrMetrics,
     /// A scale-down needs the lower recommendation to hold over a window (300 s unless
     /// `behavior.scaleDown.stabilizationWindowSeconds` is 0).
     pub stabilize_down: bool,
@@ -233,6 +236,31 @@ pub struct IrAutoscaler {
     /// Fewest replicas one decision may reach from `current`: 0 without a behavior, else the
     /// scale-down policies.
     pub down_limit: Vec<i64>,
+}
+
+/// An autoscaler's metrics by kind of arithmetic (replica_calculator.go): the model's load
+/// level moves them all by the same ratio to their targets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IrMetrics {
+    /// A cpu Resource metric (GetResourceReplicas).
+    pub cpu: bool,
+    /// A Pods metric: a per-pod average (GetMetricReplicas).
+    pub pods: bool,
+    /// An Object or External metric with a `Value` target (GetObjectMetricReplicas,
+    /// GetExternalMetricReplicas).
+    pub value: bool,
+    /// An Object or External metric with an `AverageValue` target (the per-pod variants).
+    pub average_value: bool,
+}
+
+impl IrMetrics {
+    /// The bits of the model's `hpa_metrics` table (templates/controllers/autoscaler.pml).
+    pub fn bits(self) -> i64 {
+        i64::from(self.cpu)
+            | i64::from(self.pods) << 1
+            | i64::from(self.value) << 2
+            | i64::from(self.average_value) << 3
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -636,7 +664,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
         };
         let request = workload.template.spec.effective_request().cpu_millis;
         let autoscaler = hpa.and_then(|h| {
-            let target = h.metrics.iter().find_map(|m| match m {
+            let cpu_target = h.metrics.iter().find_map(|m| match m {
                 Metric::Resource {
                     resource,
                     target: MetricTarget::Utilization(u),
@@ -649,7 +677,26 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
                     ..
                 } if resource == "cpu" && request > 0 => Some((v * 100 + request - 1) / request),
                 _ => None,
-            })?;
+            });
+            let mut metrics = IrMetrics {
+                cpu: cpu_target.is_some(),
+                ..IrMetrics::default()
+            };
+            for m in &h.metrics {
+                match m {
+                    Metric::Custom {
+                        source: MetricSource::Pods,
+                        ..
+                    } => metrics.pods = true,
+                    Metric::Custom { average: true, .. } => metrics.average_value = true,
+                    Metric::Custom { average: false, .. } => metrics.value = true,
+                    _ => {}
+                }
+            }
+            if metrics == IrMetrics::default() {
+                return None;
+            }
+            let target = cpu_target.unwrap_or(100);
             // The model's replica tables are 16-bit: maxReplicas: 100000 would overflow them.
             let min = i64::from(h.min_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
             let max = i64::from(h.max_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
@@ -659,6 +706,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
                 min,
                 max,
                 target,
+                metrics,
                 stabilize_down: h
                     .scale_down
                     .as_ref()

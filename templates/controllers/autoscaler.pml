@@ -21,13 +21,84 @@
  * in per mille of one pod's request, truncated once on the total (upstream's utilisation is
  * an integer percent). Pods on an unreachable node have no metrics (missing pods), as
  * metrics-server cannot reach their kubelet.
+ * Pods, Object and External metrics follow the same level (h_custom_metrics below), and the
+ * largest proposal of all metrics wins (horizontal.go computeReplicasForMetrics).
  * It acts once the other controllers are idle, on the settled state.
  */
 /* A recommendation in a direction with a stabilisation window. */
 #define STABILIZED(w) ((h_desired < h_current && hpa_stabilize_down[w]) || (h_desired > h_current && hpa_stabilize_up[w]))
 hidden int h_demand, h_target, h_current, h_desired, h_request, h_q, h_warm, h_cold;
-
 {% include "controllers/replica_calculator.pml" %}
+
+hidden int h_best, h_invalid, h_ratio, h_shown;
+
+/* One metric's proposal (computeReplicasForMetrics): the largest valid one wins. */
+inline h_propose() {
+  if
+  :: rc_error -> h_invalid++
+  :: else ->
+     if
+     :: rc_desired > h_best -> h_best = rc_desired
+     :: else -> skip
+     fi
+  fi
+}
+
+/*
+ * Pods, Object and External metrics (hpa_metrics bits 2, 4, 8). Their quantities are not in
+ * the manifests, so the load level moves each of them by the same ratio to its target as the
+ * cpu utilisation moves against its own: h_ratio, in per mille of the target at the workload's
+ * starting replicas. A Pods metric is a demand shared by the ready pods, as cpu is; an
+ * AverageValue target divides a total demand; a Value target is a level that does not fall as
+ * pods are added (a queue, a latency), so upstream multiplies the ready pods by its ratio.
+ */
+inline h_custom_metrics(w) {
+  h_ratio = LEVEL(w, load[w]) * 1000 / h_target;
+  if
+  :: hpa_metrics[w] & 2 ->
+     rc_begin(h_current, 1000);
+     for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
+       if
+       :: pod[h_q].status == RUNNING -> rc_add_pod(RC_RUNNING, 1, 0, 1, 0, 0)
+       :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> rc_add_pod(RC_PENDING, 0, 0, 0, 0, 0)
+       :: pod[h_q].status == UNREACHABLE -> rc_add_pod(RC_RUNNING, 0, 0, 0, 0, 0)
+       :: else -> skip
+       fi
+     }
+     rc_usage = h_ratio * workload_base[w];
+     rc_calculate_plain();
+     h_propose()
+  :: else -> skip
+  fi;
+  if
+  :: hpa_metrics[w] & 4 ->
+     rc_begin(h_current, 1000);
+     h_warm = 0;
+     for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
+       if
+       :: pod[h_q].status == RUNNING || pod[h_q].status == PENDING || pod[h_q].status == BOUND || pod[h_q].status == UNREACHABLE ->
+          rc_pods++;
+          /* getReadyPodsCount: Running and Ready */
+          if
+          :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) -> h_warm++
+          :: else -> skip
+          fi
+       :: else -> skip
+       fi
+     }
+     rc_calculate_value(h_ratio, rc_pods, h_warm);
+     h_propose()
+  :: else -> skip
+  fi;
+  if
+  :: hpa_metrics[w] & 8 ->
+     rc_begin(h_current, 1000);
+     rc_calculate_average_value(h_ratio * workload_base[w]);
+     h_propose()
+  :: else -> skip
+  fi
+}
+
 
 proctype Autoscaler() {
   byte w;
@@ -74,18 +145,34 @@ end_autoscaler:
          :: else -> rc_usage = h_demand
          fi;
          h_demand = rc_usage;
+         h_shown = (rc_ready > 0 -> h_demand / (10 * rc_ready) : 0);
          if
          :: h_current > hpa_max[w] -> h_desired = hpa_max[w]
          :: h_current < hpa_min[w] -> h_desired = hpa_min[w]
          :: h_current == 0 -> h_desired = h_current
          :: h_current > 0 && hpa_min[w] <= h_current && h_current <= hpa_max[w] ->
-            rc_calculate();
+            h_best = -1; h_invalid = 0;
             if
-            :: rc_error -> h_desired = h_current  /* the autoscaler cannot compute: it leaves the replicas */
+            :: hpa_metrics[w] & 1 -> rc_calculate(); h_propose()
+            :: else -> skip
+            fi;
+            if
+            :: hpa_metrics[w] > 1 -> h_custom_metrics(w)
+            :: else -> skip
+            fi;
+            if
+            /* the autoscaler cannot compute (every metric invalid), or would scale down with
+               one of them invalid: it leaves the replicas (computeReplicasForMetrics) */
+            :: h_best < 0 || (h_invalid > 0 && h_best < h_current) -> h_desired = h_current
             :: else ->
-               rc_normalize(h_current, rc_desired, hpa_min[w], hpa_max[w], hpa_behavior[w], hpa_up_limit[w * HPA_TABLE + h_current], hpa_down_limit[w * HPA_TABLE + h_current]);
+               rc_normalize(h_current, h_best, hpa_min[w], hpa_max[w], hpa_behavior[w], hpa_up_limit[w * HPA_TABLE + h_current], hpa_down_limit[w * HPA_TABLE + h_current]);
                h_desired = rc_normalized
             fi
+         fi;
+         /* shown: the cpu usage per running pod, or the custom metrics' level against their targets */
+         if
+         :: !(hpa_metrics[w] & 1) -> h_shown = LEVEL(w, load[w]) * 100 / h_target
+         :: else -> skip
          fi;
          if
          :: STABILIZED(w) && down_seen[w] != h_desired ->
@@ -93,7 +180,7 @@ end_autoscaler:
             down_seen[w] = h_desired;
             mark_hpa(w)
          :: h_desired != h_current && !(STABILIZED(w) && down_seen[w] != h_desired) ->
-            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, (rc_ready > 0 -> h_demand / (10 * rc_ready) : 0));
+            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, h_shown);
             spec[w] = h_desired; down_seen[w] = 0;
             if
             :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1

@@ -132,9 +132,13 @@ fn line(lines: &BTreeMap<i64, Vec<i64>>, tag: i64, len: usize) -> Result<&[i64],
 
 // --- HPA ---------------------------------------------------------------------------------
 
-/// GetResourceReplicas for a cpu Resource metric (replica_calculator.pml).
+/// GetResourceReplicas for a cpu Resource metric, GetMetricReplicas and the Object and
+/// External variants for the others (replica_calculator.pml).
 fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
     let metric = &case["metric"];
+    if metric["type"] != "Resource" {
+        return metric_replicas(k, case);
+    }
     let target = int(&metric["targetAverageUtilization"], "targetAverageUtilization")?;
     let usage = &metric["podUsageMilli"];
     let mut s = format!(
@@ -196,6 +200,92 @@ fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
                 compare("rawAverageValue", raw, &expect["rawAverageValueMilli"])?;
             }
             Ok(())
+        }),
+    })
+}
+
+/// A Pods, Object or External metric: its arithmetic in replica_calculator.pml, as the
+/// model's Autoscaler runs it.
+fn metric_replicas(k: i64, case: &Json) -> Result<Prepared, String> {
+    let metric = &case["metric"];
+    let current = int(&case["currentReplicas"], "currentReplicas")?;
+    let pods: Vec<&Json> = case["pods"].as_array().into_iter().flatten().collect();
+    let sum = |v: &Json| v.as_array().into_iter().flatten().filter_map(Json::as_i64).sum::<i64>();
+    // getReadyPodsCount: Running pods whose Ready condition is true.
+    let ready = pods
+        .iter()
+        .filter(|p| p["phase"] == "Running" && p["ready"] == json!(true))
+        .count();
+    let (kind, target, value) = match metric["type"].as_str() {
+        Some("Pods") => (
+            1,
+            int(&metric["targetAverageValueMilli"], "targetAverageValueMilli")?,
+            0,
+        ),
+        Some("Object") => (
+            2,
+            int(&metric["targetValueMilli"], "targetValueMilli")?,
+            int(&metric["valueMilli"], "valueMilli")?,
+        ),
+        Some("External") => (
+            2,
+            int(&metric["targetValueMilli"], "targetValueMilli")?,
+            sum(&metric["valuesMilli"]),
+        ),
+        Some("ObjectAverageValue") => (
+            3,
+            int(&metric["targetAverageValueMilli"], "targetAverageValueMilli")?,
+            int(&metric["valueMilli"], "valueMilli")?,
+        ),
+        Some("ExternalAverageValue") => (
+            3,
+            int(&metric["targetAverageValueMilli"], "targetAverageValueMilli")?,
+            sum(&metric["valuesMilli"]),
+        ),
+        other => return Err(format!("metric type {other:?}")),
+    };
+    let mut s = format!("    rc_begin({current}, {target});\n");
+    for pod in &pods {
+        let phase = match (pod["phase"].as_str(), pod["deleting"] == json!(true)) {
+            (Some("Failed"), _) | (_, true) => "RC_IGNORED",
+            (Some("Pending"), _) => "RC_PENDING",
+            (Some("Running"), _) => "RC_RUNNING",
+            (other, _) => return Err(format!("pod phase {other:?}")),
+        };
+        let name = pod["name"].as_str().unwrap_or("");
+        let (has, used) = match metric["podValuesMilli"][name].as_i64() {
+            Some(u) => (1, u),
+            None => (0, 0),
+        };
+        // A metric other than cpu never marks a Running pod unready (groupPods).
+        let _ = writeln!(s, "    rc_add_pod({phase}, 1, 0, {has}, 0, {used});");
+    }
+    let _ = writeln!(s, "    probe_metric_replicas({k}, {kind}, {value}, {ready});");
+    let expect = case["expect"].clone();
+    Ok(Prepared {
+        statements: s,
+        judge: Box::new(move |lines| {
+            let l = line(lines, 97, 3)?;
+            let (error, desired, usage) = (l[0], l[1], l[2]);
+            if let Some(text) = expect["errorContains"].as_str() {
+                let want = if text.contains("did not receive metrics") {
+                    2
+                } else if text.contains("no pods returned") {
+                    4
+                } else {
+                    return Err(format!("unknown error {text:?}"));
+                };
+                return if error == want {
+                    Ok(())
+                } else {
+                    Err(format!("error: kivi-lint {error}, upstream {text:?}"))
+                };
+            }
+            if error != 0 {
+                return Err(format!("kivi-lint error {error}, upstream {expect}"));
+            }
+            compare("replicas", desired, &expect["replicas"])?;
+            compare("usage", usage, &expect["usage"])
         }),
     })
 }

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 const EXTENDED: &str = "NodeResourcesFit scores cpu and memory only in kivi-lint: ephemeral storage, hugepages and extended resources are filtered (they must fit) but not scored (README, Model semantics)";
 
-const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics (utilization or averageValue) only: an HPA whose metrics are Pods, Object or External values has no load the model could vary, so the model keeps its replicas and has no arithmetic for those metric types (README, Model fidelity)";
+const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics and Pods, Object and External metrics: memory and ContainerResource metrics are not modelled (a located warning says so; README, Model fidelity)";
 const NO_CLOCK_EVENTS: &str = "the model has no clock: each autoscaler decision starts its own policy period, without the scale events of the last periodSeconds; after recent events upstream allows a smaller step than the model, which over-approximates the scaling rate (README, Model fidelity)";
 const STABILIZATION: &str = "the model has no clock and no recommendation log: a recommendation in a stabilised direction is applied once the autoscaler has seen it twice, with anything free to happen in between, rather than the max or min over a timed window (README, Model fidelity)";
 const EVENT_LOG: &str = "scale-event bookkeeping (storeScaleEvent, getReplicasChangePerPeriod) is timed; the model keeps no event log (see the policy period abstraction, README, Model fidelity)";
@@ -78,7 +78,15 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
     }
     if file.starts_with("hpa_replicas") {
         let metric = &case["metric"];
-        if metric["type"] != "Resource" || metric["resource"] != "cpu" {
+        let custom = [
+            "Pods",
+            "Object",
+            "External",
+            "ObjectAverageValue",
+            "ExternalAverageValue",
+        ];
+        let cpu = metric["type"] == "Resource" && metric["resource"] == "cpu";
+        if !cpu && !custom.contains(&metric["type"].as_str().unwrap_or("")) {
             return Some(OTHER_METRICS);
         }
     }
