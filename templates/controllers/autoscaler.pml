@@ -54,6 +54,8 @@ inline h_propose() {
  */
 inline h_custom_metrics(w) {
   h_ratio = LEVEL(w, load[w]) * 1000 / h_target;
+  /* at most 5000 times the target: the products below stay within 32 bits (x 254 pods) */
+  h_ratio = (h_ratio > 5000000 -> 5000000 : h_ratio);
   if
   :: hpa_metrics[w] & 2 ->
      rc_begin(h_current, 1000);
