@@ -146,13 +146,7 @@ fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
         int(&case["currentReplicas"], "currentReplicas")?
     );
     for pod in case["pods"].as_array().into_iter().flatten() {
-        // groupPods: Failed or deleted pods are ignored, Pending ones unready.
-        let phase = match (pod["phase"].as_str(), pod["deleting"] == json!(true)) {
-            (Some("Failed"), _) | (_, true) => "RC_IGNORED",
-            (Some("Pending"), _) => "RC_PENDING",
-            (Some("Running"), _) => "RC_RUNNING",
-            (other, _) => return Err(format!("pod phase {other:?}")),
-        };
+        let phase = group_phase(pod)?;
         let ready = i64::from(pod["ready"] == json!(true));
         // Started within the cpu initialisation period: with the harness's zero-time Ready
         // transition and metric timestamps, such a pod is unready.
@@ -175,24 +169,8 @@ fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
         judge: Box::new(move |lines| {
             let l = line(lines, 95, 4)?;
             let (error, desired, util, raw) = (l[0], l[1], l[2], l[3]);
-            if let Some(text) = expect["errorContains"].as_str() {
-                let want = if text.contains("no metrics returned") {
-                    1
-                } else if text.contains("did not receive metrics") {
-                    2
-                } else if text.contains("missing request") {
-                    3
-                } else {
-                    return Err(format!("unknown error {text:?}"));
-                };
-                return if error == want {
-                    Ok(())
-                } else {
-                    Err(format!("error: kivi-lint {error}, upstream {text:?}"))
-                };
-            }
-            if error != 0 {
-                return Err(format!("kivi-lint error {error}, upstream {expect}"));
+            if let Some(verdict) = judge_error(error, &expect) {
+                return verdict;
             }
             compare("replicas", desired, &expect["replicas"])?;
             compare("usage", util, &expect["usage"])?;
@@ -201,6 +179,38 @@ fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
             }
             Ok(())
         }),
+    })
+}
+
+/// groupPods: Failed or deleted pods are ignored, Pending ones unready.
+fn group_phase(pod: &Json) -> Result<&'static str, String> {
+    match (pod["phase"].as_str(), pod["deleting"] == json!(true)) {
+        (Some("Failed"), _) | (_, true) => Ok("RC_IGNORED"),
+        (Some("Pending"), _) => Ok("RC_PENDING"),
+        (Some("Running"), _) => Ok("RC_RUNNING"),
+        (other, _) => Err(format!("pod phase {other:?}")),
+    }
+}
+
+/// The replica calculation's error against the case's: `Some` verdict when either has one
+/// (replica_calculator.pml's rc_error codes for upstream's messages).
+fn judge_error(error: i64, expect: &Json) -> Option<Result<(), String>> {
+    let Some(text) = expect["errorContains"].as_str() else {
+        return (error != 0).then(|| Err(format!("kivi-lint error {error}, upstream {expect}")));
+    };
+    let want = [
+        ("no metrics returned", 1),
+        ("did not receive metrics", 2),
+        ("missing request", 3),
+        ("no pods returned", 4),
+    ]
+    .iter()
+    .find(|(message, _)| text.contains(message))
+    .map(|(_, code)| *code);
+    Some(match want {
+        Some(w) if w == error => Ok(()),
+        Some(_) => Err(format!("error: kivi-lint {error}, upstream {text:?}")),
+        None => Err(format!("unknown error {text:?}")),
     })
 }
 
@@ -246,12 +256,7 @@ fn metric_replicas(k: i64, case: &Json) -> Result<Prepared, String> {
     };
     let mut s = format!("    rc_begin({current}, {target});\n");
     for pod in &pods {
-        let phase = match (pod["phase"].as_str(), pod["deleting"] == json!(true)) {
-            (Some("Failed"), _) | (_, true) => "RC_IGNORED",
-            (Some("Pending"), _) => "RC_PENDING",
-            (Some("Running"), _) => "RC_RUNNING",
-            (other, _) => return Err(format!("pod phase {other:?}")),
-        };
+        let phase = group_phase(pod)?;
         let name = pod["name"].as_str().unwrap_or("");
         let (has, used) = match metric["podValuesMilli"][name].as_i64() {
             Some(u) => (1, u),
@@ -267,22 +272,8 @@ fn metric_replicas(k: i64, case: &Json) -> Result<Prepared, String> {
         judge: Box::new(move |lines| {
             let l = line(lines, 97, 3)?;
             let (error, desired, usage) = (l[0], l[1], l[2]);
-            if let Some(text) = expect["errorContains"].as_str() {
-                let want = if text.contains("did not receive metrics") {
-                    2
-                } else if text.contains("no pods returned") {
-                    4
-                } else {
-                    return Err(format!("unknown error {text:?}"));
-                };
-                return if error == want {
-                    Ok(())
-                } else {
-                    Err(format!("error: kivi-lint {error}, upstream {text:?}"))
-                };
-            }
-            if error != 0 {
-                return Err(format!("kivi-lint error {error}, upstream {expect}"));
+            if let Some(verdict) = judge_error(error, &expect) {
+                return verdict;
             }
             compare("replicas", desired, &expect["replicas"])?;
             compare("usage", usage, &expect["usage"])
