@@ -295,7 +295,10 @@ fn read_custom_metric(r: &mut Reader, node: &Node, source: MetricSource) -> Opti
         MetricSource::External => "external",
     };
     let Some(body) = r.map(node, key) else {
-        r.error(node.span, format!("a `{}` metric needs `{key}`", ty_name(source)));
+        r.error(
+            node.span,
+            format!("a metric of type `{}` needs `{key}`", ty_name(source)),
+        );
         return None;
     };
     let average = match r.map(body, "target") {
@@ -318,7 +321,7 @@ fn read_custom_metric(r: &mut Reader, node: &Node, source: MetricSource) -> Opti
         None => {
             r.error(
                 body.span,
-                format!("a `{}` metric needs `{key}.target`", ty_name(source)),
+                format!("a metric of type `{}` needs `{key}.target`", ty_name(source)),
             );
             return None;
         }

@@ -30,7 +30,7 @@
 hidden int h_demand, h_target, h_current, h_desired, h_request, h_q, h_warm, h_cold;
 {% include "controllers/replica_calculator.pml" %}
 
-hidden int h_best, h_invalid, h_ratio, h_shown;
+hidden int h_best, h_invalid, h_ratio, h_shown, h_ready;
 
 /* One metric's proposal (computeReplicasForMetrics): the largest valid one wins. */
 inline h_propose() {
@@ -75,20 +75,20 @@ inline h_custom_metrics(w) {
   if
   :: hpa_metrics[w] & 4 ->
      rc_begin(h_current, 1000);
-     h_warm = 0;
+     h_ready = 0;
      for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
        if
        :: pod[h_q].status == RUNNING || pod[h_q].status == PENDING || pod[h_q].status == BOUND || pod[h_q].status == UNREACHABLE ->
           rc_pods++;
           /* getReadyPodsCount: Running and Ready */
           if
-          :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) -> h_warm++
+          :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) -> h_ready++
           :: else -> skip
           fi
        :: else -> skip
        fi
      }
-     rc_calculate_value(h_ratio, rc_pods, h_warm);
+     rc_calculate_value(h_ratio, rc_pods, h_ready);
      h_propose()
   :: else -> skip
   fi;
