@@ -94,3 +94,31 @@ fn symmetry_reduction_keeps_every_fixture_verdict() {
     }
     assert!(differences.is_empty(), "{differences:#?}");
 }
+
+/// A load change of a workload that no HPA scales and no node-overload event reads changes
+/// nothing a step reads: the model leaves it out. With an HPA it stays.
+#[test]
+fn unread_load_levels_are_not_explored() {
+    use assert_fs::prelude::*;
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}\n";
+    let hpa = "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 4\n  metrics:\n  - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}\n";
+    for (manifests, explored) in [(deployment.to_string(), false), (format!("{deployment}{hpa}"), true)] {
+        let dir = assert_fs::TempDir::new().unwrap();
+        dir.child("app.yaml").write_str(&manifests).unwrap();
+        let models = assert_fs::TempDir::new().unwrap();
+        let out = kivi()
+            .args(["--no-fixes", "-q", "--scale", "1", "--emit-models"])
+            .arg(models.path())
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+        let model = std::fs::read_dir(models.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "pml"))
+            .unwrap();
+        let text = std::fs::read_to_string(model).unwrap();
+        assert_eq!(text.contains("run LoadChange()"), explored, "hpa: {explored}");
+    }
+}

@@ -165,7 +165,8 @@ pub struct Scaling {
     pub pods_per_node: u32,
     /// At most this many topologies per unit, smallest first.
     pub max_topologies: u32,
-    /// Symmetry reduction: a workload's identical pods are one class (off only to compare).
+    /// The state-space reductions: a workload's identical pods are one class, and usage
+    /// levels nothing reads are not explored (off only to compare).
     pub symmetry: bool,
 }
 

@@ -1154,7 +1154,14 @@ pub fn cluster_nodes<'a>(
 /// Usage levels, percent of the request: the steady usage first, then the values a load change
 /// may reach. Around an HPA target the levels straddle the tolerance band, since those are the
 /// points where the autoscaler's decision changes.
+///
+/// Only the workload's HPA and the node-overload event read its usage: without either, a load
+/// change alters nothing the controllers see, and its levels would only multiply the states.
 fn load_levels(config: &Config, workload: &str, autoscaler: &Option<IrAutoscaler>, steady: i64) -> Vec<i64> {
+    let overload = config.has_event(|e| matches!(e, EnvironmentEvent::NodeOverload { .. }));
+    if autoscaler.is_none() && !overload && config.scaling.symmetry {
+        return vec![steady];
+    }
     let max = config.events.iter().find_map(|e| match &e.value {
         EnvironmentEvent::LoadChange { workloads, max_percent }
             if workloads.iter().any(|w| w == "*" || w == workload) =>
