@@ -193,24 +193,6 @@ impl<'a> Graph<'a> {
                     }
                     self.attached.entry(w).or_default().insert((i, Role::Autoscaler));
                     self.max_replicas.insert(w, i64::from(hpa.max_replicas.value.max(1)));
-                    // Say what the model leaves out rather than verify less in silence.
-                    let unmodelled = hpa.unmodelled_metrics();
-                    if let Some((_, span)) = unmodelled.first() {
-                        let what: Vec<String> = unmodelled.iter().map(|(m, _)| truncate(m)).collect();
-                        let consequence = if hpa.has_modelled_metric() {
-                            "the model scales on its other metrics alone, where the autoscaler takes the largest proposal of all its metrics"
-                        } else {
-                            "the model's autoscaler does not act: every replica count up to maxReplicas is still explored as a starting point, and no-replica-oscillation is not checked"
-                        };
-                        diags.push(Diagnostic::warning(
-                            *span,
-                            format!(
-                                "{} scales on {} metrics, which kivi-lint does not model (cpu, Pods, Object and External only): {consequence}",
-                                o.id,
-                                what.join(", ")
-                            ),
-                        ));
-                    }
                 }
                 None => diags.push(Diagnostic::warning(
                     target.span,

@@ -207,7 +207,8 @@ hidden byte workload_autoscaled[WORKLOADS + 1];
 hidden short hpa_min[WORKLOADS + 1];
 hidden short hpa_max[WORKLOADS + 1];
 hidden short hpa_target[WORKLOADS + 1];        /* cpu utilisation target; 100 without a cpu metric */
-hidden byte hpa_metrics[WORKLOADS + 1];        /* metric kinds: 1 cpu, 2 Pods, 4 Object/External Value, 8 AverageValue */
+hidden byte hpa_metrics[WORKLOADS + 1];        /* metric kinds: 1 cpu, 2 Pods, 4 Object/External Value, 8 AverageValue, 16 memory */
+hidden int hpa_memory_target[WORKLOADS + 1];   /* a memory metric's utilisation target, percent */
 hidden short workload_manifest_replicas[WORKLOADS + 1];  /* gitops-sync: spec.replicas in Git, -1 for none */
 hidden short apply_replicas[WORKLOADS + 1];    /* apply: spec.replicas after the merge, -1 to leave */
 hidden byte failures_max;                      /* node-failure: nodes that may fail */

@@ -706,13 +706,13 @@ kivi_case! {
     gpu_rollout_safe: "gpu-rollout-safe", 0, [("rollout-completes", "verified"), ("pods-schedulable", "verified")];
 }
 
-/// An HPA that scales on metrics the model does not run (memory, ContainerResource) is a
-/// located warning that says what is left out, and the check that needs a running autoscaler
-/// does not apply; Pods, Object and External metrics are modelled, with no warning.
+/// Every metric type the autoscaling API defines is modelled (memory and ContainerResource
+/// too): no warning, and the autoscaler's checks apply. A type the API does not define is a
+/// located input error (exit 2), as the API server rejects it.
 #[test]
-fn unmodelled_autoscaler_metrics_are_a_located_warning() {
-    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 8\n  metrics:\n";
-    let units = |metric: &str| {
+fn autoscaler_metrics_are_modelled_and_unknown_types_are_errors() {
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: x, resources: {requests: {cpu: 500m, memory: 256Mi}}}]\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 8\n  metrics:\n";
+    let units = |metric: &str, code: i32| {
         let dir = assert_fs::TempDir::new().unwrap();
         dir.child("app.yaml")
             .write_str(&format!("{deployment}{metric}"))
@@ -721,31 +721,33 @@ fn unmodelled_autoscaler_metrics_are_a_located_warning() {
             .args(["units", "--format", "json"])
             .arg(dir.path())
             .assert()
-            .success();
+            .code(code);
         let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
         let units: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
         let checks: Vec<String> = units["units"][0]["checks"]
             .as_array()
-            .unwrap()
-            .iter()
+            .into_iter()
+            .flatten()
             .map(|c| c.as_str().unwrap().to_string())
             .collect();
         (stderr, checks)
     };
-    let (stderr, checks) = units(
+    for metric in [
         "  - type: ContainerResource\n    containerResource: {name: cpu, container: c, target: {type: Utilization, averageUtilization: 60}}\n",
-    );
-    assert!(stderr.contains("app.yaml:20:5"), "{stderr}");
-    assert!(
-        stderr.contains("scales on ContainerResource metrics, which kivi-lint does not model"),
-        "{stderr}"
-    );
-    assert!(!checks.iter().any(|c| c == "no-replica-oscillation"), "{checks:?}");
-
-    let (stderr, checks) =
-        units("  - type: Pods\n    pods: {metric: {name: rps}, target: {type: AverageValue, averageValue: '100'}}\n");
-    assert!(!stderr.contains("does not model"), "{stderr}");
-    assert!(checks.iter().any(|c| c == "no-replica-oscillation"), "{checks:?}");
+        "  - type: Resource\n    resource: {name: memory, target: {type: Utilization, averageUtilization: 75}}\n",
+        "  - type: Resource\n    resource: {name: memory, target: {type: AverageValue, averageValue: 200Mi}}\n",
+        "  - type: Pods\n    pods: {metric: {name: rps}, target: {type: AverageValue, averageValue: '100'}}\n",
+    ] {
+        let (stderr, checks) = units(metric, 0);
+        assert!(!stderr.contains("warning"), "{metric}: {stderr}");
+        assert!(
+            checks.iter().any(|c| c == "no-replica-oscillation"),
+            "{metric}: {checks:?}"
+        );
+    }
+    let (stderr, _) = units("  - type: Memory\n    resource: {name: memory}\n", 2);
+    assert!(stderr.contains("app.yaml:20:11"), "{stderr}");
+    assert!(stderr.contains("`Memory` is not a metric type"), "{stderr}");
 }
 
 /// An extended resource is filtered like cpu: the trace names it when it is what does not fit.

@@ -141,11 +141,11 @@ fn the_comparison_operator_gate_is_a_config_switch() {
     );
 }
 
-/// Item 6 (metrics). An HPA on Pods, Object or External metrics acts in the model: the load
-/// level moves its metrics against their targets, and the largest proposal wins. With room for
-/// two 3-cpu pods per pool of 3 nodes, maxReplicas 6 on an External AverageValue metric is
-/// unschedulable; maxReplicas 3 is not. Before, the model's autoscaler did not act on such an
-/// HPA and both verified.
+/// Item 6 (metrics). An HPA on Pods, Object, External or memory (Resource and
+/// ContainerResource) metrics acts in the model: the load level moves its metrics against
+/// their targets, and the largest proposal wins. With room for two 3-cpu pods per pool of 3
+/// nodes, maxReplicas 6 on such a metric is unschedulable; maxReplicas 3 is not. Before, the
+/// model's autoscaler did not act on such an HPA and both verified.
 #[test]
 fn an_autoscaler_on_custom_metrics_scales() {
     for (max, expected) in [(6, "violated"), (3, "verified")] {
@@ -153,6 +153,9 @@ fn an_autoscaler_on_custom_metrics_scales() {
             "- type: External\n    external:\n      metric: {name: queue_messages_ready}\n      target: {type: AverageValue, averageValue: '30'}\n",
             "- type: Pods\n    pods:\n      metric: {name: requests_per_second}\n      target: {type: AverageValue, averageValue: '100'}\n",
             "- type: Object\n    object:\n      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main}\n      metric: {name: requests_per_second}\n      target: {type: Value, value: '2k'}\n",
+            "- type: Resource\n    resource: {name: memory, target: {type: Utilization, averageUtilization: 70}}\n",
+            "- type: Resource\n    resource: {name: memory, target: {type: AverageValue, averageValue: 700Mi}}\n",
+            "- type: ContainerResource\n    containerResource: {name: memory, container: c, target: {type: Utilization, averageUtilization: 70}}\n",
         ] {
             let dir = assert_fs::TempDir::new().unwrap();
             dir.child(".kivi-lint.yaml")

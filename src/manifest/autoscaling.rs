@@ -25,10 +25,13 @@ pub enum MetricTarget {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Metric {
+    /// A Resource metric, or a ContainerResource one (`container` set): the usage of the
+    /// pods', or of one container's, requests.
     Resource {
         /// `cpu` or `memory` (other resources are kept as written).
         resource: String,
         target: MetricTarget,
+        container: Option<String>,
         #[serde(skip)]
         span: Span,
     },
@@ -38,12 +41,6 @@ pub enum Metric {
         source: MetricSource,
         /// An `AverageValue` target (per pod), not a `Value` one.
         average: bool,
-        #[serde(skip)]
-        span: Span,
-    },
-    /// ContainerResource metrics: kept, not modelled.
-    Unsupported {
-        metric_type: String,
         #[serde(skip)]
         span: Span,
     },
@@ -98,28 +95,10 @@ pub struct HorizontalPodAutoscaler {
 }
 
 impl HorizontalPodAutoscaler {
-    /// Whether it scales on a metric kivi-lint models: cpu, Pods, Object or External.
+    /// Whether it scales on a metric kivi-lint models: every valid metric is, so only an HPA
+    /// whose metrics were all input errors has none.
     pub fn has_modelled_metric(&self) -> bool {
-        self.metrics.iter().any(|m| match m {
-            Metric::Resource { resource, .. } => resource == "cpu",
-            Metric::Custom { .. } => true,
-            Metric::Unsupported { .. } => false,
-        })
-    }
-
-    /// The metrics kivi-lint does not model (memory and other resources, ContainerResource),
-    /// described, with where they are.
-    pub fn unmodelled_metrics(&self) -> Vec<(String, Span)> {
-        self.metrics
-            .iter()
-            .filter_map(|m| match m {
-                Metric::Resource { resource, span, .. } if resource != "cpu" => {
-                    Some((format!("Resource {resource}"), *span))
-                }
-                Metric::Unsupported { metric_type, span } => Some((metric_type.clone(), *span)),
-                _ => None,
-            })
-            .collect()
+        !self.metrics.is_empty()
     }
 
     pub fn read(r: &mut Reader, node: &Node, api_version: &str, object_span: Span) -> Option<HorizontalPodAutoscaler> {
@@ -161,6 +140,7 @@ impl HorizontalPodAutoscaler {
             vec![Metric::Resource {
                 resource: "cpu".into(),
                 target: MetricTarget::Utilization(utilization.as_ref().map_or(80, |u| u.value)),
+                container: None,
                 span: utilization.map_or(spec.span, |u| u.span),
             }]
         } else {
@@ -173,6 +153,7 @@ impl HorizontalPodAutoscaler {
                 vec![Metric::Resource {
                     resource: "cpu".into(),
                     target: MetricTarget::Utilization(80),
+                    container: None,
                     span: spec.span,
                 }]
             } else {
@@ -208,19 +189,40 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
     if let Some(source) = source {
         return read_custom_metric(r, node, source);
     }
-    if ty.value != "Resource" {
-        return Some(Metric::Unsupported {
-            metric_type: ty.value,
-            span: node.span,
-        });
-    }
-    let Some(resource) = r.map(node, "resource") else {
-        r.error(node.span, "a `Resource` metric needs `resource`");
+    let key = match ty.value.as_str() {
+        "Resource" => "resource",
+        "ContainerResource" => "containerResource",
+        _ => {
+            // The API server rejects any other type (ValidateMetricSpec).
+            r.error(
+                ty.span,
+                format!(
+                    "`{}` is not a metric type (Resource, ContainerResource, Pods, Object or External)",
+                    super::read::truncate(&ty.value)
+                ),
+            );
+            return None;
+        }
+    };
+    let Some(resource) = r.map(node, key) else {
+        r.error(node.span, format!("a `{}` metric needs `{key}`", ty.value));
         return None;
     };
     let Some(name) = r.text(resource, "name") else {
-        r.error(resource.span, "a `Resource` metric needs `resource.name`");
+        r.error(resource.span, format!("a `{}` metric needs `{key}.name`", ty.value));
         return None;
+    };
+    let container = if key == "containerResource" {
+        let Some(c) = r.text(resource, "container") else {
+            r.error(
+                resource.span,
+                "a `ContainerResource` metric needs `containerResource.container`",
+            );
+            return None;
+        };
+        Some(c.value)
+    } else {
+        None
     };
     let milli = name.value == "cpu";
     // autoscaling/v2beta1 wrote the target inline: `targetAverageUtilization` or
@@ -234,6 +236,7 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
             return Some(Metric::Resource {
                 resource: name.value,
                 target: MetricTarget::Utilization(u.value),
+                container,
                 span: node.span,
             });
         }
@@ -241,6 +244,7 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
             return Some(Metric::Resource {
                 resource: name.value,
                 target: MetricTarget::AverageValue(v.value),
+                container,
                 span: node.span,
             });
         }
@@ -248,7 +252,10 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
     let Some(target) = r.map(resource, "target") else {
         r.error(
             resource.span,
-            "a `Resource` metric needs `resource.target` (or, in autoscaling/v2beta1, `targetAverageUtilization` or `targetAverageValue`)",
+            format!(
+                "a `{}` metric needs `{key}.target` (or, in autoscaling/v2beta1, `targetAverageUtilization` or `targetAverageValue`)",
+                ty.value
+            ),
         );
         return None;
     };
@@ -274,7 +281,10 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
         _ => {
             r.error(
                 target_type.span,
-                "a `Resource` metric cannot use a `Value` target (use `AverageValue`)",
+                format!(
+                    "a `{}` metric cannot use a `Value` target (use `AverageValue`)",
+                    ty.value
+                ),
             );
             return None;
         }
@@ -282,6 +292,7 @@ fn read_metric(r: &mut Reader, node: &Node) -> Option<Metric> {
     Some(Metric::Resource {
         resource: name.value,
         target: value,
+        container,
         span: node.span,
     })
 }

@@ -721,7 +721,7 @@ spec:
     #[test]
     fn hpa_v1_and_v2() {
         let (loaded, diags, _) = load_one(
-            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: a}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 5, targetCPUUtilizationPercentage: 50}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 10\n  metrics:\n  - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}}\n  - {type: External, external: {metric: {name: queue}, target: {type: Value, value: '30'}}}\n  - {type: ContainerResource, containerResource: {}}\n  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60, policies: [{type: Percent, value: 50, periodSeconds: 15}]}\n",
+            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: a}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 5, targetCPUUtilizationPercentage: 50}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 10\n  metrics:\n  - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}}\n  - {type: External, external: {metric: {name: queue}, target: {type: Value, value: '30'}}}\n  - {type: ContainerResource, containerResource: {name: cpu, container: app, target: {type: Utilization, averageUtilization: 70}}}\n  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60, policies: [{type: Percent, value: 50, periodSeconds: 15}]}\n",
         );
         assert!(diags.is_empty(), "{diags:?}");
         let Body::HorizontalPodAutoscaler(a) = &loaded.objects[0].body else {
@@ -753,7 +753,14 @@ spec:
                 ..
             }
         ));
-        assert!(matches!(b.metrics[2], autoscaling::Metric::Unsupported { .. }));
+        assert!(matches!(
+            &b.metrics[2],
+            autoscaling::Metric::Resource {
+                target: autoscaling::MetricTarget::Utilization(70),
+                container: Some(c),
+                ..
+            } if c == "app"
+        ));
         assert_eq!(b.scale_down.as_ref().unwrap().stabilization_window_seconds, Some(60));
     }
 

@@ -213,6 +213,7 @@ pub const TABLES: &[&str] = &[
     "node_class[]",
     "cordoned[]",
     "hpa_metrics[]",
+    "hpa_memory_target[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -385,6 +386,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
             w.set("hpa_max", wi, a.max);
             w.set("hpa_target", wi, a.target);
             w.set("hpa_metrics", wi, a.metrics.bits());
+            w.nonzero("hpa_memory_target", wi, a.metrics.memory);
             w.nonzero("hpa_stabilize_down", wi, i64::from(a.stabilize_down));
             w.nonzero("hpa_stabilize_up", wi, i64::from(a.stabilize_up));
             w.nonzero("hpa_behavior", wi, i64::from(a.behavior));

@@ -251,6 +251,10 @@ pub struct IrMetrics {
     pub value: bool,
     /// An Object or External metric with an `AverageValue` target (the per-pod variants).
     pub average_value: bool,
+    /// A memory (any non-cpu) Resource or ContainerResource metric with a `Utilization`
+    /// target: that target, percent of the request (0: none). GetResourceReplicas, without
+    /// the cpu-only readiness rules.
+    pub memory: i64,
 }
 
 impl IrMetrics {
@@ -260,6 +264,7 @@ impl IrMetrics {
             | i64::from(self.pods) << 1
             | i64::from(self.value) << 2
             | i64::from(self.average_value) << 3
+            | i64::from(self.memory > 0) << 4
     }
 }
 
@@ -664,38 +669,46 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
         };
         let request = workload.template.spec.effective_request().cpu_millis;
         let autoscaler = hpa.and_then(|h| {
-            let cpu_target = h.metrics.iter().find_map(|m| match m {
-                Metric::Resource {
-                    resource,
-                    target: MetricTarget::Utilization(u),
-                    ..
-                } if resource == "cpu" => Some(i64::from(*u)),
-                // An average value is a utilisation of the request.
-                Metric::Resource {
-                    resource,
-                    target: MetricTarget::AverageValue(v),
-                    ..
-                } if resource == "cpu" && request > 0 => Some((v * 100 + request - 1) / request),
-                _ => None,
-            });
-            let mut metrics = IrMetrics {
-                cpu: cpu_target.is_some(),
-                ..IrMetrics::default()
-            };
+            let mut metrics = IrMetrics::default();
+            // Of several utilisation targets of one resource, the lowest proposes the most
+            // replicas at any usage, and the autoscaler takes the largest proposal.
+            let lowest = |slot: &mut i64, target: i64| *slot = if *slot > 0 { (*slot).min(target) } else { target };
+            let mut cpu_target = 0;
             for m in &h.metrics {
                 match m {
+                    Metric::Resource {
+                        resource,
+                        target: MetricTarget::Utilization(u),
+                        ..
+                    } if resource == "cpu" => lowest(&mut cpu_target, i64::from(*u)),
+                    // A cpu average value is a utilisation of the request.
+                    Metric::Resource {
+                        resource,
+                        target: MetricTarget::AverageValue(v),
+                        ..
+                    } if resource == "cpu" && request > 0 => lowest(&mut cpu_target, (v * 100 + request - 1) / request),
+                    Metric::Resource {
+                        target: MetricTarget::Utilization(u),
+                        ..
+                    } => lowest(&mut metrics.memory, i64::from(*u)),
+                    // GetRawResourceReplicas: an average value is a plain per-pod metric.
+                    Metric::Resource {
+                        target: MetricTarget::AverageValue(_),
+                        ..
+                    } => metrics.pods = true,
                     Metric::Custom {
                         source: MetricSource::Pods,
                         ..
                     } => metrics.pods = true,
                     Metric::Custom { average: true, .. } => metrics.average_value = true,
                     Metric::Custom { average: false, .. } => metrics.value = true,
-                    _ => {}
                 }
             }
+            metrics.cpu = cpu_target > 0;
             if metrics == IrMetrics::default() {
                 return None;
             }
+            let cpu_target = (cpu_target > 0).then_some(cpu_target);
             let target = cpu_target.unwrap_or(100);
             // The model's replica tables are 16-bit: maxReplicas: 100000 would overflow them.
             let min = i64::from(h.min_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);

@@ -21,8 +21,10 @@
  * in per mille of one pod's request, truncated once on the total (upstream's utilisation is
  * an integer percent). Pods on an unreachable node have no metrics (missing pods), as
  * metrics-server cannot reach their kubelet.
- * Pods, Object and External metrics follow the same level (h_custom_metrics below), and the
- * largest proposal of all metrics wins (horizontal.go computeReplicasForMetrics).
+ * Memory (Resource and ContainerResource), Pods, Object and External metrics follow the same
+ * level (h_custom_metrics below), and the largest proposal of all metrics wins (horizontal.go
+ * computeReplicasForMetrics). A ContainerResource metric is modelled as its Resource metric:
+ * the model knows the pod's requests, not one container's.
  * It acts once the other controllers are idle, on the settled state.
  */
 /* A recommendation in a direction with a stabilisation window. */
@@ -30,7 +32,7 @@
 hidden int h_demand, h_target, h_current, h_desired, h_request, h_q, h_warm, h_cold;
 {% include "controllers/replica_calculator.pml" %}
 
-hidden int h_best, h_invalid, h_ratio, h_shown, h_ready;
+hidden int h_best, h_invalid, h_ratio, h_shown, h_ready, h_pod_usage;
 
 /* One metric's proposal (computeReplicasForMetrics): the largest valid one wins. */
 inline h_propose() {
@@ -45,7 +47,8 @@ inline h_propose() {
 }
 
 /*
- * Pods, Object and External metrics (hpa_metrics bits 2, 4, 8). Their quantities are not in
+ * Pods, Object, External and memory metrics (hpa_metrics bits 2, 4, 8, 16; a memory or cpu
+ * average value is a Pods-like plain metric, GetRawResourceReplicas). Their quantities are not in
  * the manifests, so the load level moves each of them by the same ratio to its target as the
  * cpu utilisation moves against its own: h_ratio, in per mille of the target at the workload's
  * starting replicas. A Pods metric is a demand shared by the ready pods, as cpu is; an
@@ -96,6 +99,29 @@ inline h_custom_metrics(w) {
   :: hpa_metrics[w] & 8 ->
      rc_begin(h_current, 1000);
      rc_calculate_average_value(h_ratio * workload_base[w]);
+     h_propose()
+  :: else -> skip
+  fi;
+  /* A memory Resource or ContainerResource metric with a Utilization target:
+     GetResourceReplicas on the memory requests, every Running pod ready. Its usage is at the
+     same ratio to its target as the other metrics: per pod, h_ratio / 1000 of the target,
+     capped at 50 times the request (5000%) so the sums stay within 32 bits. */
+  if
+  :: hpa_metrics[w] & 16 ->
+     rc_begin(h_current, hpa_memory_target[w]);
+     rc_not_cpu();
+     h_request = (template_mem[workload_template[w]] > 0 -> 1000 : 0);
+     for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
+       if
+       :: pod[h_q].status == RUNNING -> rc_add_pod(RC_RUNNING, 1, 0, 1, h_request, 0)
+       :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> rc_add_pod(RC_PENDING, 0, 0, 0, h_request, 0)
+       :: pod[h_q].status == UNREACHABLE -> rc_add_pod(RC_RUNNING, 0, 0, 0, h_request, 0)
+       :: else -> skip
+       fi
+     }
+     h_pod_usage = (h_ratio > 5000000 / hpa_memory_target[w] -> 50000 : h_ratio * hpa_memory_target[w] / 100);
+     rc_usage = (h_pod_usage > 50000 -> 50000 : h_pod_usage) * workload_base[w];
+     rc_calculate();
      h_propose()
   :: else -> skip
   fi

@@ -34,9 +34,10 @@ hidden int rc_current, rc_target, rc_metrics, rc_ready, rc_usage, rc_request, rc
 hidden int rc_missing, rc_missing_request, rc_missing_fallback, rc_no_request, rc_util, rc_new_util;
 hidden int rc_new_usage, rc_new_request, rc_count, rc_desired, rc_error, rc_pods;
 hidden int rc_allowed, rc_condition, rc_normalized;
+hidden byte rc_cpu;  /* the resource is cpu: groupPods' readiness rules apply */
 
 inline rc_begin(current, target) {
-  rc_current = current; rc_target = target;
+  rc_current = current; rc_target = target; rc_cpu = 1;
   rc_metrics = 0; rc_ready = 0; rc_usage = 0; rc_request = 0; rc_unready = 0; rc_unready_request = 0;
   rc_missing = 0; rc_missing_request = 0; rc_missing_fallback = 0; rc_no_request = 0; rc_error = 0;
   rc_pods = 0
@@ -64,10 +65,16 @@ inline rc_add_pod(phase, ready, recent, metric, request, usage) {
      rc_missing++; rc_missing_request = rc_missing_request + request;
      /* a missing pod counts as using max(100%, target) of its request when scaling down */
      rc_missing_fallback = rc_missing_fallback + request * (rc_target > 100 -> rc_target : 100) / 100
-  :: phase == RC_RUNNING && metric && (!ready || recent) ->
+  :: phase == RC_RUNNING && metric && rc_cpu && (!ready || recent) ->
      rc_unready++; rc_unready_request = rc_unready_request + request
   :: else -> rc_ready++; rc_usage = rc_usage + usage; rc_request = rc_request + request
   fi
+}
+
+/* A resource other than cpu (after rc_begin): groupPods counts every Running pod with a
+   metric as ready; the cpu initialisation period and the Ready condition are cpu's only. */
+inline rc_not_cpu() {
+  rc_cpu = 0
 }
 
 /* GetResourceReplicas: rc_desired, or rc_error (1: no metrics, 2: none for ready pods, 3: a pod without a request). */

@@ -136,7 +136,10 @@ fn line(lines: &BTreeMap<i64, Vec<i64>>, tag: i64, len: usize) -> Result<&[i64],
 /// External variants for the others (replica_calculator.pml).
 fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
     let metric = &case["metric"];
-    if metric["type"] != "Resource" {
+    // A resource metric with an average value target is GetRawResourceReplicas, the plain
+    // per-pod calculation.
+    let resource = matches!(metric["type"].as_str(), Some("Resource" | "ContainerResource"));
+    if !resource || metric["targetAverageUtilization"].is_null() {
         return metric_replicas(k, case);
     }
     let target = int(&metric["targetAverageUtilization"], "targetAverageUtilization")?;
@@ -145,6 +148,9 @@ fn replica_calculation(k: i64, case: &Json) -> Result<Prepared, String> {
         "    rc_begin({}, {target});\n",
         int(&case["currentReplicas"], "currentReplicas")?
     );
+    if metric["resource"] != "cpu" {
+        s.push_str("    rc_not_cpu();\n");
+    }
     for pod in case["pods"].as_array().into_iter().flatten() {
         let phase = group_phase(pod)?;
         let ready = i64::from(pod["ready"] == json!(true));
@@ -227,7 +233,7 @@ fn metric_replicas(k: i64, case: &Json) -> Result<Prepared, String> {
         .filter(|p| p["phase"] == "Running" && p["ready"] == json!(true))
         .count();
     let (kind, target, value) = match metric["type"].as_str() {
-        Some("Pods") => (
+        Some("Pods" | "Resource" | "ContainerResource") => (
             1,
             int(&metric["targetAverageValueMilli"], "targetAverageValueMilli")?,
             0,
@@ -255,15 +261,25 @@ fn metric_replicas(k: i64, case: &Json) -> Result<Prepared, String> {
         other => return Err(format!("metric type {other:?}")),
     };
     let mut s = format!("    rc_begin({current}, {target});\n");
+    // groupPods' readiness rules are cpu's: a cpu average value keeps them.
+    if metric["resource"] != "cpu" {
+        s.push_str("    rc_not_cpu();\n");
+    }
+    let values = if metric["podValuesMilli"].is_null() {
+        &metric["podUsageMilli"]
+    } else {
+        &metric["podValuesMilli"]
+    };
     for pod in &pods {
         let phase = group_phase(pod)?;
         let name = pod["name"].as_str().unwrap_or("");
-        let (has, used) = match metric["podValuesMilli"][name].as_i64() {
+        let (has, used) = match values[name].as_i64() {
             Some(u) => (1, u),
             None => (0, 0),
         };
-        // A metric other than cpu never marks a Running pod unready (groupPods).
-        let _ = writeln!(s, "    rc_add_pod({phase}, 1, 0, {has}, 0, {used});");
+        let ready = i64::from(pod["ready"] == json!(true));
+        let recent = i64::from(pod["startTime"] == json!("now"));
+        let _ = writeln!(s, "    rc_add_pod({phase}, {ready}, {recent}, {has}, 0, {used});");
     }
     let _ = writeln!(s, "    probe_metric_replicas({k}, {kind}, {value}, {ready});");
     let expect = case["expect"].clone();

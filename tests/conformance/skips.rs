@@ -2,14 +2,13 @@
 //! counted in the summary; any other case must pass.
 //!
 //! Most skips are rules: a case that uses a feature kivi-lint does not model (an extended
-//! resource, a Pods metric, a stabilisation window, ...) is skipped wherever it comes from, so
+//! resource, a stabilisation window, ...) is skipped wherever it comes from, so
 //! cases held back from `../shared/peer_tests` are judged the same way.
 
 use serde_json::Value as Json;
 
 const EXTENDED: &str = "NodeResourcesFit scores cpu and memory only in kivi-lint: ephemeral storage, hugepages and extended resources are filtered (they must fit) but not scored (README, Model semantics)";
 
-const OTHER_METRICS: &str = "kivi-lint models cpu Resource metrics and Pods, Object and External metrics: memory and ContainerResource metrics are not modelled (a located warning says so; README, Model fidelity)";
 const NO_CLOCK_EVENTS: &str = "the model has no clock: each autoscaler decision starts its own policy period, without the scale events of the last periodSeconds; after recent events upstream allows a smaller step than the model, which over-approximates the scaling rate (README, Model fidelity)";
 const STABILIZATION: &str = "the model has no clock and no recommendation log: a recommendation in a stabilised direction is applied once the autoscaler has seen it twice, with anything free to happen in between, rather than the max or min over a timed window (README, Model fidelity)";
 const EVENT_LOG: &str = "scale-event bookkeeping (storeScaleEvent, getReplicasChangePerPeriod) is timed; the model keeps no event log (see the policy period abstraction, README, Model fidelity)";
@@ -74,20 +73,6 @@ pub fn reason(file: &str, _name: &str, case: &Json) -> Option<&'static str> {
             constraints(p).any(|c| !c["minDomains"].is_null() && c["whenUnsatisfiable"] == "ScheduleAnyway")
         }) {
             return Some(MIN_DOMAINS_SOFT);
-        }
-    }
-    if file.starts_with("hpa_replicas") {
-        let metric = &case["metric"];
-        let custom = [
-            "Pods",
-            "Object",
-            "External",
-            "ObjectAverageValue",
-            "ExternalAverageValue",
-        ];
-        let cpu = metric["type"] == "Resource" && metric["resource"] == "cpu";
-        if !cpu && !custom.contains(&metric["type"].as_str().unwrap_or("")) {
-            return Some(OTHER_METRICS);
         }
     }
     if file.starts_with("hpa_normalization") {
