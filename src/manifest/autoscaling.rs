@@ -144,12 +144,11 @@ impl HorizontalPodAutoscaler {
                 span: utilization.map_or(spec.span, |u| u.span),
             }]
         } else {
-            let listed: Vec<Metric> = r
-                .maps(spec, "metrics")
-                .into_iter()
-                .filter_map(|m| read_metric(r, m))
-                .collect();
-            if r.field(spec, "metrics").is_none() {
+            let entries = r.maps(spec, "metrics");
+            let written = entries.len();
+            let listed: Vec<Metric> = entries.into_iter().filter_map(|m| read_metric(r, m)).collect();
+            // The API's defaulting gives no metrics, or an empty list, the 80% cpu target.
+            if written == 0 {
                 vec![Metric::Resource {
                     resource: "cpu".into(),
                     target: MetricTarget::Utilization(80),

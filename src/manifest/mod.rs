@@ -718,6 +718,25 @@ spec:
         assert_eq!(loaded.skipped.len(), 2);
     }
 
+    /// An empty `metrics` list is defaulted as a missing one: 80% cpu (v2 defaults.go).
+    #[test]
+    fn hpa_empty_metrics_default_to_cpu() {
+        let (loaded, diags, _) = load_one(
+            "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 10\n  metrics: []\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let Body::HorizontalPodAutoscaler(h) = &loaded.objects[0].body else {
+            panic!()
+        };
+        assert!(matches!(
+            h.metrics[..],
+            [autoscaling::Metric::Resource {
+                target: autoscaling::MetricTarget::Utilization(80),
+                ..
+            }]
+        ));
+    }
+
     #[test]
     fn hpa_v1_and_v2() {
         let (loaded, diags, _) = load_one(
