@@ -174,8 +174,9 @@ fn result_key(plan: &UnitPlan, options: &Options, engine: &Engine) -> String {
     let mut h = blake3::Hasher::new();
     h.update(
         format!(
-            "{RESULT_FORMAT}\n{}\n{:?}\n{:?}\n{}\n",
+            "{RESULT_FORMAT}\n{}\n{}\n{:?}\n{:?}\n{}\n",
             env!("CARGO_PKG_VERSION"),
+            engine.salt(),
             engine.options(),
             plan.checks,
             options.all
@@ -239,6 +240,7 @@ fn store_results(dir: &std::path::Path, key: &str, plan: &UnitPlan, results: &[O
                     engine::Inconclusive::Cancelled
                         | engine::Inconclusive::EngineError(_)
                         | engine::Inconclusive::TimeLimit(_)
+                        | engine::Inconclusive::Incomplete(_)
                 )
             )
         })

@@ -362,3 +362,79 @@ fn names_kubernetes_rejects_are_located_and_escaped() {
         assert!(stderr.contains("not a valid Deployment name"), "{format}: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Round 2: what an attacker's pull request and a cancelled CI job do (issue 21).
+
+/// A repository that verifies quickly: one 2-replica Deployment on one node, no events.
+fn small_repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("app.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".kivi-lint.yaml"),
+        "cluster:\n  nodePools:\n  - {name: pool, count: 1, allocatable: {cpu: \"4\", memory: 8Gi, pods: 20}}\nevents: []\n",
+    )
+    .unwrap();
+}
+
+/// The verdicts of a JSON report on stdout.
+fn report_verdicts(out: &std::process::Output) -> Vec<(String, String)> {
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    common::verdicts(&v)
+}
+
+/// CI caches are usually relative paths: `--cache-dir relcache` and KIVI_LINT_CACHE_DIR=relcache
+/// verify (pan runs in directories of its own, so the path is made absolute first).
+#[test]
+fn a_relative_cache_directory_verifies() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(dir.path());
+    for by_flag in [true, false] {
+        let mut cmd = kivi();
+        cmd.current_dir(dir.path())
+            .args(["--format", "json", "--no-fixes", "--scale", "current"]);
+        if by_flag {
+            cmd.args(["--cache-dir", "relcache"]);
+        } else {
+            cmd.env("KIVI_LINT_CACHE_DIR", "relcache-env");
+        }
+        let out = cmd.arg(".").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let v = report_verdicts(&out);
+        assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "verified"), "{v:?}");
+    }
+    assert!(dir.path().join("relcache/pan").is_dir());
+    assert!(dir.path().join("relcache-env/pan").is_dir());
+}
+
+/// A compiler that builds a `pan` printing nothing: nothing is verified without pan's
+/// completion report, and the run is inconclusive (exit 3), not cached as verified.
+#[test]
+fn a_pan_without_its_completion_report_verifies_nothing() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(&dir.path().join("repo"));
+    let cc = dir.path().join("fake-cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\n# writes a pan that exits 0 and prints nothing\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\nprintf '#!/bin/sh\\nexit 0\\n' > \"$out\"; chmod +x \"$out\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for _ in 0..2 {
+        let out = kivi()
+            .env("KIVI_CC", &cc)
+            .env("KIVI_LINT_CACHE_DIR", dir.path().join("cache"))
+            .args(["--format", "json", "--no-fixes", "--scale", "current"])
+            .arg(dir.path().join("repo"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+        let v = report_verdicts(&out);
+        assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "inconclusive"), "{v:?}");
+    }
+}

@@ -25,6 +25,9 @@ pub use report::{Limit, Statistics, Violation};
 pub struct Tools {
     pub spin: PathBuf,
     pub cc: PathBuf,
+    /// What `spin -V` and `cc --version` say: part of every cache key, so an upgraded SPIN or
+    /// compiler never reuses what the old one built or decided.
+    pub versions: String,
 }
 
 #[derive(Debug, Error)]
@@ -49,11 +52,26 @@ impl Tools {
             }
             names.iter().find_map(|n| which::which(n).ok())
         };
-        Ok(Tools {
-            spin: lookup("KIVI_SPIN", &["spin"]).ok_or(EngineError::MissingSpin)?,
-            cc: lookup("KIVI_CC", &["cc", "gcc"]).ok_or(EngineError::MissingCompiler)?,
-        })
+        let spin = lookup("KIVI_SPIN", &["spin"]).ok_or(EngineError::MissingSpin)?;
+        let cc = lookup("KIVI_CC", &["cc", "gcc"]).ok_or(EngineError::MissingCompiler)?;
+        let versions = format!("{}\n{}", version_of(&spin, "-V"), version_of(&cc, "--version"));
+        Ok(Tools { spin, cc, versions })
     }
+}
+
+/// The first line a tool prints about its version (empty when it cannot be run).
+fn version_of(tool: &Path, flag: &str) -> String {
+    let mut command = Command::new(tool);
+    command.arg(flag);
+    process::run(command, Duration::from_secs(10))
+        .map(|f| {
+            format!("{}{}", f.stdout, f.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default()
 }
 
 /// What pan searches for.
@@ -213,10 +231,11 @@ const BUILD_FORMAT: u32 = 1;
 /// What every pan build depends on besides its model.
 fn build_salt(tools: &Tools, options: &Options) -> String {
     format!(
-        "{BUILD_FORMAT}\n{}\n{}\n{}\n{:?}\n{}",
+        "{BUILD_FORMAT}\n{}\n{}\n{}\n{}\n{:?}\n{}",
         env!("CARGO_PKG_VERSION"),
         tools.spin.display(),
         tools.cc.display(),
+        tools.versions,
         options.search,
         options.memory_mb
     )
@@ -227,7 +246,8 @@ impl Engine {
     pub fn new(tools: Tools, options: Options, cache_dir: Option<&Path>) -> Result<Engine, EngineError> {
         let (root, temporary) = match cache_dir {
             Some(dir) => {
-                let root = dir.join("pan");
+                // Absolute: pan is run from directories of its own.
+                let root = std::path::absolute(dir.join("pan"))?;
                 std::fs::create_dir_all(&root)?;
                 (root, None)
             }
@@ -270,6 +290,11 @@ impl Engine {
 
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// What identifies the tools and options of this engine's builds (for result caches).
+    pub fn salt(&self) -> &str {
+        &self.salt
     }
 
     /// Verify `model` on `input` (the lines its `init` reads). `cancel` stops the run early
@@ -731,6 +756,7 @@ mod tests {
         let missing = Tools {
             spin: PathBuf::from("/no/such/spin"),
             cc: tools().cc,
+            versions: String::new(),
         };
         assert!(matches!(
             verify("init {}\n", &missing, &fast()).unwrap().verdict,

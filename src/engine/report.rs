@@ -50,6 +50,10 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
     let mut violation = None;
     let mut limit = None;
     let mut incomplete = false;
+    // pan's completion report: the `State-vector ..., errors: N` line and the stored states.
+    // Nothing is verified without both (a pan that printed nothing has verified nothing).
+    let mut summary = false;
+    let mut stored = false;
     for line in output.lines() {
         let t = line.trim();
         if let Some(rest) = t.strip_prefix("pan:1: ") {
@@ -63,11 +67,13 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
         } else if t.starts_with("Warning: Search not completed") {
             incomplete = true;
         } else if let Some(i) = t.find("errors: ") {
+            summary |= t.starts_with("State-vector ");
             errors = leading_number(&t[i + 8..]);
             if let Some(d) = t.find("depth reached ") {
                 stats.depth_reached = leading_number(&t[d + 14..]);
             }
         } else if t.ends_with("states, stored") {
+            stored = true;
             stats.states_stored = leading_number(t);
         } else if t.contains("transitions (= stored+matched)") {
             stats.transitions = leading_number(t);
@@ -84,6 +90,9 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
         (_, _, Some(l)) => PanResult::Limited(l),
         _ if incomplete => PanResult::Limited(Limit::Incomplete(
             "pan reports that the search was not completed".into(),
+        )),
+        _ if !(summary && stored) => PanResult::Limited(Limit::Incomplete(
+            "pan ended without its completion report (no `State-vector ..., errors: 0` and stored states)".into(),
         )),
         _ => PanResult::Verified,
     };
@@ -144,5 +153,21 @@ mod tests {
             PanResult::Violated(Violation::InvalidEndState)
         );
         assert_eq!(leading_number("1.2e+06 states"), 1_200_000);
+    }
+
+    /// A pan that printed nothing, or stopped before its summary, verified nothing.
+    #[test]
+    fn no_completion_report_is_never_verified() {
+        for out in [
+            "",
+            "garbage\n",
+            "State-vector 12 byte, depth reached 3, errors: 0\n",
+            "      404 states, stored\n",
+        ] {
+            assert!(
+                matches!(parse(out).0, PanResult::Limited(Limit::Incomplete(_))),
+                "{out:?}"
+            );
+        }
     }
 }
