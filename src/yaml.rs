@@ -20,6 +20,9 @@ pub struct Limits {
     pub max_nodes: usize,
     /// Nodes that alias expansion may add to one document.
     pub max_alias_nodes: usize,
+    /// Scalar bytes that alias expansion may add to one document: a few aliases of a large
+    /// scalar cost as much memory as many of a small tree.
+    pub max_alias_bytes: usize,
 }
 
 impl Default for Limits {
@@ -28,6 +31,7 @@ impl Default for Limits {
             max_depth: 128,
             max_nodes: 2_000_000,
             max_alias_nodes: 100_000,
+            max_alias_bytes: 16 << 20,
         }
     }
 }
@@ -179,6 +183,16 @@ impl Node {
                 v.for_each_mut(f);
             }),
             _ => {}
+        }
+    }
+
+    /// The bytes of the scalars of this node and every node below it.
+    fn text_bytes(&self) -> usize {
+        match &self.value {
+            Value::Str(s) => s.len(),
+            Value::Seq(items) => items.iter().map(Node::text_bytes).sum(),
+            Value::Map(entries) => entries.iter().map(|(k, v)| k.text_bytes() + v.text_bytes()).sum(),
+            _ => 8,
         }
     }
 
@@ -418,6 +432,7 @@ fn parse_once(text: &str, file: FileId, limits: &Limits) -> Stream {
         stack: Vec::new(),
         anchors: HashMap::new(),
         alias_nodes: 0,
+        alias_bytes: 0,
         nodes: 0,
         root: None,
         stream: Stream::default(),
@@ -473,6 +488,7 @@ struct Builder<'a> {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Node>,
     alias_nodes: usize,
+    alias_bytes: usize,
     nodes: usize,
     root: Option<Node>,
     stream: Stream,
@@ -501,6 +517,7 @@ impl Builder<'_> {
             Event::DocumentStart(_) => {
                 self.anchors.clear();
                 self.alias_nodes = 0;
+                self.alias_bytes = 0;
                 self.nodes = 0;
                 self.root = None;
             }
@@ -528,8 +545,20 @@ impl Builder<'_> {
                 let Some(node) = self.anchors.get(&id) else {
                     return Err(self.error(span, "alias refers to an anchor that is not defined before it"));
                 };
-                let mut node = node.clone();
+                // Measured before the copy: the copy is what a bomb would make us allocate.
                 let size = node.count();
+                let bytes = node.text_bytes();
+                self.alias_bytes = self.alias_bytes.saturating_add(bytes);
+                if self.alias_bytes > self.limits.max_alias_bytes {
+                    return Err(self.error(
+                        span,
+                        format!(
+                            "alias expansion exceeds {} MiB of text in one document (possible billion-laughs input)",
+                            self.limits.max_alias_bytes >> 20
+                        ),
+                    ));
+                }
+                let mut node = node.clone();
                 self.alias_nodes += size;
                 if self.alias_nodes > self.limits.max_alias_nodes {
                     return Err(self.error(

@@ -438,3 +438,26 @@ fn a_pan_without_its_completion_report_verifies_nothing() {
         assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "inconclusive"), "{v:?}");
     }
 }
+
+/// Alias bombs are counted in bytes too: a 1 MB scalar aliased 5,000 times (5 GB once
+/// expanded) is a located error at the alias, not gigabytes of memory.
+#[test]
+fn an_alias_bomb_of_a_large_scalar_is_a_located_error() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let big = "A".repeat(1 << 20);
+    let aliases = "  - *big\n".repeat(5000);
+    dir.child("bomb.yaml")
+        .write_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: bomb}}\ndata:\n  big: &big \"{big}\"\nlist:\n{aliases}"
+        ))
+        .unwrap();
+    let out = kivi()
+        .args(["units", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("alias expansion exceeds 16 MiB"), "{stderr}");
+    assert!(stderr.contains("bomb.yaml:"), "{stderr}");
+}
