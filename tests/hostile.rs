@@ -461,3 +461,43 @@ fn an_alias_bomb_of_a_large_scalar_is_a_located_error() {
     assert!(stderr.contains("alias expansion exceeds 16 MiB"), "{stderr}");
     assert!(stderr.contains("bomb.yaml:"), "{stderr}");
 }
+
+/// The repository's own config cannot make the topology enumeration exhaust memory or time:
+/// 16 pools of up to 4 nodes under `maxNodes: 64` (5^16 node vectors) and 6 pools of up to
+/// 20 nodes are enumerated lazily, smallest first, up to `maxTopologies`, and verified.
+#[test]
+fn wide_pools_in_the_config_are_enumerated_lazily() {
+    for (pools, max, max_nodes) in [(16, 4, 64), (6, 20, 64)] {
+        let dir = assert_fs::TempDir::new().unwrap();
+        small_repo(dir.path());
+        let list: String = (0..pools)
+            .map(|i| {
+                format!(
+                    "  - {{name: p{i}, count: 1, min: 0, max: {max}, labels: {{k{i}: v}}, allocatable: {{cpu: \"{}\", memory: 8Gi, pods: 20}}}}\n",
+                    i + 1
+                )
+            })
+            .collect();
+        dir.child(".kivi-lint.yaml")
+            .write_str(&format!(
+                "cluster:\n  nodePools:\n{list}events: []\nscaling: {{maxNodes: {max_nodes}}}\n"
+            ))
+            .unwrap();
+        let out = kivi()
+            .args(["--format", "json", "--no-fixes", "--timeout", "60"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let search = &v["units"][0]["verification"]["search"];
+        assert_eq!(search["planned"], 100, "{search}");
+        assert!(
+            search["bound"]
+                .as_str()
+                .unwrap()
+                .contains("scaling.maxTopologies (100)"),
+            "{search}"
+        );
+    }
+}

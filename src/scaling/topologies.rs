@@ -63,45 +63,14 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
             (p.min.min(max), max)
         })
         .collect();
-    let mut node_counts = Vec::new();
-    let mut counts = vec![0u32; pools.len()];
-    enumerate_nodes(&ranges, 0, max_nodes, &mut counts, &mut node_counts);
-
     let workloads: Vec<usize> = unit.workloads().collect();
     // Per workload: its HPA's bounds, if one scales it.
     let bounds: Vec<Option<(u32, u32)>> = workloads.iter().map(|&w| autoscaler_bounds(unit, objects, w)).collect();
     let classes = interchangeable(pools, unit, objects);
-    let mut seen = HashSet::new();
-    let mut topologies = Vec::new();
-    for nodes in node_counts {
-        let total: u32 = nodes.iter().sum();
-        let canonical = canonical(&nodes, &classes);
-        let cap = pods_per_node.saturating_mul(total);
-        let choices: Vec<Vec<Option<u32>>> = bounds
-            .iter()
-            .map(|b| match b {
-                Some((min, max)) => {
-                    let high = (*max).min(cap).max(*min);
-                    (*min..=high).map(Some).collect()
-                }
-                None => vec![None],
-            })
-            .collect();
-        let mut replicas = Vec::new();
-        for_each_product(&choices, &mut Vec::new(), &mut |r| replicas.push(r.to_vec()));
-        for r in replicas {
-            if seen.insert((canonical.clone(), r.clone())) {
-                topologies.push(Topology {
-                    nodes_per_pool: nodes.clone(),
-                    replicas: r,
-                });
-            }
-        }
-    }
-    let spec_replicas = |t: &Topology| -> u32 {
+    let spec_replicas = |replicas: &[Option<u32>]| -> u32 {
         workloads
             .iter()
-            .zip(&t.replicas)
+            .zip(replicas)
             .map(|(&w, r)| {
                 r.unwrap_or_else(|| {
                     objects[w]
@@ -111,14 +80,67 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
             })
             .sum()
     };
-    topologies.sort_by(|a, b| {
-        (a.nodes(), spec_replicas(a), &a.nodes_per_pool, &a.replicas).cmp(&(
-            b.nodes(),
-            spec_replicas(b),
-            &b.nodes_per_pool,
-            &b.replicas,
-        ))
-    });
+    // Smallest first: by nodes, then by pods, then by counts. The candidates are enumerated
+    // lazily, one total node count at a time, keeping only the smallest `cap` of each, so a
+    // config with many wide pools costs a bounded amount of time and memory.
+    let cap = config.scaling.max_topologies as usize;
+    let min_total = ranges.iter().map(|r| r.0).sum::<u32>().max(1);
+    let max_total = ranges.iter().map(|r| r.1).sum::<u32>().min(max_nodes);
+    let mut topologies: Vec<Topology> = Vec::new();
+    let mut budget = ENUMERATION_BUDGET;
+    let mut more = false;
+    for total in min_total..=max_total {
+        if topologies.len() >= cap {
+            more = true;
+            break;
+        }
+        let keep = cap - topologies.len();
+        let mut level: std::collections::BinaryHeap<(u32, Vec<u32>, Vec<Option<u32>>)> =
+            std::collections::BinaryHeap::new();
+        let mut seen = HashSet::new();
+        let pods_cap = pods_per_node.saturating_mul(total);
+        let choices: Vec<Vec<Option<u32>>> = bounds
+            .iter()
+            .map(|b| match b {
+                Some((min, max)) => {
+                    let high = (*max).min(pods_cap).max(*min);
+                    (*min..=high).map(Some).collect()
+                }
+                None => vec![None],
+            })
+            .collect();
+        let mut counts = vec![0u32; pools.len()];
+        let finished = nodes_with_total(&ranges, 0, total, &mut counts, &mut |nodes| {
+            if !seen.insert(canonical(nodes, &classes)) {
+                return true;
+            }
+            for_each_product(&choices, &mut Vec::new(), &mut |r| {
+                if budget == 0 {
+                    return false;
+                }
+                budget -= 1;
+                level.push((spec_replicas(r), nodes.to_vec(), r.to_vec()));
+                if level.len() > keep {
+                    level.pop();
+                    more = true;
+                }
+                true
+            })
+        });
+        topologies.extend(
+            level
+                .into_sorted_vec()
+                .into_iter()
+                .map(|(_, nodes_per_pool, replicas)| Topology {
+                    nodes_per_pool,
+                    replicas,
+                }),
+        );
+        if !finished {
+            more = true;
+            break;
+        }
+    }
     let mut bound = Vec::new();
     let pool_max: u32 = ranges.iter().map(|r| r.1).sum();
     if pools.iter().any(|p| p.max > max_nodes) || pool_max > max_nodes {
@@ -130,9 +152,11 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
     if bounds.iter().any(Option::is_some) {
         bound.push(format!("maxReplicas, at most podsPerNode ({pods_per_node}) per node"));
     }
-    let cap = config.scaling.max_topologies as usize;
-    if topologies.len() > cap {
-        topologies.truncate(cap);
+    if budget == 0 {
+        bound.push(format!(
+            "the topology enumeration's budget ({ENUMERATION_BUDGET} candidates)"
+        ));
+    } else if more {
         bound.push(format!("scaling.maxTopologies ({cap})"));
     }
     Plan {
@@ -141,30 +165,57 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
     }
 }
 
-fn enumerate_nodes(ranges: &[(u32, u32)], i: usize, left: u32, counts: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+/// Candidate topologies a search looks at, at most: a config of many wide pools and HPAs has
+/// astronomically many, of which only the smallest `maxTopologies` are verified anyway.
+const ENUMERATION_BUDGET: usize = 1_000_000;
+
+/// Call `f` with every node count per pool within `ranges` that adds up to `total`, in
+/// lexicographic order, until it returns `false`; `false` when it did.
+fn nodes_with_total(
+    ranges: &[(u32, u32)],
+    i: usize,
+    total: u32,
+    counts: &mut Vec<u32>,
+    f: &mut dyn FnMut(&[u32]) -> bool,
+) -> bool {
     if i == ranges.len() {
-        if counts.iter().any(|c| *c > 0) {
-            out.push(counts.clone());
-        }
-        return;
+        return total != 0 || f(counts);
     }
+    // What the pools after this one can take at least and at most.
+    let rest_min: u32 = ranges[i + 1..].iter().map(|r| r.0).sum();
+    let rest_max: u32 = ranges[i + 1..].iter().map(|r| r.1).sum();
     let (min, max) = ranges[i];
-    for n in min..=max.min(left) {
+    let low = min.max(total.saturating_sub(rest_max));
+    let high = max.min(total.saturating_sub(rest_min));
+    for n in low..=high {
         counts[i] = n;
-        enumerate_nodes(ranges, i + 1, left - n, counts, out);
+        if !nodes_with_total(ranges, i + 1, total - n, counts, f) {
+            return false;
+        }
     }
     counts[i] = 0;
+    true
 }
 
-fn for_each_product(choices: &[Vec<Option<u32>>], prefix: &mut Vec<Option<u32>>, f: &mut dyn FnMut(&[Option<u32>])) {
+/// Call `f` with every choice of one value per list, in lexicographic order, until it
+/// returns `false`; `false` when it did.
+fn for_each_product(
+    choices: &[Vec<Option<u32>>],
+    prefix: &mut Vec<Option<u32>>,
+    f: &mut dyn FnMut(&[Option<u32>]) -> bool,
+) -> bool {
     match choices.split_first() {
         None => f(prefix),
         Some((first, rest)) => {
             for c in first {
                 prefix.push(*c);
-                for_each_product(rest, prefix, f);
+                let go_on = for_each_product(rest, prefix, f);
                 prefix.pop();
+                if !go_on {
+                    return false;
+                }
             }
+            true
         }
     }
 }
@@ -266,14 +317,25 @@ fn canonical(counts: &[u32], classes: &[usize]) -> Vec<u32> {
 mod tests {
     use super::*;
 
+    fn with_total(ranges: &[(u32, u32)], total: u32) -> Vec<Vec<u32>> {
+        let mut out = Vec::new();
+        nodes_with_total(ranges, 0, total, &mut vec![0; ranges.len()], &mut |c| {
+            out.push(c.to_vec());
+            true
+        });
+        out
+    }
+
     #[test]
-    fn node_counts_smallest_first_within_bounds() {
-        let mut out = Vec::new();
-        enumerate_nodes(&[(0, 2), (1, 1)], 0, 3, &mut vec![0; 2], &mut out);
-        assert_eq!(out, vec![vec![0, 1], vec![1, 1], vec![2, 1]]);
-        let mut out = Vec::new();
-        enumerate_nodes(&[(0, 3), (0, 3)], 0, 2, &mut vec![0; 2], &mut out);
-        assert_eq!(out, vec![vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![2, 0]]);
+    fn node_counts_of_one_total_within_bounds() {
+        assert_eq!(with_total(&[(0, 2), (1, 1)], 2), vec![vec![1, 1]]);
+        assert_eq!(
+            with_total(&[(0, 3), (0, 3)], 2),
+            vec![vec![0, 2], vec![1, 1], vec![2, 0]]
+        );
+        assert_eq!(with_total(&[(0, 3), (0, 3)], 7), Vec::<Vec<u32>>::new());
+        // Sixteen pools of 0..=4 nodes: the first total's counts, not 5^16 vectors.
+        assert_eq!(with_total(&[(0, 4); 16], 1).len(), 16);
     }
 
     #[test]
@@ -287,7 +349,8 @@ mod tests {
     fn replica_products() {
         let mut out = Vec::new();
         for_each_product(&[vec![Some(1), Some(2)], vec![None]], &mut Vec::new(), &mut |r| {
-            out.push(r.to_vec())
+            out.push(r.to_vec());
+            true
         });
         assert_eq!(out, vec![vec![Some(1), None], vec![Some(2), None]]);
     }
