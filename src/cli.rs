@@ -756,7 +756,11 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
         let text = match crate::discover::read_source(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{}:1:1: error: {}", shown.display(), e.message);
+                eprintln!(
+                    "{}:1:1: error: {}",
+                    diagnostics::printable(&shown.display().to_string()),
+                    diagnostics::printable(&e.message)
+                );
                 failed = true;
                 continue;
             }
@@ -764,7 +768,11 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
         match report::merge::parse(&text) {
             Ok(r) => reports.push(r),
             Err((message, line, column)) => {
-                eprintln!("{}:{line}:{column}: error: {message}", shown.display());
+                eprintln!(
+                    "{}:{line}:{column}: error: {}",
+                    diagnostics::printable(&shown.display().to_string()),
+                    diagnostics::printable(&message)
+                );
                 failed = true;
             }
         }
@@ -793,7 +801,13 @@ fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Res
                 continue;
             }
             let severity = d.severity.label();
-            eprintln!("{}:{}:{}: {severity}: {}", d.file, d.line, d.column, d.message);
+            eprintln!(
+                "{}:{}:{}: {severity}: {}",
+                diagnostics::printable(&d.file),
+                d.line,
+                d.column,
+                diagnostics::printable(&d.message)
+            );
         }
     }
     let code = exit_code(&merged, fail_on);

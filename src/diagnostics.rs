@@ -135,10 +135,64 @@ impl Diagnostics {
 pub fn location_string(sources: &SourceMap, span: Span) -> String {
     format!(
         "{}:{}:{}",
-        sources.path(span.file).display(),
+        printable(&sources.path(span.file).display().to_string()),
         span.start.line,
         span.start.column
     )
+}
+
+/// Text from the input (a file name, a value, a source line) as it may reach a terminal, a
+/// log or a CI runner: every control character (line breaks, ESC, C1) and every bidirectional
+/// override escaped, so it can neither start a line of its own (a `::error::` workflow
+/// command) nor drive the terminal (cursor moves, OSC titles and links). Tabs stay.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char =
+        |c: char| (c.is_control() && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .flat_map(|c| {
+                if unsafe_char(c) {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A whole text for a terminal whose own line breaks and colours are kivi-lint's: control
+/// characters other than line breaks escaped, and escape sequences other than SGR colours
+/// (`ESC [ digits ; m`) too. A defence in depth behind `printable` on each inserted value.
+pub fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\u{1b}' {
+            let rest = &text[i + 1..];
+            let sgr = rest.strip_prefix('[').and_then(|r| {
+                let n = r.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
+                (r.as_bytes().get(n) == Some(&b'm')).then_some(n + 2)
+            });
+            if let Some(len) = sgr {
+                out.push(c);
+                out.push_str(&rest[..len]);
+                for _ in 0..len {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        if c == '\n' || c == '\t' {
+            out.push(c);
+        } else {
+            out.push_str(&printable(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    out
 }
 
 /// Render a diagnostic the way rustc does: header, location, the source line and a caret.
@@ -161,7 +215,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
         out,
         "{}{}",
         paint(level_style, d.severity.label()),
-        paint(Style::new().bold(), &format!(": {}", d.message))
+        paint(Style::new().bold(), &format!(": {}", printable(&d.message)))
     );
     let line_no = d.span.start.line;
     let width = line_no.to_string().len();
@@ -173,8 +227,13 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
         location_string(sources, d.span)
     );
     if let Some(text) = sources.line_text(d.span.file, line_no) {
-        let shown: String = text.chars().take(200).collect();
-        let col = d.span.start.column.max(1) as usize - 1;
+        let raw: String = text.chars().take(200).collect();
+        let raw_col = (d.span.start.column.max(1) as usize - 1).min(raw.chars().count());
+        // The caret's column in the escaped line: what precedes it, escaped.
+        let col = printable(&raw.chars().take(raw_col).collect::<String>())
+            .chars()
+            .count();
+        let shown = printable(&raw).into_owned();
         let len = if d.span.end.line == line_no && d.span.end.column > d.span.start.column {
             (d.span.end.column - d.span.start.column) as usize
         } else {
@@ -202,7 +261,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
             out,
             "{pad} {} {}",
             paint(gutter_style, "="),
-            paint(Style::new().bold(), &format!("help: {help}"))
+            paint(Style::new().bold(), &format!("help: {}", printable(help)))
         );
     }
     out
@@ -230,5 +289,34 @@ mod tests {
         );
         assert_eq!(location_string(&sources, span), "deploy/web.yaml:2:13");
         let _ = FileId(0);
+    }
+
+    /// A file name or line that would start a workflow command or drive the terminal is
+    /// escaped: every line of the rendering starts with kivi-lint's own text.
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let mut sources = SourceMap::default();
+        let file = sources.add("a\n::error::pwn.yaml", "x: \u{1b}]0;title\u{7}\u{1b}[2J y\n");
+        let span = Span {
+            file,
+            start: Location { line: 1, column: 19 },
+            end: Location { line: 1, column: 20 },
+        };
+        let d = Diagnostic::error(span, "bad\r\n::warning::x").with_help("\u{202e}evil");
+        let text = render(&d, &sources, false);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202e}'),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| !l.starts_with("::")), "{text}");
+        assert!(text.contains("a\\n::error::pwn.yaml:1:19"), "{text}");
+        // The caret stays under the character it points at.
+        let line = text.lines().find(|l| l.starts_with("1 |")).unwrap();
+        let caret = text.lines().find(|l| l.contains('^')).unwrap();
+        assert_eq!(&line[caret.find('^').unwrap()..][..1], "y", "{text}");
+        assert_eq!(
+            terminal_safe("\u{1b}[1mok\u{1b}[0m\u{1b}]8;;x\u{7}\n"),
+            "\u{1b}[1mok\u{1b}[0m\\u{1b}]8;;x\\u{7}\n"
+        );
     }
 }

@@ -124,27 +124,14 @@ fn describe(state: &State, started: Instant) -> String {
         p.units_done, p.units, p.runs_done, p.runs
     );
     if let Some(phase) = &state.phase {
-        line.push_str(&format!(", {}", printable(phase)));
+        line.push_str(&format!(", {}", crate::diagnostics::printable(phase)));
         return line;
     }
     line.push_str(&format!(", {}", eta(p.runs_done, p.runs, elapsed)));
     if !p.current.is_empty() {
-        line.push_str(&format!(" (last: {})", printable(&p.current)));
+        line.push_str(&format!(" (last: {})", crate::diagnostics::printable(&p.current)));
     }
     line
-}
-
-/// Unit names come from manifests: no control character reaches the terminal.
-fn printable(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 /// The remaining time by the rate so far, once a quarter of the runs is done and when it is

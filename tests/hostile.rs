@@ -501,3 +501,55 @@ fn wide_pools_in_the_config_are_enumerated_lazily() {
         );
     }
 }
+
+/// A file name holding a line break and `::error::`, and a source line holding terminal
+/// escapes, reach no output raw: stderr and the human report escape them (even with
+/// `--color never`), GitHub reads no line of the report as a workflow command but kivi-lint's
+/// own, and Markdown keeps no raw HTML or code fence from the input.
+#[test]
+fn input_text_cannot_inject_workflow_commands_markup_or_terminal_escapes() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let name = "a\n::error::pwn\r::stop-commands::x.yaml";
+    std::fs::write(
+        dir.path().join(name),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx}]\nx: \u{1b}]0;title\u{7}\u{1b}[2J <script>``` [\n",
+    )
+    .unwrap();
+    for format in ["human", "github", "markdown"] {
+        let out = kivi()
+            .args(["--color", "never", "--no-fixes", "--format", format])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\r'),
+                "{format} {what}: {text:?}"
+            );
+        }
+        assert!(stderr.lines().all(|l| !l.starts_with("::")), "{stderr}");
+        match format {
+            "github" => {
+                let commands: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+                let token = commands[1].strip_prefix("::stop-commands::").expect("stop-commands");
+                assert_eq!(commands[0], "::group::kivi-lint report");
+                assert_eq!(commands[2], format!("::{token}::"));
+                assert_eq!(commands[3], "::endgroup::");
+                for c in &commands[4..] {
+                    assert!(
+                        c.starts_with("::error file=") || c.starts_with("::warning ") || c.starts_with("::notice "),
+                        "{c}"
+                    );
+                    assert!(!c.contains('\n'));
+                }
+            }
+            "markdown" => {
+                assert!(!stdout.contains("<script"), "{stdout}");
+                assert_eq!(stdout.matches("```").count() % 2, 0, "{stdout}");
+            }
+            _ => assert!(stdout.lines().all(|l| !l.starts_with("::")), "{stdout}"),
+        }
+    }
+}

@@ -13,7 +13,15 @@ const PER_LEVEL: usize = 10;
 pub fn render(e: &Emit) -> String {
     let mut out = String::new();
     out.push_str("::group::kivi-lint report\n");
-    out.push_str(&super::human::results(e.report, false, e.full_traces));
+    // The human report holds text from the input (file names, messages): GitHub must not read
+    // any of its lines as a workflow command. `stop-commands` pauses them until the token,
+    // which is a hash of the text itself, so no input can contain it.
+    let body = crate::diagnostics::terminal_safe(&super::human::results(e.report, false, e.full_traces));
+    let token = blake3::hash(body.as_bytes()).to_hex();
+    let token = &token[..32];
+    out.push_str(&format!("::stop-commands::{token}\n"));
+    out.push_str(&body);
+    out.push_str(&format!("::{token}::\n"));
     out.push_str("::endgroup::\n");
     let mut annotations: Vec<Annotation> = Vec::new();
     for d in &e.report.diagnostics {

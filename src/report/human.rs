@@ -1,5 +1,6 @@
 //! Human-readable reports.
 
+use crate::diagnostics::printable;
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
@@ -41,7 +42,7 @@ pub fn units(r: &Report, color: bool) -> String {
                 Role::DeschedulerPolicy => " (descheduler policy)",
                 Role::Service => " (service)",
             };
-            let at = format!("{}:{}", m.file, m.line);
+            let at = format!("{}:{}", printable(&m.file), m.line);
             let _ = writeln!(out, "  {:width$}  {}{}", m.id(), paint(color, dim, &at), role);
         }
         let pools = if u.node_pools.is_empty() {
@@ -113,7 +114,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     violated += 1;
                     let finding = super::finding::Finding { unit: u, outcome: c };
                     let at = match (&c.file, c.line, c.column) {
-                        (Some(f), Some(l), Some(col)) => format!("{f}:{l}:{col}"),
+                        (Some(f), Some(l), Some(col)) => format!("{}:{l}:{col}", printable(f)),
                         _ => String::new(),
                     };
                     let existing = match c.baseline_state {
@@ -123,7 +124,11 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     let (mark, suppressed) = match &c.suppression {
                         Some(s) => (
                             paint(color, dim, "✗"),
-                            paint(color, yellow, &format!(" (suppressed: {})", s.justification)),
+                            paint(
+                                color,
+                                yellow,
+                                &format!(" (suppressed: {})", printable(&s.justification)),
+                            ),
                         ),
                         None => (paint(color, red, "✗"), String::new()),
                     };
@@ -155,7 +160,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                             "    {} {} ({verified}){}\n",
                             paint(color, green, "fix:"),
                             f.summary,
-                            paint(color, dim, &format!(" — {}:{}", f.file, f.line))
+                            paint(color, dim, &format!(" — {}:{}", printable(&f.file), f.line))
                         )
                     };
                     if let Some(f) = &c.fix {
@@ -186,7 +191,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     for &i in &shown {
                         let step = &c.steps[i];
                         let at = match (&step.file, step.line) {
-                            (Some(f), Some(l)) => format!(" — {f}:{l}"),
+                            (Some(f), Some(l)) => format!(" — {}:{l}", printable(f)),
                             _ => String::new(),
                         };
                         let _ = writeln!(
@@ -194,7 +199,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                             "    [{}] {}: {}{}",
                             i + 1,
                             step.actor,
-                            step.message,
+                            printable(&step.message),
                             paint(color, dim, &at)
                         );
                     }
@@ -295,7 +300,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         String::new()
     };
     if r.summary.objects == 0 {
-        let paths: Vec<&str> = r.scopes.iter().map(|s| s.path.as_str()).collect();
+        let paths: Vec<String> = r.scopes.iter().map(|s| printable(&s.path).into_owned()).collect();
         let _ = writeln!(out, "no Kubernetes objects found under {}", paths.join(", "));
     } else {
         let _ = writeln!(

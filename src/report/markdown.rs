@@ -57,7 +57,7 @@ pub fn render(e: &Emit) -> String {
                 f.check(),
                 crate::checks::find(f.check()).map(|c| c.help_uri()).unwrap_or_default(),
                 cell(&f.unit.name),
-                cell(&object)
+                code_cell(&object)
             );
         }
         out.push('\n');
@@ -68,7 +68,7 @@ pub fn render(e: &Emit) -> String {
             "- ❔ `{}` of unit {} is inconclusive: {}",
             f.check(),
             cell(&f.unit.name),
-            f.outcome.reason.as_deref().unwrap_or("no verdict")
+            sentence(f.outcome.reason.as_deref().unwrap_or("no verdict"))
         );
     }
     let mut omitted = 0;
@@ -92,7 +92,7 @@ pub fn render(e: &Emit) -> String {
 fn details(e: &Emit, f: &Finding) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\n### `{}` in {}\n", f.check(), cell(&f.unit.name));
-    let _ = writeln!(out, "{}\n", f.headline());
+    let _ = writeln!(out, "{}\n", sentence(&f.headline()));
     if let Some(r) = f.region() {
         let _ = writeln!(out, "Caused by `{}:{}:{}`.\n", e.uri(r.file), r.line, r.column);
     }
@@ -101,13 +101,13 @@ fn details(e: &Emit, f: &Finding) -> String {
             out,
             "**Fix** (verified by kivi-lint on {}): {} (`{}:{}`).\n",
             fix.verified_on,
-            fix.summary,
+            sentence(&fix.summary),
             e.uri(&fix.file),
             fix.line
         );
     }
     if let Some(s) = &f.outcome.suppression {
-        let _ = writeln!(out, "Suppressed: {}\n", s.justification);
+        let _ = writeln!(out, "Suppressed: {}\n", text(&s.justification));
     }
     out.push_str(&mermaid(f));
     out
@@ -146,22 +146,62 @@ pub fn mermaid(f: &Finding) -> String {
 }
 
 /// Mermaid ends a statement at `;` and reads `#…;` as an entity: write both as entities.
+/// Backticks (which would close the code fence) and angle brackets (HTML) are entities too,
+/// and control characters are spaces.
 fn mermaid_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '#' => out.push_str("#35;"),
             ';' => out.push_str("#59;"),
-            '\n' => out.push(' '),
+            '`' => out.push_str("#96;"),
+            '<' => out.push_str("#60;"),
+            '>' => out.push_str("#62;"),
+            c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
     }
     out
 }
 
+/// Text from the input in Markdown (a table cell, a sentence): every character Markdown or
+/// HTML would act on is escaped, and line breaks and control characters are spaces, so it
+/// cannot open a code fence, a link, raw HTML or a new table row.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in crate::diagnostics::printable(s).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '|' | '#' | '!' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// kivi-lint's own sentences (which use `code` for field names) with values from the input
+/// in them: HTML and line breaks neutralised, Markdown code spans kept.
+fn sentence(s: &str) -> String {
+    crate::diagnostics::printable(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// A table cell: no pipes or line breaks.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    text(s)
+}
+
+/// A table cell's code span: inside one only a backtick (which would end it) and a pipe
+/// (which GitHub's tables read first) act.
+fn code_cell(s: &str) -> String {
+    crate::diagnostics::printable(s).replace('`', "'").replace('|', "\\|")
 }
 
 #[cfg(test)]
@@ -171,5 +211,12 @@ mod tests {
     #[test]
     fn mermaid_text_escapes_statement_ends() {
         assert_eq!(mermaid_text("a; b #1"), "a#59; b #35;1");
+        assert_eq!(mermaid_text("```\n<img>"), "#96;#96;#96; #60;img#62;");
+    }
+
+    #[test]
+    fn input_text_cannot_break_out() {
+        assert_eq!(text("a|b\n```<script>"), "a\\|b\\\\n\\`\\`\\`&lt;script&gt;");
+        assert_eq!(sentence("`maxSkew` <b>"), "`maxSkew` &lt;b&gt;");
     }
 }

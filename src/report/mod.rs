@@ -169,7 +169,7 @@ pub fn repo_uri(prefix: &Path, path: &str) -> String {
 pub fn results(e: &Emit, format: Format) -> String {
     match format {
         Format::Json => json::render(e.report),
-        Format::Human => human::results(e.report, e.color, e.full_traces),
+        Format::Human => crate::diagnostics::terminal_safe(&human::results(e.report, e.color, e.full_traces)),
         Format::Sarif => sarif::render(e),
         Format::Junit => junit::render(e),
         Format::Github => github::render(e),
@@ -183,7 +183,7 @@ pub fn results(e: &Emit, format: Format) -> String {
 pub fn units(report: &Report, format: Format, color: bool) -> Option<String> {
     match format {
         Format::Json => Some(json::render(report)),
-        Format::Human => Some(human::units(report, color)),
+        Format::Human => Some(crate::diagnostics::terminal_safe(&human::units(report, color))),
         _ => None,
     }
 }
