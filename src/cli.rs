@@ -708,7 +708,7 @@ fn write_reports(
                     .parent()
                     .filter(|p| !p.as_os_str().is_empty())
                     .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(file, &text));
+                    .and_then(|()| crate::source::write_replacing(file, text.as_bytes()));
                 match written {
                     Ok(()) => eprintln!("wrote {} to {}", o.format.name(), file.display()),
                     Err(e) => {

@@ -438,12 +438,12 @@ fn emit(dir: &std::path::Path, analysis: &Analysis, plans: &[UnitPlan]) {
                 } else {
                     format!("{id}.{k}.pml")
                 };
-                std::fs::write(dir.join(name), model)?;
+                crate::source::write_replacing(&dir.join(name), model.as_bytes())?;
             }
             for (t, point) in plan.points.iter().enumerate() {
-                std::fs::write(
-                    dir.join(format!("{id}.{}.input", t + 1)),
-                    model::input(&point.ir, &plan.shape, &plan.checks),
+                crate::source::write_replacing(
+                    &dir.join(format!("{id}.{}.input", t + 1)),
+                    model::input(&point.ir, &plan.shape, &plan.checks).as_bytes(),
                 )?;
             }
         }

@@ -147,3 +147,22 @@ impl<T: Serialize> Serialize for Spanned<T> {
         self.value.serialize(serializer)
     }
 }
+
+/// Write `contents` to `path` as a new regular file that replaces whatever entry is there:
+/// written beside it, then renamed over it. A symbolic link at `path` (which a pull request
+/// can commit where a report goes) is replaced, never followed, so no file elsewhere is
+/// overwritten.
+pub fn write_replacing(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    let mut file = tempfile::Builder::new().prefix(".kivi-lint-").tempfile_in(parent)?;
+    file.write_all(contents)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

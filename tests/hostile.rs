@@ -553,3 +553,55 @@ fn input_text_cannot_inject_workflow_commands_markup_or_terminal_escapes() {
         }
     }
 }
+
+/// A report file or an emitted model that a pull request committed as a symbolic link is
+/// replaced by a regular file: the link's target is never written.
+#[test]
+fn output_files_never_follow_symbolic_links() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(&dir.path().join("repo"));
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("repo/kivi-lint.sarif")).unwrap();
+    std::fs::create_dir_all(dir.path().join("models")).unwrap();
+    let out = kivi()
+        .current_dir(dir.path().join("repo"))
+        .args([
+            "--no-fixes",
+            "--scale",
+            "current",
+            "--format",
+            "sarif=kivi-lint.sarif",
+            "--emit-models",
+        ])
+        .arg(dir.path().join("models"))
+        .arg(".")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let written = dir.path().join("repo/kivi-lint.sarif");
+    assert!(!std::fs::symlink_metadata(&written).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::read_to_string(&written)
+            .unwrap()
+            .contains("\"version\": \"2.1.0\"")
+    );
+    // The same for a model file that is a link.
+    let model = std::fs::read_dir(dir.path().join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "pml"))
+        .unwrap();
+    std::fs::remove_file(&model).unwrap();
+    std::os::unix::fs::symlink(&victim, &model).unwrap();
+    kivi()
+        .current_dir(dir.path().join("repo"))
+        .args(["--no-fixes", "--scale", "current", "--format", "json", "--emit-models"])
+        .arg(dir.path().join("models"))
+        .arg(".")
+        .assert()
+        .code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::read_to_string(&model).unwrap().contains("proctype"));
+}
