@@ -20,6 +20,8 @@ pub struct Request {
     /// Render kustomize directories and Helm charts.
     pub render: bool,
     pub jobs: usize,
+    /// The config may name files outside its repository (`--allow-outside-repository`).
+    pub allow_outside_repository: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -147,7 +149,13 @@ pub fn analyze(request: &Request) -> Analysis {
 fn load_config(request: &Request, sources: &mut SourceMap, diags: &mut Diagnostics) -> Config {
     if let Some(path) = &request.config {
         tracing::info!("using config {}", path.display());
-        return Config::load(path, &discover::display_path(path), sources, diags);
+        return Config::load(
+            path,
+            &discover::display_path(path),
+            sources,
+            diags,
+            request.allow_outside_repository,
+        );
     }
     let start = request
         .paths
@@ -158,7 +166,13 @@ fn load_config(request: &Request, sources: &mut SourceMap, diags: &mut Diagnosti
     match Config::discover(&start) {
         Some(path) => {
             tracing::info!("using config {}", discover::display_path(&path).display());
-            Config::load(&path, &discover::display_path(&path), sources, diags)
+            Config::load(
+                &path,
+                &discover::display_path(&path),
+                sources,
+                diags,
+                request.allow_outside_repository,
+            )
         }
         None => {
             tracing::info!(

@@ -63,6 +63,7 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         stdin_filename: None,
         render: request.render,
         jobs: request.jobs,
+        allow_outside_repository: request.allow_outside_repository,
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

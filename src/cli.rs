@@ -103,6 +103,11 @@ struct ScanArgs {
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     config: Option<PathBuf>,
 
+    /// Let the config name files outside its repository (`cluster.fromNodes`,
+    /// `scheduler.config`, `descheduler.policy`, an `apply` event's directory).
+    #[arg(long)]
+    allow_outside_repository: bool,
+
     /// Name shown for manifests read from stdin.
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<String>,
@@ -446,6 +451,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         stdin_filename: scan.stdin_filename.clone(),
         render: !scan.no_render,
         jobs,
+        allow_outside_repository: scan.allow_outside_repository,
     };
     let analysis = analysis::analyze(&request);
     print_diagnostics(&analysis, global, stderr_color)?;

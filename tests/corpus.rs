@@ -56,6 +56,7 @@ fn raw_counts_match_stats_json() {
             stdin_filename: None,
             render: false,
             jobs: 2,
+            allow_outside_repository: false,
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

@@ -605,3 +605,57 @@ fn output_files_never_follow_symbolic_links() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(std::fs::read_to_string(&model).unwrap().contains("proctype"));
 }
+
+/// The config of a pull request cannot read the runner's files: `cluster.fromNodes`,
+/// `scheduler.config`, `descheduler.policy` and an `apply` directory outside the repository
+/// are located errors, and nothing of those files reaches the output.
+#[test]
+fn config_paths_are_confined_to_the_repository() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(&dir.path().join("repo"));
+    std::fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
+    std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+    std::fs::write(dir.path().join("outside/id_rsa"), "-----BEGIN SECRET KEY-----\n").unwrap();
+    for config in [
+        "cluster:\n  fromNodes: /proc/self/environ\n",
+        "cluster:\n  fromNodes: ../outside/id_rsa\n",
+        "scheduler: {config: ../outside/id_rsa}\n",
+        "descheduler: {policy: ../outside/id_rsa}\n",
+        "events: [{type: apply, from: ../outside}]\n",
+    ] {
+        dir.child("repo/.kivi-lint.yaml").write_str(config).unwrap();
+        let out = kivi()
+            .env("KIVI_SECRET_MARKER", "s3cr3t-value")
+            .args(["units"])
+            .arg(dir.path().join("repo"))
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(2), "{config}: {all}");
+        assert!(all.contains("outside the repository"), "{config}: {all}");
+        assert!(
+            !all.contains("s3cr3t-value") && !all.contains("SECRET KEY"),
+            "{config}: {all}"
+        );
+    }
+    // Inside the repository, and with the flag, the path is read.
+    std::fs::copy(dir.path().join("outside/id_rsa"), dir.path().join("repo/nodes.yaml")).unwrap();
+    dir.child("repo/.kivi-lint.yaml")
+        .write_str("cluster:\n  fromNodes: nodes.yaml\n")
+        .unwrap();
+    let out = kivi().args(["units"]).arg(dir.path().join("repo")).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("outside the repository"));
+    dir.child("repo/.kivi-lint.yaml")
+        .write_str("cluster:\n  fromNodes: ../outside/id_rsa\n")
+        .unwrap();
+    let out = kivi()
+        .args(["units", "--allow-outside-repository"])
+        .arg(dir.path().join("repo"))
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("outside the repository"));
+}

@@ -307,10 +307,30 @@ impl Config {
 
     /// Read a config file. Problems are reported as located diagnostics; fields with errors
     /// keep their defaults so that the rest of the run can go on.
-    pub fn load(path: &Path, shown_path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Config {
+    /// The files the config names (`cluster.fromNodes`, `scheduler.config`,
+    /// `descheduler.policy`, an `apply` event's `from` directory) must be inside the
+    /// repository that holds it (its git work tree, else its directory) unless
+    /// `allow_outside` (the `--allow-outside-repository` flag): a pull request's config must
+    /// not read, and echo in an error, the runner's files.
+    pub fn load(
+        path: &Path,
+        shown_path: &Path,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+        allow_outside: bool,
+    ) -> Config {
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let confine = (!allow_outside).then(|| repository_root(&base_dir));
         match crate::discover::read_text(path) {
-            Ok(text) => Config::parse(&text, shown_path, Some(path.to_path_buf()), &base_dir, sources, diags),
+            Ok(text) => Config::parse_confined(
+                &text,
+                shown_path,
+                Some(path.to_path_buf()),
+                &base_dir,
+                confine.as_deref(),
+                sources,
+                diags,
+            ),
             Err(message) => {
                 let file = sources.add(shown_path, "");
                 diags.push(Diagnostic::error(Span::point(file, Default::default()), message));
@@ -326,6 +346,18 @@ impl Config {
         shown_path: &Path,
         path: Option<PathBuf>,
         base_dir: &Path,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+    ) -> Config {
+        Config::parse_confined(text, shown_path, path, base_dir, None, sources, diags)
+    }
+
+    fn parse_confined(
+        text: &str,
+        shown_path: &Path,
+        path: Option<PathBuf>,
+        base_dir: &Path,
+        confine: Option<&Path>,
         sources: &mut SourceMap,
         diags: &mut Diagnostics,
     ) -> Config {
@@ -346,6 +378,7 @@ impl Config {
         let mut config = ConfigReader {
             r: &mut r,
             base_dir,
+            confine,
             sources,
         }
         .read(root);
@@ -388,7 +421,72 @@ impl Config {
 struct ConfigReader<'a, 'd> {
     r: &'a mut Reader<'d>,
     base_dir: &'a Path,
+    /// The directory the config's paths must stay in, if confined.
+    confine: Option<&'a Path>,
     sources: &'a mut SourceMap,
+}
+
+/// The git work tree holding `dir` (the nearest ancestor with `.git`), else `dir`; canonical.
+pub fn repository_root(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    })
+    .unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&dir)
+        .to_path_buf()
+}
+
+/// Whether `path` (relative to `base_dir`) stays inside `root` once links and `..` are
+/// followed. A path that does not exist is judged by its existing ancestor.
+pub fn inside(root: &Path, base_dir: &Path, path: &Path) -> bool {
+    let full = base_dir.join(path);
+    let mut probe = full.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(if probe.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            probe
+        }) {
+            let mut resolved = canonical;
+            for part in rest.iter().rev() {
+                resolved.push(part);
+            }
+            // `..` left in the part that does not exist yet could still climb out.
+            return resolved.starts_with(root) && !resolved.components().any(|c| c == std::path::Component::ParentDir);
+        }
+        match (probe.parent(), probe.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                probe = parent;
+            }
+            _ => return false,
+        }
+    }
+}
+
+impl ConfigReader<'_, '_> {
+    /// An error at `span` when `path` leaves the repository; `true` when it may be read.
+    fn confined(&mut self, span: Span, key: &str, path: &Path) -> bool {
+        let Some(root) = self.confine else {
+            return true;
+        };
+        if inside(root, self.base_dir, path) {
+            return true;
+        }
+        self.r.error(
+            span,
+            format!(
+                "`{key}` names a path outside the repository ({}); it is not read (pass --allow-outside-repository to allow it)",
+                crate::diagnostics::printable(&root.display().to_string())
+            ),
+        );
+        false
+    }
 }
 
 /// Report fields not in `allowed` as located errors, with a suggestion when one is close.
@@ -561,6 +659,9 @@ impl ConfigReader<'_, '_> {
             self.r.error(value.span, format!("`{key}` must not be empty"));
             return None;
         }
+        if !self.confined(value.span, key, Path::new(&value.value)) {
+            return None;
+        }
         Some(value.map(|p| self.base_dir.join(p)))
     }
 
@@ -636,6 +737,15 @@ impl ConfigReader<'_, '_> {
             return (cluster, Vec::new());
         };
         check_fields(self.r, node, &["nodePools", "fromNodes", "initialPods"], "cluster");
+        if let Some(from) = self.r.string(node, "fromNodes")
+            && !self.confined(from.span, "fromNodes", Path::new(&from.value))
+        {
+            let nothing = Cluster {
+                pools: Vec::new(),
+                assumed: false,
+            };
+            return (nothing, Vec::new());
+        }
         let cluster = cluster::read(self.r, node, self.base_dir, scaling, self.sources);
         let mut initial = Vec::new();
         for item in self.r.maps(node, "initialPods") {
@@ -858,6 +968,14 @@ impl ConfigReader<'_, '_> {
                 "apply" => {
                     check_fields(self.r, item, &["type", "from"], "events[] (apply)");
                     match self.r.string(item, "from").filter(|f| !f.value.is_empty()) {
+                        // A directory must be in the repository; anything else is a git ref
+                        // of it.
+                        Some(from)
+                            if self.base_dir.join(&from.value).exists()
+                                && !self.confined(from.span, "from", Path::new(&from.value)) =>
+                        {
+                            continue;
+                        }
                         Some(from) => EnvironmentEvent::Apply { from: from.value },
                         None => {
                             self.r
