@@ -72,7 +72,7 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
             if let Some(d) = t.find("depth reached ") {
                 stats.depth_reached = leading_number(&t[d + 14..]);
             }
-        } else if t.ends_with("states, stored") {
+        } else if t.ends_with("states, stored") || t.contains(" states, stored (") {
             stored = true;
             stats.states_stored = leading_number(t);
         } else if t.contains("transitions (= stored+matched)") {
@@ -148,6 +148,10 @@ mod tests {
             parse("State-vector 12 byte, depth reached 403, errors: 0\n      404 states, stored\n").0,
             PanResult::Verified
         );
+        // A non-progress search counts the states it visited beside the stored ones.
+        let (r, s) =
+            parse("State-vector 172 byte, depth reached 80, errors: 0\n       41 states, stored (61 visited)\n");
+        assert_eq!((r, s.states_stored), (PanResult::Verified, 41));
         assert_eq!(
             parse("pan:1: invalid end state (at depth -1)\nState-vector 20 byte, depth reached 0, errors: 1\n").0,
             PanResult::Violated(Violation::InvalidEndState)
