@@ -445,6 +445,33 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     } else {
         scan.paths.clone()
     };
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let cancel = std::sync::Arc::clone(&cancel);
+        // Ctrl-C, and SIGTERM or SIGHUP (a cancelled CI job, `timeout`): stop every child
+        // (renderers, the compiler, pan, each with its process group), start none, and return
+        // through the normal path so that temporary and build directories are removed.
+        let _ = ctrlc::set_handler(move || {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            crate::process::cancel_all();
+        });
+    }
+    // --timeout: a watchdog stops every child at the deadline, renders included, as Ctrl-C
+    // does, but the report is still written with what was not decided marked inconclusive.
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (finished, watchdog) = std::sync::mpsc::channel::<()>();
+    if let Some(limit) = scan.timeout {
+        let left = limit.saturating_sub(started.elapsed());
+        let cancel = std::sync::Arc::clone(&cancel);
+        let timed_out = std::sync::Arc::clone(&timed_out);
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watchdog.recv_timeout(left) {
+                timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                crate::process::cancel_all();
+            }
+        });
+    }
     let request = analysis::Request {
         paths,
         config: scan.config.clone(),
@@ -454,6 +481,10 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         allow_outside_repository: scan.allow_outside_repository,
     };
     let analysis = analysis::analyze(&request);
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) && !timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("error: interrupted");
+        return Ok(exit::INTERRUPTED);
+    }
     print_diagnostics(&analysis, global, stderr_color)?;
     if units_only {
         let report = report::Report::new(&analysis, None, &report::model::Context::default());
@@ -505,27 +536,6 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             crate::engine::Engine::new(crate::engine::Tools::find()?, engine_options, None)?
         }
     };
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let cancel = std::sync::Arc::clone(&cancel);
-        // Ctrl-C: stop every model-checker run (each leads its own process group) and exit.
-        let _ = ctrlc::set_handler(move || cancel.store(true, std::sync::atomic::Ordering::Relaxed));
-    }
-    // --timeout: a watchdog stops every run at the deadline, as Ctrl-C does, but the report
-    // is still written with what was not decided marked inconclusive.
-    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (finished, watchdog) = std::sync::mpsc::channel::<()>();
-    if let Some(limit) = scan.timeout {
-        let left = limit.saturating_sub(started.elapsed());
-        let cancel = std::sync::Arc::clone(&cancel);
-        let timed_out = std::sync::Arc::clone(&timed_out);
-        std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watchdog.recv_timeout(left) {
-                timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
-                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        });
-    }
     let mut progress = crate::progress::Reporter::new(global.quiet);
     let mut context = report::model::Context {
         shard: scan.shard,

@@ -11,6 +11,20 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use wait_timeout::ChildExt;
 
+/// Set once by Ctrl-C, SIGTERM (a cancelled CI job) or `--timeout`: every child started
+/// through this module is stopped with its whole group, and none is started any more.
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Stop every child, now and from now on (see [`CANCELLED`]).
+pub fn cancel_all() {
+    CANCELLED.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`cancel_all`] was called.
+pub fn cancelled() -> bool {
+    CANCELLED.load(Ordering::SeqCst)
+}
+
 pub struct Finished {
     pub success: bool,
     /// The exit code, if the process exited.
@@ -86,22 +100,21 @@ pub fn run_cancellable(
         .stderr(err.try_clone().map_err(io)?)
         .process_group(0);
     let started = Instant::now();
+    if cancelled() {
+        return Err(RunError::Cancelled { program });
+    }
     let mut child = command.spawn().map_err(|e| RunError::Spawn {
         program: program.clone(),
         message: e.to_string(),
     })?;
-    // Without a cancel flag one wait does; with one, wait in short slices and look at it.
-    let slice = if cancel.is_some() {
-        Duration::from_millis(20)
-    } else {
-        timeout
-    };
+    // Wait in short slices, looking at the cancel flags in between.
+    let slice = Duration::from_millis(20);
     let status = loop {
         let left = timeout.saturating_sub(started.elapsed());
         if let Some(status) = child.wait_timeout(slice.min(left)).map_err(io)? {
             break status;
         }
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if cancelled() || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             kill_group(child.id());
             let _ = child.wait();
             return Err(RunError::Cancelled { program });

@@ -659,3 +659,58 @@ fn config_paths_are_confined_to_the_repository() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("outside the repository"));
 }
+
+/// A cancelled CI job (SIGTERM) stops every model-checker run and compiler with its process
+/// group, removes its temporary directories and exits 130, within seconds.
+#[test]
+fn sigterm_stops_every_child_and_cleans_up() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // A unit whose search takes far longer than the test: 20 replicas on the default cluster.
+    std::fs::create_dir_all(dir.path().join("repo")).unwrap();
+    dir.child("repo/app.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: light}\nspec:\n  replicas: 20\n  selector: {matchLabels: {app: light}}\n  template:\n    metadata: {labels: {app: light}}\n    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: 10m, memory: 16Mi}}}]\n")
+        .unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("kivi-lint");
+    let mut child = std::process::Command::new(binary)
+        .env("TMPDIR", &tmp)
+        .args(["--no-cache", "--quiet", "--format", "json"])
+        .arg(dir.path().join("repo"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until a model-checker run has started in its temporary directory.
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(&tmp).unwrap().count() == 0 && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let signalled = std::time::Instant::now();
+    std::process::Command::new("kill")
+        .args(["-s", "TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(signalled.elapsed().as_secs() < 10, "{:?}", signalled.elapsed());
+    // No process is left working in the temporary directory, and it is empty.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
+            assert!(
+                !cwd.starts_with(&tmp),
+                "process {:?} still runs in {}",
+                entry.file_name(),
+                cwd.display()
+            );
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -249,6 +249,7 @@ impl Engine {
                 // Absolute: pan is run from directories of its own.
                 let root = std::path::absolute(dir.join("pan"))?;
                 std::fs::create_dir_all(&root)?;
+                remove_stale_builds(&root);
                 (root, None)
             }
             None => {
@@ -471,6 +472,23 @@ impl Engine {
             }
         }
         Ok(dir.to_path_buf())
+    }
+}
+
+/// Build directories a killed kivi-lint left in the cache (`.build-*`, renamed into place
+/// when done): one older than a build can take is nobody's any more.
+fn remove_stale_builds(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > Duration::from_secs(3600)));
+        if entry.file_name().to_string_lossy().starts_with(".build-") && stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
