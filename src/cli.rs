@@ -427,10 +427,10 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             return Ok(exit::INPUT_ERROR);
         }
     };
-    let jobs = scan
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-        .max(1);
+    // At most 8 per core: each job is a thread and a child process, and more than that only
+    // multiplies memory (`-j 10000` once failed to spawn its threads).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let jobs = scan.jobs.unwrap_or(cores).clamp(1, cores * 8);
     let paths = if scan.pre_commit {
         let roots = crate::discover::render_roots(&scan.paths);
         tracing::info!(

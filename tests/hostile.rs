@@ -714,3 +714,16 @@ fn sigterm_stops_every_child_and_cleans_up() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `-j 10000` is capped at a multiple of the cores: no panic spawning threads.
+#[test]
+fn absurd_job_counts_are_capped() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(dir.path());
+    let out = kivi()
+        .args(["-j", "10000", "--no-fixes", "--scale", "current", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
