@@ -727,3 +727,84 @@ fn absurd_job_counts_are_capped() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Nothing named on the command line passes silently: a FIFO, a device, a link loop and a
+/// missing path are located errors (exit 2), never "0 files".
+#[test]
+fn paths_that_yield_nothing_are_errors() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let fifo = dir.path().join("fifo.yaml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let looped = dir.path().join("loop.yaml");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    for (path, says) in [
+        (fifo.as_path(), "neither a regular file nor a directory"),
+        (Path::new("/dev/zero"), "neither a regular file nor a directory"),
+        (looped.as_path(), "symbolic link that cannot be followed"),
+        (Path::new("/no/such/path"), "does not exist"),
+    ] {
+        let out = kivi()
+            .args(["units"])
+            .arg(path)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", path.display());
+        assert!(stderr.contains(says), "{}: {stderr}", path.display());
+        // A place, not a code frame of an empty line.
+        assert!(!stderr.contains("1 |"), "{stderr}");
+    }
+}
+
+/// A manifest that is a symbolic link to a file inside the repository is read; one leading
+/// out of it is a located warning and is not read; an ignore file that hides every manifest
+/// is an error, not a clean scan of nothing; an unreadable directory is an error.
+#[test]
+fn discovery_never_skips_manifests_silently() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(&dir.path().join("real"));
+    std::fs::create_dir_all(dir.path().join("repo")).unwrap();
+    std::fs::copy(dir.path().join("real/app.yaml"), dir.path().join("repo/target.txt")).unwrap();
+    std::os::unix::fs::symlink("target.txt", dir.path().join("repo/app.yaml")).unwrap();
+    std::fs::write(dir.path().join("secret.yaml"), "password: hunter2\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.yaml"), dir.path().join("repo/outside.yaml")).unwrap();
+    let out = kivi()
+        .args(["units", "--format", "json"])
+        .arg(dir.path().join("repo"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["units"].as_array().unwrap().len(), 1, "{stderr}");
+    assert!(
+        stderr.contains("outside.yaml") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+
+    let hidden = dir.path().join("hidden");
+    small_repo(&hidden);
+    std::fs::write(hidden.join(".ignore"), "*.yaml\n").unwrap();
+    let out = kivi().args(["units"]).arg(&hidden).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("hidden by `.gitignore` or `.ignore`"), "{stderr}");
+
+    // Root reads any directory: only a non-root run can test an unreadable one.
+    let locked = dir.path().join("locked");
+    small_repo(&locked.join("sub"));
+    std::fs::set_permissions(locked.join("sub"), std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    let readable = std::fs::read_dir(locked.join("sub")).is_ok();
+    if !readable {
+        let out = kivi().args(["units"]).arg(&locked).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::set_permissions(locked.join("sub"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}

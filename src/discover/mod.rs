@@ -212,6 +212,8 @@ impl Filter {
 #[derive(Default)]
 struct Walked {
     files: Vec<PathBuf>,
+    /// Symbolic links not followed: to a file outside the walked directory, or to nothing.
+    links: Vec<PathBuf>,
     kustomize_dirs: Vec<PathBuf>,
     chart_dirs: Vec<PathBuf>,
     /// Manifest files left out because they lie under a `testdata/` directory.
@@ -242,10 +244,26 @@ fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
                 continue;
             }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        let path = if entry.path_is_symlink() {
+            // A link to a file inside the walked directory is read as that file would be;
+            // one that leads out of it (or nowhere) is reported, never followed.
+            let Ok(target) = std::fs::canonicalize(entry.path()) else {
+                out.links.push(entry.into_path());
+                continue;
+            };
+            if target.is_dir() {
+                continue;
+            }
+            if !target.is_file() || !std::fs::canonicalize(dir).is_ok_and(|d| target.starts_with(d)) {
+                out.links.push(entry.into_path());
+                continue;
+            }
+            entry.into_path()
+        } else if entry.file_type().is_some_and(|t| t.is_file()) {
+            entry.into_path()
+        } else {
             continue;
-        }
-        let path = entry.into_path();
+        };
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
         let manifest = EXTENSIONS.contains(&ext) || name == "Kustomization";
@@ -271,6 +289,48 @@ fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
         }
     }
     (out, errors)
+}
+
+/// Why a path named on the command line cannot be scanned, if it cannot: it does not exist,
+/// is a link that leads nowhere, or is neither a regular file nor a directory (a FIFO or a
+/// device would block or never end).
+fn unreadable_path(path: &Path) -> Option<String> {
+    let Ok(own) = std::fs::symlink_metadata(path) else {
+        return Some("does not exist".into());
+    };
+    let target = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if own.file_type().is_symlink() => {
+            return Some(format!(
+                "is a symbolic link that cannot be followed (a loop, or a missing target): {e}"
+            ));
+        }
+        Err(e) => return Some(format!("cannot be read: {e}")),
+    };
+    if !target.is_file() && !target.is_dir() {
+        return Some("is neither a regular file nor a directory (a FIFO, a device or a socket); not read".into());
+    }
+    None
+}
+
+/// Manifest files under `dir` that only the ignore files (`.gitignore`, `.ignore`) hide.
+fn hidden_manifests(dir: &Path) -> usize {
+    ignore::WalkBuilder::new(dir)
+        .hidden(true)
+        .ignore(false)
+        .git_ignore(false)
+        .git_exclude(false)
+        .git_global(false)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter(|e| {
+            let name = e.file_name().to_str().unwrap_or_default();
+            let ext = e.path().extension().and_then(|x| x.to_str()).unwrap_or_default();
+            EXTENSIONS.contains(&ext) || name == "Kustomization"
+        })
+        .take(10_000)
+        .count()
 }
 
 enum Job {
@@ -301,11 +361,14 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
             read_stdin(options, sources, diags, &mut discovery);
             continue;
         }
-        if !path.exists() {
+        if let Some(problem) = unreadable_path(path) {
             let file = sources.add(display_path(path), "");
             diags.error(
                 Span::point(file, Location::START),
-                format!("{} does not exist", path.display()),
+                format!(
+                    "{}: {problem}",
+                    crate::diagnostics::printable(&path.display().to_string())
+                ),
             );
             continue;
         }
@@ -338,12 +401,37 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
                 .with_help(format!("to check them, add a glob naming `{TESTDATA}` to `include`, e.g. `**/{TESTDATA}/**`")),
             );
         }
+        // A directory that cannot be read may hold manifests: the scan is incomplete, and
+        // must not pass as if it were not.
         for e in errors {
             let file = sources.add(display_path(path), "");
+            diags.error(
+                Span::point(file, Location::START),
+                format!("while walking the directory: {}", crate::diagnostics::printable(&e)),
+            );
+        }
+        for link in &walked.links {
+            let file = sources.add(display_path(link), "");
             diags.warning(
                 Span::point(file, Location::START),
-                format!("while walking the directory: {e}"),
+                "a symbolic link to a file outside the scanned path, or to no file; not read",
             );
+        }
+        if walked.files.is_empty() && walked.testdata.is_empty() {
+            let hidden = hidden_manifests(path);
+            if hidden > 0 {
+                let file = sources.add(display_path(path), "");
+                diags.push(
+                    Diagnostic::error(
+                        Span::point(file, Location::START),
+                        format!(
+                            "every manifest file under this path is hidden by `.gitignore` or `.ignore` ({hidden} file{}): nothing would be checked",
+                            if hidden == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .with_help("name the files on the command line, or change the ignore file"),
+                );
+            }
         }
         let plain = if options.render {
             plan_renders(options, &filter, &walked, sources, diags, &mut discovery, &mut jobs)
