@@ -808,3 +808,23 @@ fn discovery_never_skips_manifests_silently() {
     }
     std::fs::set_permissions(locked.join("sub"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
+
+/// The resources-only kustomize shortcut refuses what kustomize refuses: a resource outside
+/// the kustomization's directory (the load restrictor) and a resource listed twice go to the
+/// real renderer, whose error is reported; neither is read as if kustomize had built it.
+#[test]
+fn the_kustomize_shortcut_refuses_what_kustomize_refuses() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(&dir.path().join("k"));
+    std::fs::copy(dir.path().join("k/app.yaml"), dir.path().join("outside.yaml")).unwrap();
+    for (kustomization, says) in [
+        ("resources:\n- ../outside.yaml\n", "is not in or below"),
+        ("resources:\n- app.yaml\n- app.yaml\n", "already registered id"),
+    ] {
+        dir.child("k/kustomization.yaml").write_str(kustomization).unwrap();
+        let out = kivi().args(["units"]).arg(dir.path().join("k")).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{kustomization}: {stderr}");
+        assert!(stderr.contains(says), "{kustomization}: {stderr}");
+    }
+}

@@ -695,6 +695,16 @@ fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>
             if r.is_dir() {
                 collect(&kustomize::normalize(&absolute(r)), all, out, depth + 1)?;
             } else {
+                // kustomize's load restrictor: a file resource lies under the directory of
+                // the kustomization that lists it (links followed). Anything else is
+                // kustomize's to refuse, so the real renderer runs.
+                let inside = std::fs::canonicalize(r)
+                    .ok()
+                    .zip(std::fs::canonicalize(dir).ok())
+                    .is_some_and(|(file, root)| file.starts_with(root));
+                if !inside {
+                    return None;
+                }
                 out.push(r.clone());
             }
         }
@@ -702,6 +712,11 @@ fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>
     }
     let mut out = Vec::new();
     collect(root, all, &mut out, 0)?;
+    // A file listed twice adds its objects twice, which kustomize refuses.
+    let unique: BTreeSet<PathBuf> = out.iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
+    if unique.len() != out.len() {
+        return None;
+    }
     Some(out)
 }
 
@@ -722,6 +737,12 @@ fn read_resources_directly(files: &[PathBuf], sources: &mut SourceMap) -> Option
         }
     }
     let mut parsed = Vec::with_capacity(files.len());
+    // kustomize refuses an object defined twice (the same kind, namespace and name).
+    let mut ids = BTreeSet::new();
+    let mut unique = |r: &Node| -> bool {
+        let at = |path: &[&str]| r.at(path).and_then(Node::as_str).unwrap_or_default().to_string();
+        ids.insert((at(&["kind"]), at(&["metadata", "namespace"]), at(&["metadata", "name"])))
+    };
     for path in files {
         let text = read_text(path).ok()?;
         let shown = display_path(path);
@@ -730,6 +751,15 @@ fn read_resources_directly(files: &[PathBuf], sources: &mut SourceMap) -> Option
             .unwrap_or_else(|| sources.add(shown, text.as_str()));
         let stream = yaml::parse(&text, file, &yaml::Limits::default());
         if !stream.errors.is_empty() || !stream.documents.iter().all(|d| named_object(&d.root)) {
+            return None;
+        }
+        let items = |d: &Document| -> Vec<Node> {
+            match d.root.get("items").and_then(Node::as_seq) {
+                Some(items) => items.to_vec(),
+                None => vec![d.root.clone()],
+            }
+        };
+        if !stream.documents.iter().flat_map(items).all(|r| unique(&r)) {
             return None;
         }
         parsed.push((file, stream.documents));
