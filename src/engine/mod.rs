@@ -632,9 +632,17 @@ impl Run<'_> {
             ));
         }
         let mut pan = self.command();
-        pan.arg("-r").arg("-n");
+        // The search's depth and hash table: pan's default table (-w24, 128 MiB) alone is over
+        // a small --run-memory, and a replay stopped by its memory bound tells no check.
+        pan.arg("-r")
+            .arg("-n")
+            .arg(format!("-m{}", self.options.max_depth))
+            .arg(format!("-w{}", hash_bits(self.options.memory_mb)));
         // pan -r exits non-zero after replaying an error: only a signal is a failure.
         let finished = self.launch(pan, self.options.time_limit, "pan -r")?;
+        if finished.stdout.contains("reached -DMEMLIM bound") || finished.stdout.contains("pan: out of memory") {
+            return Err(Inconclusive::MemoryLimit(self.options.memory_mb));
+        }
         let mut events = Vec::new();
         for line in finished.stdout.lines() {
             if line.contains("START OF CYCLE") {
