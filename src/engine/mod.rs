@@ -517,6 +517,8 @@ fn run_step(command: Command, limit: Duration, what: &str) -> Result<process::Fi
             first_lines(&format!("{}\n{}", f.stdout, f.stderr))
         ))),
         Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
+        // Ctrl-C, SIGTERM or --timeout stopped the build: the run was cancelled, nothing failed.
+        Err(RunError::Cancelled { .. }) => Err(Inconclusive::Cancelled),
         Err(e) => Err(Inconclusive::EngineError(e.to_string())),
     }
 }
