@@ -359,9 +359,37 @@ impl ColorChoice {
     }
 }
 
+/// `kivi-lint -v units DIR` is `kivi-lint units -v DIR`: the options every command shares
+/// may come before the subcommand (clap would read `units` as a path to scan).
+fn subcommand_first(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let shared = |a: &str| -> Option<usize> {
+        match a {
+            "-q" | "--quiet" | "--verbose" => Some(1),
+            "--color" | "-f" | "--format" => Some(2),
+            _ if a.starts_with("--color=") || a.starts_with("--format=") => Some(1),
+            _ if a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| c == 'v') => Some(1),
+            _ => None,
+        }
+    };
+    let mut i = 1;
+    while let Some(width) = args.get(i).and_then(|a| a.to_str()).and_then(shared) {
+        i += width;
+    }
+    let with_shared = ["units", "merge"];
+    match args.get(i).and_then(|a| a.to_str()) {
+        Some(name) if i > 1 && with_shared.contains(&name) => {
+            let mut out = vec![args[0].clone(), args[i].clone()];
+            out.extend(args[1..i].iter().cloned());
+            out.extend(args[i + 1..].iter().cloned());
+            out
+        }
+        _ => args,
+    }
+}
+
 /// Run the command line; returns the process exit code.
 pub fn run() -> Result<u8> {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(subcommand_first(std::env::args_os().collect()));
     match cli.command {
         Some(Command::Config { default }) => {
             if !default {
@@ -913,6 +941,19 @@ mod tests {
         assert!(parse_shard("1/0").is_err());
         assert!(parse_shard("x").is_err());
         assert_eq!(parse_shard("2/3").unwrap().index, 2);
+    }
+
+    #[test]
+    fn shared_options_may_precede_the_subcommand() {
+        let args = |s: &str| s.split(' ').map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(subcommand_first(args("k -v units d")), args("k units -v d"));
+        assert_eq!(
+            subcommand_first(args("k -vv --color never -f json units d")),
+            args("k units -vv --color never -f json d")
+        );
+        assert_eq!(subcommand_first(args("k -v d")), args("k -v d"));
+        assert_eq!(subcommand_first(args("k units -v d")), args("k units -v d"));
+        assert_eq!(subcommand_first(args("k --no-cache units")), args("k --no-cache units"));
     }
 
     #[test]

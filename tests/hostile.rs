@@ -855,3 +855,17 @@ fn a_small_run_memory_is_a_bound_not_an_engine_error() {
         assert!(matches!(out.status.code(), Some(0 | 1)), "{memory}: {:?}", out.status);
     }
 }
+
+/// `kivi-lint -v units DIR` runs the units command (it read `units` as a path and scanned).
+#[test]
+fn shared_options_before_a_subcommand_keep_the_subcommand() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(dir.path());
+    let out = kivi().args(["-v", "units"]).arg(dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("1 unit, 1 workload") && !stdout.contains("checked"),
+        "{stdout}"
+    );
+}
