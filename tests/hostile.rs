@@ -869,3 +869,53 @@ fn shared_options_before_a_subcommand_keep_the_subcommand() {
         "{stdout}"
     );
 }
+
+/// `merge` takes shards that partition the units: a forged shard that also verifies another
+/// shard's unit, or marks a unit "unchanged" without PR mode, is refused at its file.
+#[test]
+fn merge_refuses_shards_that_do_not_partition_the_units() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let scan = |shard: &str| -> Value {
+        let out = kivi()
+            .args([
+                "--format",
+                "json",
+                "-q",
+                "--no-fixes",
+                "--shard",
+                shard,
+                "fixtures/pr-mode/repo",
+            ])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let one = scan("1/2");
+    let two = scan("2/2");
+    let path = |name: &str, v: &Value| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+        p
+    };
+    let first = path("one.json", &one);
+    let mine = one["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|u| u.get("verification").is_some())
+        .unwrap();
+    // Shard 2 claims shard 1's unit too.
+    let mut both = two.clone();
+    both["units"][mine]["verification"] = one["units"][mine]["verification"].clone();
+    both["units"][mine].as_object_mut().unwrap().remove("notVerified");
+    // Shard 2 calls shard 1's unit unchanged.
+    let mut unchanged = two.clone();
+    unchanged["units"][mine]["notVerified"] = Value::from("unchanged");
+    for (forged, says) in [(both, "verified by two shards"), (unchanged, "marked unchanged")] {
+        let second = path("forged.json", &forged);
+        let out = kivi().arg("merge").arg(&first).arg(&second).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("forged.json:1:1") && stderr.contains(says), "{stderr}");
+    }
+}

@@ -105,10 +105,42 @@ pub fn merge(reports: Vec<Report>) -> Result<Report, MergeError> {
     }
     for (k, unit) in merged.units.iter_mut().enumerate() {
         let copies = || reports.iter().map(|r| &r.units[k]);
+        // Shards partition the units: each unit is verified by one shard, or unchanged in all
+        // (PR mode decides that before sharding, on the same base revision).
+        let verified: Vec<usize> = copies()
+            .enumerate()
+            .filter(|(_, u)| u.verification.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        if let Some(&second) = verified.get(1) {
+            return Err(invalid(
+                second,
+                format!(
+                    "unit {} ({}) is verified by two shards: shards must partition the units",
+                    unit.id, unit.name
+                ),
+            ));
+        }
+        let unchanged: Vec<usize> = copies()
+            .enumerate()
+            .filter(|(_, u)| u.not_verified == Some(NotVerified::Unchanged))
+            .map(|(i, _)| i)
+            .collect();
+        if let Some(&marked) = unchanged.first()
+            && (first.changed_since.is_none() || unchanged.len() != reports.len())
+        {
+            return Err(invalid(
+                marked,
+                format!(
+                    "unit {} ({}) is marked unchanged here but not in every shard, or without --changed-since",
+                    unit.id, unit.name
+                ),
+            ));
+        }
         if let Some(done) = copies().find(|u| u.verification.is_some()) {
             unit.verification = done.verification.clone();
             unit.not_verified = None;
-        } else if copies().any(|u| u.not_verified == Some(NotVerified::Unchanged)) {
+        } else if !unchanged.is_empty() {
             unit.not_verified = Some(NotVerified::Unchanged);
         } else {
             return Err(MergeError::Unverified {
