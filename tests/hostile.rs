@@ -919,3 +919,32 @@ fn merge_refuses_shards_that_do_not_partition_the_units() {
         assert!(stderr.contains("forged.json:1:1") && stderr.contains(says), "{stderr}");
     }
 }
+
+/// Pools whose `min` add up to more than `scaling.maxNodes` are an error at `maxNodes` that
+/// says so (was "no node pool can have a node"); without `maxNodes`, the search grows to
+/// the smallest cluster the pools allow.
+#[test]
+fn pools_larger_than_max_nodes_are_explained() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(dir.path());
+    let pools = "cluster:\n  nodePools:\n  - {name: a, count: 5, allocatable: {cpu: \"4\", memory: 8Gi, pods: 20}}\n  - {name: b, count: 4, allocatable: {cpu: \"4\", memory: 8Gi, pods: 20}}\nevents: []\n";
+    dir.child(".kivi-lint.yaml")
+        .write_str(&format!("{pools}scaling: {{maxNodes: 6}}\n"))
+        .unwrap();
+    let out = kivi().args(["units"]).arg(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`min` add up to 9 nodes") && stderr.contains(".kivi-lint.yaml:6:"),
+        "{stderr}"
+    );
+    dir.child(".kivi-lint.yaml").write_str(pools).unwrap();
+    let out = kivi()
+        .args(["--no-fixes", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = report_verdicts(&out);
+    assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "verified"), "{v:?}");
+}

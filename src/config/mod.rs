@@ -587,8 +587,28 @@ impl ConfigReader<'_, '_> {
         };
         let exclude = self.globs(root, "exclude");
         let helm = self.helm(root);
-        let scaling = self.scaling(root);
+        let mut scaling = self.scaling(root);
         let (cluster, initial_pods) = self.cluster(root, &scaling);
+        // The smallest cluster the pools allow must fit under `maxNodes`: unset, it grows to
+        // that size (up to its limit, 64); set too small, that is an error at it.
+        let smallest: u32 = cluster.pools.iter().map(|p| p.min).sum();
+        let max_nodes_field = root.get("scaling").and_then(|n| n.get("maxNodes")).map(|n| n.span);
+        match max_nodes_field {
+            None => scaling.max_nodes = scaling.max_nodes.max(smallest.min(64)),
+            Some(span) if smallest > scaling.max_nodes => {
+                self.r.diags.push(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "`maxNodes` is {}, but the node pools' `min` add up to {smallest} nodes: no topology fits",
+                            scaling.max_nodes
+                        ),
+                    )
+                    .with_help("raise `scaling.maxNodes`, or lower the `min` (or `count`) of `cluster.nodePools`"),
+                );
+            }
+            Some(_) => {}
+        }
         let events = self.events(root);
         for event in &events {
             if let EnvironmentEvent::ClusterAutoscaler { pools, .. } = &event.value {
