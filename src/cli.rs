@@ -481,7 +481,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         // through the normal path so that temporary and build directories are removed.
         let _ = ctrlc::set_handler(move || {
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-            crate::process::cancel_all();
+            crate::process::cancel_all("the run was interrupted");
         });
     }
     // --timeout: a watchdog stops every child at the deadline, renders included, as Ctrl-C
@@ -496,7 +496,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watchdog.recv_timeout(left) {
                 timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
                 cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                crate::process::cancel_all();
+                crate::process::cancel_all(&format!("the scan's --timeout of {} s was reached", limit.as_secs()));
             }
         });
     }

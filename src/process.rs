@@ -14,10 +14,18 @@ use wait_timeout::ChildExt;
 /// Set once by Ctrl-C, SIGTERM (a cancelled CI job) or `--timeout`: every child started
 /// through this module is stopped with its whole group, and none is started any more.
 static CANCELLED: AtomicBool = AtomicBool::new(false);
+/// Why, as the messages of stopped children say it.
+static WHY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// Stop every child, now and from now on (see [`CANCELLED`]).
-pub fn cancel_all() {
+/// Stop every child, now and from now on (see [`CANCELLED`]), because of `why` ("the run
+/// was interrupted").
+pub fn cancel_all(why: &str) {
+    let _ = WHY.set(why.to_string());
     CANCELLED.store(true, Ordering::SeqCst);
+}
+
+fn why() -> String {
+    WHY.get().cloned().unwrap_or_else(|| "the run was cancelled".into())
 }
 
 /// Whether [`cancel_all`] was called.
@@ -42,8 +50,8 @@ pub enum RunError {
     Spawn { program: String, message: String },
     #[error("`{program}` did not finish within {} s and was stopped", limit.as_secs_f64())]
     TimedOut { program: String, limit: Duration },
-    #[error("`{program}` was stopped: the run was cancelled")]
-    Cancelled { program: String },
+    #[error("`{program}` was stopped: {why}")]
+    Cancelled { program: String, why: String },
     #[error("{0}")]
     Io(String),
 }
@@ -101,7 +109,7 @@ pub fn run_cancellable(
         .process_group(0);
     let started = Instant::now();
     if cancelled() {
-        return Err(RunError::Cancelled { program });
+        return Err(RunError::Cancelled { program, why: why() });
     }
     let mut child = command.spawn().map_err(|e| RunError::Spawn {
         program: program.clone(),
@@ -117,7 +125,12 @@ pub fn run_cancellable(
         if cancelled() || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             kill_group(child.id());
             let _ = child.wait();
-            return Err(RunError::Cancelled { program });
+            let why = if cancelled() {
+                why()
+            } else {
+                "the run was cancelled".into()
+            };
+            return Err(RunError::Cancelled { program, why });
         }
         if started.elapsed() >= timeout {
             kill_group(child.id());

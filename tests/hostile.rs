@@ -948,3 +948,68 @@ fn pools_larger_than_max_nodes_are_explained() {
     let v = report_verdicts(&out);
     assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "verified"), "{v:?}");
 }
+
+/// A renderer that hangs: `--timeout` bounds it (was 120 s under `--timeout 5`), and SIGINT
+/// stops it with its process group and removes its wrapper directory (exit 130).
+#[test]
+fn timeout_and_interrupts_stop_a_hanging_renderer() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["kustomize", "kubectl"] {
+        let path = bin.join(name);
+        std::fs::write(&path, "#!/bin/sh\nsleep 300\n").unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    small_repo(&dir.path().join("k"));
+    dir.child("k/kustomization.yaml")
+        .write_str("resources:\n- app.yaml\nnamePrefix: x-\n")
+        .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let sleeping = || -> usize {
+        // Processes running the fake renderer's `sleep 300`.
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\0300\0"))
+            .count()
+    };
+    let before = sleeping();
+    let started = std::time::Instant::now();
+    let out = kivi()
+        .env("PATH", &path)
+        .args(["--timeout", "3", "--no-fixes"])
+        .arg(dir.path().join("k"))
+        .output()
+        .unwrap();
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    assert!(out.status.code().is_some(), "{out:?}");
+    assert!(sleeping() <= before, "the renderer's sleep is still running");
+
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kivi-lint"))
+        .env("PATH", &path)
+        .env("TMPDIR", &tmp)
+        .args(["--no-fixes", "--quiet"])
+        .arg(dir.path().join("k"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::process::Command::new("kill")
+        .args(["-s", "INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(sleeping() <= before, "the renderer's sleep is still running");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -300,7 +300,13 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         String::new()
     };
     if r.summary.objects == 0 {
-        let paths: Vec<String> = r.scopes.iter().map(|s| printable(&s.path).into_owned()).collect();
+        let mut paths: Vec<String> = Vec::new();
+        for s in &r.scopes {
+            let p = printable(&s.path).into_owned();
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
         let _ = writeln!(out, "no Kubernetes objects found under {}", paths.join(", "));
     } else {
         let _ = writeln!(
