@@ -971,7 +971,7 @@ fn timeout_and_interrupts_stop_a_hanging_renderer() {
         std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
-            .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\0300\0"))
+            .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x00300\x00"))
             .count()
     };
     let before = sleeping();
