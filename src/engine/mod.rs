@@ -792,6 +792,19 @@ mod tests {
         ));
     }
 
+    /// Another SPIN or compiler version never reuses a build or a result: the versions are in
+    /// the salt of every key.
+    #[test]
+    fn tool_versions_are_in_the_cache_keys() {
+        let tools = tools();
+        assert!(tools.versions.contains("Spin Version"), "{}", tools.versions);
+        let upgraded = Tools {
+            versions: format!("{} (upgraded)", tools.versions),
+            ..tools.clone()
+        };
+        assert_ne!(build_salt(&tools, &fast()), build_salt(&upgraded, &fast()));
+    }
+
     #[test]
     fn non_progress_cycles() {
         let spinning = "byte x;\nactive proctype P() { do :: x = 1 - x od }\n";
