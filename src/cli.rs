@@ -436,11 +436,39 @@ fn init_logging(global: &GlobalArgs, color: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| LogLine(Vec::new()))
         .with_ansi(color)
         .without_time()
         .with_target(false)
         .try_init();
+}
+
+/// One log event, written to stderr when done: the messages quote paths and names from the
+/// input, so its control characters are escaped (a line break in a file name must not start
+/// a `::error::` line) but for the event's own final line break and colours.
+struct LogLine(Vec<u8>);
+
+impl std::io::Write for LogLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.0);
+        let (body, end) = match text.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (&*text, ""),
+        };
+        let safe = diagnostics::terminal_safe(body).replace('\n', "\\n");
+        let _ = std::io::stderr().write_all(format!("{safe}{end}").as_bytes());
+    }
 }
 
 fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Result<u8> {

@@ -1036,3 +1036,22 @@ fn timeout_and_interrupts_stop_a_hanging_renderer() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Log lines (`-v`) quote paths too: a config file named with a line break and `::error::`
+/// starts no line of stderr.
+#[test]
+fn log_lines_escape_the_paths_they_quote() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(dir.path());
+    let config = dir.path().join("c\n::error::x.yaml");
+    std::fs::write(&config, "events: []\n").unwrap();
+    let out = kivi()
+        .args(["-v", "units", "-c"])
+        .arg(&config)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("using config"), "{stderr}");
+    assert!(stderr.lines().all(|l| !l.starts_with("::")), "{stderr}");
+}
