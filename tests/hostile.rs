@@ -500,6 +500,37 @@ fn wide_pools_in_the_config_are_enumerated_lazily() {
             "{search}"
         );
     }
+    // Sixteen interchangeable pools: few canonical topologies per size among astronomically
+    // many orderings. The enumeration stops at its budget and says so.
+    let dir = assert_fs::TempDir::new().unwrap();
+    small_repo(dir.path());
+    let list: String = (0..16)
+        .map(|i| {
+            format!(
+                "  - {{name: p{i}, count: 1, min: 0, max: 4, allocatable: {{cpu: \"4\", memory: 8Gi, pods: 20}}}}\n"
+            )
+        })
+        .collect();
+    dir.child(".kivi-lint.yaml")
+        .write_str(&format!(
+            "cluster:\n  nodePools:\n{list}events: []\nscaling: {{maxNodes: 64}}\n"
+        ))
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--timeout", "120"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let search = &v["units"][0]["verification"]["search"];
+    assert!(
+        search["bound"]
+            .as_str()
+            .unwrap()
+            .contains("the topology enumeration's budget"),
+        "{search}"
+    );
 }
 
 /// A file name holding a line break and `::error::`, and a source line holding terminal

@@ -111,6 +111,12 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
             .collect();
         let mut counts = vec![0u32; pools.len()];
         let finished = nodes_with_total(&ranges, 0, total, &mut counts, &mut |nodes| {
+            // Every vector looked at counts, kept or not: many interchangeable pools have
+            // astronomically many orderings of few canonical counts.
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
             if !seen.insert(canonical(nodes, &classes)) {
                 return true;
             }
