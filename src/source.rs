@@ -161,7 +161,12 @@ pub fn write_replacing(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         return Err(std::io::Error::other("it is a directory"));
     }
-    let mut file = tempfile::Builder::new().prefix(".kivi-lint-").tempfile_in(parent)?;
+    // A report is for others to read (a CI upload, the user outside a container): 0644, not
+    // a temporary file's 0600.
+    let mut file = tempfile::Builder::new()
+        .prefix(".kivi-lint-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(parent)?;
     file.write_all(contents)?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())

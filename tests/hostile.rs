@@ -612,7 +612,12 @@ fn output_files_never_follow_symbolic_links() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let written = dir.path().join("repo/kivi-lint.sarif");
-    assert!(!std::fs::symlink_metadata(&written).unwrap().file_type().is_symlink());
+    let meta = std::fs::symlink_metadata(&written).unwrap();
+    assert!(!meta.file_type().is_symlink());
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o644
+    );
     assert!(
         std::fs::read_to_string(&written)
             .unwrap()
@@ -819,6 +824,16 @@ fn discovery_never_skips_manifests_silently() {
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+    // A link to a manifest read anyway is not a second copy of its objects.
+    std::os::unix::fs::symlink("app.yaml", dir.path().join("repo/latest.yaml")).unwrap();
+    let out = kivi()
+        .args(["units", "--format", "json"])
+        .arg(dir.path().join("repo"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["units"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["summary"]["objects"], 1, "{v}");
 
     let hidden = dir.path().join("hidden");
     small_repo(&hidden);

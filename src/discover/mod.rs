@@ -228,6 +228,8 @@ const TESTDATA: &str = "testdata";
 fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
     let mut out = Walked::default();
     let mut errors = Vec::new();
+    // Links to files inside the directory, with their targets.
+    let mut linked: Vec<(PathBuf, PathBuf)> = Vec::new();
     let walker = ignore::WalkBuilder::new(dir)
         .hidden(true)
         .git_ignore(true)
@@ -258,6 +260,7 @@ fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
                 out.links.push(entry.into_path());
                 continue;
             }
+            linked.push((entry.path().to_path_buf(), target));
             entry.into_path()
         } else if entry.file_type().is_some_and(|t| t.is_file()) {
             entry.into_path()
@@ -287,6 +290,24 @@ fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
         if manifest {
             out.files.push(path);
         }
+    }
+    // A link to a manifest that is read anyway (`latest.yaml -> v2.yaml`) adds nothing but a
+    // second copy of its objects: the file is read once, under its own name.
+    if !linked.is_empty() {
+        let links: BTreeSet<&PathBuf> = linked.iter().map(|(l, _)| l).collect();
+        let mut read: BTreeSet<PathBuf> = out
+            .files
+            .iter()
+            .filter(|f| !links.contains(f))
+            .filter_map(|f| std::fs::canonicalize(f).ok())
+            .collect();
+        // Of several links to one file, the first (in path order) stands for it.
+        let redundant: BTreeSet<&PathBuf> = linked
+            .iter()
+            .filter(|(l, t)| out.files.contains(l) && !read.insert(t.clone()))
+            .map(|(l, _)| l)
+            .collect();
+        out.files.retain(|f| !redundant.contains(f));
     }
     (out, errors)
 }
