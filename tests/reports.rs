@@ -160,6 +160,7 @@ fn reports_of(name: &str, args: &[&str], code: i32) {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), count, "{name}: JUnit test case names are unique");
+    validate_junit(name, junit);
     insta::assert_snapshot!(format!("{name}-junit"), junit);
 
     let quality: Value = serde_json::from_str(&r.files["codequality"]).unwrap();
@@ -499,4 +500,31 @@ fn rules_and_explain_document_every_check() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("no check `nope`"));
+}
+
+/// Validate a JUnit report against junit-10.xsd (Jenkins' xUnit plugin) with xmllint, a
+/// real validator, and check that whatever did not pass has body text (GitLab shows it).
+fn validate_junit(name: &str, junit: &str) {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let file = dir.path().join("junit.xml");
+    std::fs::write(&file, junit).unwrap();
+    let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/junit-10.xsd");
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&schema)
+        .arg(&file)
+        .output()
+        .expect("xmllint is installed (scripts/setup: libxml2-utils)");
+    assert!(
+        out.status.success(),
+        "{name}: JUnit report invalid against junit-10.xsd: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for element in ["<failure ", "<error ", "<skipped "] {
+        for (i, _) in junit.match_indices(element) {
+            let rest = &junit[i..];
+            let end = rest.find('>').unwrap();
+            assert!(!rest[..end].ends_with('/'), "{name}: {element}…/> has no body text");
+        }
+    }
 }

@@ -23,12 +23,13 @@ pub fn render(e: &Emit) -> String {
         .filter(|d| d.severity == Severity::Error)
         .map(|d| {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-            status.set_message(d.message.as_str()).set_type("input-error");
+            status
+                .set_message(d.message.as_str())
+                .set_type("input-error")
+                .set_description(format!("{}:{}:{}: {}", d.file, d.line, d.column, d.message));
             let name = unique(&mut names, format!("input {}:{}:{}", d.file, d.line, d.column));
             let mut case = TestCase::new(name, status);
             case.set_classname("inputs");
-            case.extra.insert("file".into(), d.file.as_str().into());
-            case.extra.insert("line".into(), d.line.to_string().into());
             case
         })
         .collect();
@@ -49,22 +50,45 @@ pub fn render(e: &Emit) -> String {
                 .then(|| finding.workload().map(Member::id))
                 .flatten();
             for w in &workloads {
-                let status = status(&finding, failing.as_deref() == Some(&w.id()));
-                let name = unique(&mut names, format!("{} {}", outcome.check, w.id()));
-                let mut case = TestCase::new(name, status);
-                case.set_classname(unit.name.as_str());
+                // junit-10.xsd (Jenkins) allows no `file` or `line` on a test case: the place
+                // opens the body text of whatever did not pass.
                 let (file, line) = match (&outcome.file, outcome.line) {
                     (Some(f), Some(l)) if failing.as_deref() == Some(&w.id()) => (f.as_str(), l),
                     _ => (w.file.as_str(), w.line),
                 };
-                case.extra.insert("file".into(), file.into());
-                case.extra.insert("line".into(), line.to_string().into());
+                let at = format!("{file}:{line}");
+                let status = status(&finding, failing.as_deref() == Some(&w.id()), &at);
+                let name = unique(&mut names, format!("{} {}", outcome.check, w.id()));
+                let mut case = TestCase::new(name, status);
+                case.set_classname(unit.name.as_str());
                 suite.add_test_case(case);
             }
         }
         junit.add_test_suite(suite);
     }
-    junit.to_string().expect("JUnit XML serialises") + "\n"
+    let xml = junit.to_string().expect("JUnit XML serialises") + "\n";
+    // junit-10.xsd has no `skipped` on `testsuites` (only on each `testsuite`).
+    match xml.find("<testsuites ") {
+        Some(start) => {
+            let end = xml[start..].find('>').map_or(xml.len(), |e| start + e);
+            let head = without_attribute(&xml[start..end], " skipped=\"");
+            format!("{}{}{}", &xml[..start], head, &xml[end..])
+        }
+        None => xml,
+    }
+}
+
+/// `element` without its attribute that starts with `attribute` (`name="`).
+fn without_attribute(element: &str, attribute: &str) -> String {
+    match element.find(attribute) {
+        Some(i) => {
+            let value_end = element[i + attribute.len()..]
+                .find('"')
+                .map_or(element.len(), |e| i + attribute.len() + e + 1);
+            format!("{}{}", &element[..i], &element[value_end..])
+        }
+        None => element.to_string(),
+    }
 }
 
 /// GitLab keeps only the first of test cases with the same name: make each name unique.
@@ -78,32 +102,39 @@ fn unique(names: &mut BTreeSet<String>, name: String) -> String {
     candidate
 }
 
-fn status(f: &Finding, failing_here: bool) -> TestCaseStatus {
+/// What a test case reports. Whatever did not pass has body text (GitLab shows the body, not
+/// the message), starting with the place `at`.
+fn status(f: &Finding, failing_here: bool, at: &str) -> TestCaseStatus {
     let o = f.outcome;
     match o.verdict {
         VerdictKind::Violated if failing_here => match &o.suppression {
             Some(s) => {
+                let message = format!("suppressed: {}", s.justification);
                 let mut st = TestCaseStatus::skipped();
-                st.set_message(format!("suppressed: {}", s.justification));
+                st.set_message(message.as_str())
+                    .set_description(format!("{at}: {message}\n\n{}", f.headline()));
                 st
             }
             None => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 st.set_message(f.headline())
                     .set_type(o.check.as_str())
-                    .set_description(trace(f));
+                    .set_description(format!("{at}: {}", trace(f)));
                 st
             }
         },
         VerdictKind::Inconclusive => {
+            let message = format!("inconclusive: {}", o.reason.as_deref().unwrap_or("no verdict"));
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-            st.set_message(format!("inconclusive: {}", o.reason.as_deref().unwrap_or("no verdict")))
-                .set_type(if o.engine_error { "engine-error" } else { "inconclusive" });
+            st.set_message(message.as_str())
+                .set_type(if o.engine_error { "engine-error" } else { "inconclusive" })
+                .set_description(format!("{at}: {} {message}", o.check));
             st
         }
         VerdictKind::NotChecked => {
             let mut st = TestCaseStatus::skipped();
-            st.set_message("not modelled yet");
+            st.set_message("not modelled yet")
+                .set_description(format!("{at}: {} is not modelled yet for this unit", o.check));
             st
         }
         _ => TestCaseStatus::success(),
