@@ -528,3 +528,36 @@ fn validate_junit(name: &str, junit: &str) {
         }
     }
 }
+
+/// A run with input errors (exit 2) still fills GitLab's Code Quality widget: each input
+/// error and warning is an issue at its line.
+#[test]
+fn code_quality_includes_input_errors() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      topologySpreadConstraints:\n      - {maxSkew: 0, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n      containers: [{name: c, image: nginx}]\n",
+    )
+    .unwrap();
+    let out = common::kivi()
+        .args(["--no-fixes", "--format", "codequality"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let issues: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let input = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["check_name"] == "input-error")
+        .unwrap_or_else(|| panic!("{issues}"));
+    assert_eq!(input["severity"], "major");
+    assert_eq!(input["location"]["lines"]["begin"], 11);
+    assert!(
+        input["location"]["path"].as_str().unwrap().ends_with("bad.yaml"),
+        "{input}"
+    );
+    assert!(input["description"].as_str().unwrap().contains("maxSkew"), "{input}");
+    assert!(input["fingerprint"].is_string());
+}

@@ -1,16 +1,38 @@
-//! GitLab Code Quality: a JSON array of issues for the merge request widget. Suppressed
-//! findings stay in, as `info`, so nothing disappears silently.
+//! GitLab Code Quality: a JSON array of issues for the merge request widget. Input errors and
+//! warnings are issues too (`input-error`, `input-warning`); suppressed findings stay in, as
+//! `info`, so nothing disappears silently.
 
 use serde_json::{Value, json};
 
 use super::Emit;
 use super::finding;
 use crate::checks::Level;
+use crate::diagnostics::Severity;
 
 pub fn render(e: &Emit) -> String {
-    let issues: Vec<Value> = finding::findings(e.report)
-        .iter()
-        .map(|f| {
+    // Input errors and warnings first: a run that exits 2 still shows why in the widget.
+    let inputs = e.report.diagnostics.iter().filter_map(|d| {
+        let severity = match d.severity {
+            Severity::Error => "major",
+            Severity::Warning => "minor",
+            Severity::Note | Severity::Info => return None,
+        };
+        let path = e.uri(&d.file);
+        let mut hasher = blake3::Hasher::new();
+        for part in ["kiviLintInput/v1", path.as_str(), d.message.as_str()] {
+            hasher.update(part.as_bytes());
+            hasher.update(&[0]);
+        }
+        Some(json!({
+            "description": d.message,
+            "check_name": format!("input-{}", d.severity.label()),
+            "fingerprint": hasher.finalize().to_hex()[..32].to_string(),
+            "severity": severity,
+            "location": {"path": path, "lines": {"begin": d.line.max(1)}},
+        }))
+    });
+    let issues: Vec<Value> = inputs
+        .chain(finding::findings(e.report).iter().map(|f| {
             let severity = match (f.suppressed(), f.level()) {
                 (true, _) => "info",
                 (false, Level::Error) => "major",
@@ -33,7 +55,7 @@ pub fn render(e: &Emit) -> String {
                 "severity": severity,
                 "location": {"path": path, "lines": {"begin": line}},
             })
-        })
+        }))
         .collect();
     let mut out = serde_json::to_string_pretty(&issues).expect("serialisable");
     out.push('\n');
