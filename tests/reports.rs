@@ -300,6 +300,24 @@ fn html_report_renders_in_headless_chromium() {
     assert!(html.contains("class=\"pod "), "pods are drawn");
     assert!(html.contains("step 1"), "a step counter");
 
+    // A trace longer than its list (kivi-c1: 28 steps) opens with the last, current step
+    // scrolled into view.
+    let long = dir.path().join("long.html");
+    kivi()
+        .args(["fixtures/kivi-c1", "-q", "--no-fixes", "--format"])
+        .arg(format!("html={}", long.display()))
+        .assert()
+        .code(0);
+    let dom = headless(&long, &profile, &["--dump-dom".into()]);
+    let html_long = String::from_utf8_lossy(&dom.stdout);
+    let scrolled: u32 = html_long
+        .split("data-scroll-top=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no scroll position: {html_long}"));
+    assert!(scrolled > 0, "the step list is scrolled to the current step");
+
     let shot = dir.path().join("report.png");
     let out = headless(&page, &profile, &[format!("--screenshot={}", shot.display())]);
     let png = std::fs::read(&shot)

@@ -114,6 +114,22 @@ function drawFinding(parent, finding, index) {
     });
     drawCluster(cluster, finding, finding.steps[i]);
     drawSource(source, finding, finding.steps[i]);
+    reveal(i);
+  }
+  // Keep the current step in view inside the list (the page itself does not move): the
+  // report opens at the last step, which a long trace would otherwise hide. Before the
+  // finding is in the document nothing has a place yet: main() reveals it then.
+  function reveal(i) {
+    if (!steps.isConnected) {
+      unrevealed.push(() => reveal(i));
+      return;
+    }
+    const li = items[i].getBoundingClientRect();
+    const box = steps.getBoundingClientRect();
+    if (li.top < box.top || li.bottom > box.bottom) {
+      steps.scrollTop += li.top - box.top - (box.height - li.height) / 2;
+    }
+    steps.dataset.scrollTop = String(Math.round(steps.scrollTop));
   }
   slider.addEventListener("input", () => show(Number(slider.value)));
   prev.addEventListener("click", () => show(Math.max(0, Number(slider.value) - 1)));
@@ -123,6 +139,9 @@ function drawFinding(parent, finding, index) {
   parent.append(box);
   show(finding.steps.length - 1);
 }
+
+/* Findings drawn before their section is in the document, to scroll once it is. */
+const unrevealed = [];
 
 function main() {
   const data = JSON.parse(document.getElementById("report-data").textContent);
@@ -152,6 +171,7 @@ function main() {
     main.append(section);
   }
   if (data.units.length === 0) main.append(el("p", "muted", "No unit was verified."));
+  unrevealed.splice(0).forEach((reveal) => reveal());
   document.body.dataset.rendered = String(findings);
 }
 
