@@ -14,11 +14,18 @@ pub fn render(e: &Emit) -> String {
     let mut out = String::new();
     out.push_str("::group::kivi-lint report\n");
     // The human report holds text from the input (file names, messages): GitHub must not read
-    // any of its lines as a workflow command. `stop-commands` pauses them until the token,
-    // which is a hash of the text itself, so no input can contain it.
+    // any of its lines as a workflow command. `stop-commands` pauses them until the token: a
+    // hash of the JSON report, which holds every input text the body shows (so no input can
+    // contain its own hash) and, unlike the body's timings, is the same on every run.
     let body = crate::diagnostics::terminal_safe(&super::human::results(e.report, false, e.full_traces));
-    let token = blake3::hash(body.as_bytes()).to_hex();
-    let token = &token[..32];
+    let mut seed = super::json::render(e.report);
+    let token = loop {
+        let token = blake3::hash(seed.as_bytes()).to_hex()[..32].to_string();
+        if !body.contains(&token) {
+            break token;
+        }
+        seed.push('\n');
+    };
     out.push_str(&format!("::stop-commands::{token}\n"));
     out.push_str(&body);
     out.push_str(&format!("::{token}::\n"));
