@@ -579,3 +579,37 @@ fn code_quality_includes_input_errors() {
     assert!(input["description"].as_str().unwrap().contains("maxSkew"), "{input}");
     assert!(input["fingerprint"].is_string());
 }
+
+/// Input errors are SARIF results of the `input-error` rule at their line (code scanning
+/// shows results, not notifications), valid against the SARIF 2.1.0 schema.
+#[test]
+fn sarif_input_errors_are_results() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      topologySpreadConstraints:\n      - {maxSkew: 0, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n      containers: [{name: c, image: nginx}]\n",
+    )
+    .unwrap();
+    let out = kivi()
+        .args(["--no-fixes", "--format", "sarif"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // The schema only: check_sarif reads the regions' files from the repository.
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> = sarif_validator().iter_errors(&sarif).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let run = &sarif["runs"][0];
+    let result = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "input-error")
+        .unwrap_or_else(|| panic!("{sarif}"));
+    let index = result["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(run["tool"]["driver"]["rules"][index]["id"], "input-error");
+    assert_eq!(result["level"], "error");
+    assert_eq!(result["locations"][0]["physicalLocation"]["region"]["startLine"], 11);
+    assert!(result["message"]["text"].as_str().unwrap().contains("maxSkew"));
+}

@@ -16,8 +16,22 @@ const MAX_RESULTS: usize = 5000;
 /// GitHub shows 1,000 thread-flow locations per result.
 const MAX_FLOW_STEPS: usize = 1000;
 
+/// The rule of input errors (a manifest or config kivi-lint cannot read as Kubernetes
+/// would): after the checks, so the checks' rule indices stay theirs.
+const INPUT_ERROR: &str = "input-error";
+
 pub fn render(e: &Emit) -> String {
-    let mut results: Vec<Value> = finding::findings(e.report).iter().map(|f| result(e, f)).collect();
+    // Input errors are results too: code scanning shows results, not notifications, and a
+    // run that exits 2 must say why where the pull request is reviewed.
+    let inputs = e
+        .report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| input_result(e, d));
+    let mut results: Vec<Value> = inputs
+        .chain(finding::findings(e.report).iter().map(|f| result(e, f)))
+        .collect();
     // Keep the most severe when there are too many: errors, then warnings, then notes.
     if results.len() > MAX_RESULTS {
         let total = results.len();
@@ -74,7 +88,7 @@ pub fn render(e: &Emit) -> String {
                 "semanticVersion": e.report.tool.version,
                 "version": e.report.tool.version,
                 "informationUri": crate::checks::INFORMATION_URI,
-                "rules": CHECKS.iter().map(rule).collect::<Vec<_>>(),
+                "rules": CHECKS.iter().map(rule).chain([input_rule()]).collect::<Vec<_>>(),
             }},
             "columnKind": "unicodeCodePoints",
             "invocations": [invocation],
@@ -120,6 +134,44 @@ fn rule(c: &crate::checks::Check) -> Value {
                 Level::Note => "recommendation",
             },
         },
+    })
+}
+
+fn input_rule() -> Value {
+    json!({
+        "id": INPUT_ERROR,
+        "name": "InputError",
+        "shortDescription": {"text": "A manifest or the config cannot be read as Kubernetes reads it"},
+        "fullDescription": {"text": "kivi-lint could not read this input (invalid YAML, a field Kubernetes rejects, a renderer that failed, a path it may not read): what it defines is not verified until it is fixed."},
+        "help": {"text": "Fix the input at the location shown; the message says what Kubernetes expects.", "markdown": "Fix the input at the location shown; the message says what Kubernetes expects."},
+        "helpUri": crate::checks::INFORMATION_URI,
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["input"], "precision": "very-high", "problem.severity": "error"},
+    })
+}
+
+/// An input error as a result of the `input-error` rule, at its line.
+fn input_result(e: &Emit, d: &super::model::Diagnostic) -> Value {
+    let path = e.uri(&d.file);
+    let mut hasher = blake3::Hasher::new();
+    for part in ["kiviLintInput/v1", path.as_str(), d.message.as_str()] {
+        hasher.update(part.as_bytes());
+        hasher.update(&[0]);
+    }
+    let region = Region {
+        file: &d.file,
+        line: d.line.max(1),
+        column: d.column.max(1),
+        end_line: d.line.max(1),
+        end_column: d.column.max(1) + 1,
+    };
+    json!({
+        "ruleId": INPUT_ERROR,
+        "ruleIndex": CHECKS.len(),
+        "level": "error",
+        "message": {"text": d.message},
+        "partialFingerprints": {"kiviLintInput/v1": hasher.finalize().to_hex()[..32].to_string()},
+        "locations": [location(e, &region, None)],
     })
 }
 
