@@ -109,6 +109,16 @@ fn gitlab_template_keeps_reports_when_the_job_fails() {
         text(template.get("kivi-lint").unwrap(), "extends").as_deref(),
         Some(".kivi-lint")
     );
+    // Exit 3 (inconclusive only) is a warning, not a failed job; 1 and 2 still fail it.
+    let codes: Vec<String> = job
+        .get("allow_failure")
+        .and_then(|a| a.get("exit_codes"))
+        .and_then(|c| c.as_seq())
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.scalar_text())
+        .collect();
+    assert_eq!(codes, ["3"]);
 }
 
 #[test]
