@@ -475,3 +475,30 @@ fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
         assert_eq!(status.code(), Some(expected), "CODE={code:?}");
     }
 }
+
+/// The quick start finds the binary wherever cargo put it: `scripts/demo` runs
+/// `$(scripts/target-dir)/release/kivi-lint`, and scripts/target-dir follows CARGO_TARGET_DIR
+/// (the demo once built for minutes, then failed with 127 looking in ./target).
+#[test]
+fn the_demo_finds_the_binary_wherever_cargo_put_it() {
+    let root = root();
+    let target_dir = |custom: Option<&str>| {
+        let mut c = std::process::Command::new(root.join("scripts/target-dir"));
+        c.env_remove("CARGO_TARGET_DIR");
+        if let Some(dir) = custom {
+            c.env("CARGO_TARGET_DIR", dir);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    assert_eq!(target_dir(Some("/tmp/kivi-elsewhere")), "/tmp/kivi-elsewhere");
+    assert!(!target_dir(None).is_empty());
+    let demo = std::fs::read_to_string(root.join("scripts/demo")).unwrap();
+    assert!(demo.contains("\"$(scripts/target-dir)/release/kivi-lint\""), "{demo}");
+    // Only what the demo needs is installed, and cargo's progress shows.
+    assert!(
+        demo.contains("scripts/setup --runtime") && !demo.contains("--quiet"),
+        "{demo}"
+    );
+}
