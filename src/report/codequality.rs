@@ -18,15 +18,10 @@ pub fn render(e: &Emit) -> String {
             Severity::Note | Severity::Info => return None,
         };
         let path = e.uri(&d.file);
-        let mut hasher = blake3::Hasher::new();
-        for part in ["kiviLintInput/v1", path.as_str(), d.message.as_str()] {
-            hasher.update(part.as_bytes());
-            hasher.update(&[0]);
-        }
         Some(json!({
             "description": d.message,
             "check_name": format!("input-{}", d.severity.label()),
-            "fingerprint": hasher.finalize().to_hex()[..32].to_string(),
+            "fingerprint": finding::input_fingerprint(&path, &d.message),
             "severity": severity,
             "location": {"path": path, "lines": {"begin": d.line.max(1)}},
         }))

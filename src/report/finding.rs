@@ -230,6 +230,17 @@ fn capitalize(s: &str) -> String {
     }
 }
 
+/// The fingerprint of an input error or warning at `path` (repository-relative) saying
+/// `message`: the same in SARIF and Code Quality, and when lines move.
+pub fn input_fingerprint(path: &str, message: &str) -> String {
+    let mut hasher = blake3::Hasher::new();
+    for part in ["kiviLintInput/v1", path, message] {
+        hasher.update(part.as_bytes());
+        hasher.update(&[0]);
+    }
+    hasher.finalize().to_hex()[..32].to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

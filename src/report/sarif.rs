@@ -152,12 +152,7 @@ fn input_rule() -> Value {
 
 /// An input error as a result of the `input-error` rule, at its line.
 fn input_result(e: &Emit, d: &super::model::Diagnostic) -> Value {
-    let path = e.uri(&d.file);
-    let mut hasher = blake3::Hasher::new();
-    for part in ["kiviLintInput/v1", path.as_str(), d.message.as_str()] {
-        hasher.update(part.as_bytes());
-        hasher.update(&[0]);
-    }
+    let fingerprint = finding::input_fingerprint(&e.uri(&d.file), &d.message);
     let region = Region {
         file: &d.file,
         line: d.line.max(1),
@@ -170,7 +165,7 @@ fn input_result(e: &Emit, d: &super::model::Diagnostic) -> Value {
         "ruleIndex": CHECKS.len(),
         "level": "error",
         "message": {"text": d.message},
-        "partialFingerprints": {"kiviLintInput/v1": hasher.finalize().to_hex()[..32].to_string()},
+        "partialFingerprints": {"kiviLintInput/v1": fingerprint},
         "locations": [location(e, &region, None)],
     })
 }
