@@ -824,6 +824,15 @@ fn discovery_never_skips_manifests_silently() {
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+    // A link to a directory is not followed, and says so.
+    std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), dir.path().join("repo/more")).unwrap();
+    let out = kivi().args(["units"]).arg(dir.path().join("repo")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a symbolic link to a directory is not followed"),
+        "{stderr}"
+    );
     // A link to a manifest read anyway is not a second copy of its objects.
     std::os::unix::fs::symlink("app.yaml", dir.path().join("repo/latest.yaml")).unwrap();
     let out = kivi()

@@ -214,6 +214,8 @@ struct Walked {
     files: Vec<PathBuf>,
     /// Symbolic links not followed: to a file outside the walked directory, or to nothing.
     links: Vec<PathBuf>,
+    /// Symbolic links to directories, not walked (a link may loop, or lead out of the tree).
+    linked_dirs: Vec<PathBuf>,
     kustomize_dirs: Vec<PathBuf>,
     chart_dirs: Vec<PathBuf>,
     /// Manifest files left out because they lie under a `testdata/` directory.
@@ -254,6 +256,7 @@ fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
                 continue;
             };
             if target.is_dir() {
+                out.linked_dirs.push(entry.into_path());
                 continue;
             }
             if !target.is_file() || !std::fs::canonicalize(dir).is_ok_and(|d| target.starts_with(d)) {
@@ -436,6 +439,16 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
             diags.warning(
                 Span::point(file, Location::START),
                 "a symbolic link to a file outside the scanned path, or to no file; not read",
+            );
+        }
+        for link in &walked.linked_dirs {
+            let file = sources.add(display_path(link), "");
+            diags.push(
+                Diagnostic::note(
+                    Span::point(file, Location::START),
+                    "a symbolic link to a directory is not followed; its manifests are not read from here",
+                )
+                .with_help("name the directory on the command line to check it"),
             );
         }
         if walked.files.is_empty() && walked.testdata.is_empty() {
