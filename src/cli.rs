@@ -254,15 +254,13 @@ fn shard_units(units: &[usize], shard: crate::report::model::Shard) -> Vec<usize
 }
 
 /// The cache directory: the flag, else KIVI_LINT_CACHE_DIR, else the user cache directory.
-/// Made absolute against the working directory: pan runs in directories of its own, so a
-/// relative path (CI caches usually are) would point elsewhere there.
+/// (The engine makes it absolute: pan runs in directories of its own.)
 fn cache_dir(scan: &ScanArgs) -> Option<PathBuf> {
     if scan.no_cache {
         return None;
     }
     let nonempty = |v: std::ffi::OsString| (!v.is_empty()).then(|| PathBuf::from(v));
-    let dir = scan
-        .cache_dir
+    scan.cache_dir
         .clone()
         .or_else(|| std::env::var_os("KIVI_LINT_CACHE_DIR").and_then(nonempty))
         .or_else(|| {
@@ -274,8 +272,7 @@ fn cache_dir(scan: &ScanArgs) -> Option<PathBuf> {
             std::env::var_os("HOME")
                 .and_then(nonempty)
                 .map(|d| d.join(".cache").join("kivi-lint"))
-        })?;
-    Some(std::path::absolute(&dir).unwrap_or(dir))
+        })
 }
 
 /// The lowest finding level fixes are searched for.

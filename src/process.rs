@@ -24,6 +24,8 @@ pub fn cancel_all(why: &str) {
     CANCELLED.store(true, Ordering::SeqCst);
 }
 
+/// Why children are stopped: what `cancel_all` said, else (a run's own cancel flag) that the
+/// run was cancelled.
 fn why() -> String {
     WHY.get().cloned().unwrap_or_else(|| "the run was cancelled".into())
 }
@@ -125,12 +127,7 @@ pub fn run_cancellable(
         if cancelled() || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             kill_group(child.id());
             let _ = child.wait();
-            let why = if cancelled() {
-                why()
-            } else {
-                "the run was cancelled".into()
-            };
-            return Err(RunError::Cancelled { program, why });
+            return Err(RunError::Cancelled { program, why: why() });
         }
         if started.elapsed() >= timeout {
             kill_group(child.id());

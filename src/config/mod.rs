@@ -427,7 +427,7 @@ struct ConfigReader<'a, 'd> {
 }
 
 /// The git work tree holding `dir` (the nearest ancestor with `.git`), else `dir`; canonical.
-pub fn repository_root(dir: &Path) -> PathBuf {
+fn repository_root(dir: &Path) -> PathBuf {
     let dir = std::fs::canonicalize(if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -442,7 +442,7 @@ pub fn repository_root(dir: &Path) -> PathBuf {
 
 /// Whether `path` (relative to `base_dir`) stays inside `root` once links and `..` are
 /// followed. A path that does not exist is judged by its existing ancestor.
-pub fn inside(root: &Path, base_dir: &Path, path: &Path) -> bool {
+fn inside(root: &Path, base_dir: &Path, path: &Path) -> bool {
     let full = base_dir.join(path);
     let mut probe = full.as_path();
     let mut rest = Vec::new();
