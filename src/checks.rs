@@ -86,6 +86,11 @@ pub struct Check {
 /// Where kivi-lint and its rule documentation live.
 pub const INFORMATION_URI: &str = "https://github.com/kivi-lint/kivi-lint";
 
+/// A file of the repository at this release's tag (`v` and the crate version).
+pub fn docs_uri(path: &str) -> String {
+    format!("{INFORMATION_URI}/blob/v{}/{path}", env!("CARGO_PKG_VERSION"))
+}
+
 impl Check {
     /// The id in UpperCamelCase, SARIF's `name`.
     pub fn rule_name(&self) -> String {
@@ -99,8 +104,10 @@ impl Check {
             .collect()
     }
 
+    /// The check's documentation as this release wrote it: pinned to the version's tag, so
+    /// an old report never links to a rule a later release changed.
     pub fn help_uri(&self) -> String {
-        format!("{INFORMATION_URI}/blob/main/docs/rules.md#{}", self.id)
+        format!("{}#{}", docs_uri("docs/rules.md"), self.id)
     }
 
     /// Definition, example and fixes as plain text (`kivi-lint explain`, SARIF `help.text`).

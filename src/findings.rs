@@ -130,6 +130,9 @@ struct Namer<'a> {
     /// The node (1-based, as in `Names::nodes`) at each model node index: the model moves
     /// interchangeable nodes between indices (`KIVI:49:a:b`).
     node_at: Vec<i64>,
+    /// The pod whose deletion an informer has not delivered yet, by slot: the slot may hold
+    /// its replacement by the time the deletion is delivered (`KIVI:46`).
+    undelivered: std::collections::HashMap<i64, String>,
 }
 
 impl<'a> Namer<'a> {
@@ -156,6 +159,7 @@ impl<'a> Namer<'a> {
             pod_numbers,
             next_number,
             node_at: (0..=ir.nodes.len() as i64).collect(),
+            undelivered: std::collections::HashMap::new(),
         }
     }
 
@@ -174,7 +178,18 @@ impl<'a> Namer<'a> {
                 if let Some(n) = b {
                     self.pod_numbers.insert(at(1), n);
                 }
+                let (a, b) = (self.undelivered.remove(&at(1)), self.undelivered.remove(&at(2)));
+                if let Some(n) = a {
+                    self.undelivered.insert(at(2), n);
+                }
+                if let Some(n) = b {
+                    self.undelivered.insert(at(1), n);
+                }
                 true
+            }
+            47 => {
+                self.undelivered.insert(at(1), self.pod(at(1)));
+                false
             }
             49 => {
                 if let (Ok(a), Ok(b)) = (usize::try_from(at(1)), usize::try_from(at(2)))
@@ -642,7 +657,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             }
             23 => {
                 let workload = namer.workload(at(1));
-                let span = workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.spec.span));
+                let span = workload.map(balance_span);
                 location = span;
                 Told {
                     actor: "check",
@@ -901,7 +916,11 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 actor: "informer",
                 message: format!(
                     "delivers the deletion of {} from {}: the scheduler and the descheduler see it gone",
-                    namer.pod(at(1)),
+                    namer
+                        .undelivered
+                        .get(&at(1))
+                        .cloned()
+                        .unwrap_or_else(|| namer.pod(at(1))),
                     namer.node(at(2))
                 ),
                 location: names.stale_reads,
@@ -1005,6 +1024,28 @@ fn budget_span(o: &Object) -> Span {
             .or(p.min_available.as_ref())
             .map_or(o.span, |v| v.span),
         _ => o.span,
+    }
+}
+
+/// What decides how evenly a workload's pods sit on nodes: its per-node spread constraint
+/// (`whenUnsatisfiable` when it is soft, else `maxSkew`), else the `topologyKey` of its first
+/// spread constraint (it spreads over something coarser than nodes), else `replicas` (nothing
+/// asks the scheduler to spread these pods).
+fn balance_span(o: &Object) -> Span {
+    let Some(w) = o.workload() else { return o.span };
+    let constraints = &w.template.spec.topology_spread_constraints;
+    if let Some(per_node) = constraints
+        .iter()
+        .find(|c| c.topology_key.value == "kubernetes.io/hostname")
+    {
+        return match per_node.when_unsatisfiable.value {
+            crate::manifest::pod::WhenUnsatisfiable::ScheduleAnyway => per_node.when_unsatisfiable.span,
+            crate::manifest::pod::WhenUnsatisfiable::DoNotSchedule => per_node.max_skew.span,
+        };
+    }
+    match constraints.first() {
+        Some(c) => c.topology_key.span,
+        None => replicas_span(o),
     }
 }
 

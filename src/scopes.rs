@@ -45,8 +45,20 @@ pub fn split_file_scopes(objects: &mut [Object], scopes: &mut Vec<Scope>, source
         }
         let sets = boundaries(objects, &members, sources, &scope.path);
         if sets.len() == 1 {
-            remap.push(vec![(new_scopes.len(), members)]);
-            new_scopes.push(scope.clone());
+            // One set is named by the directory that holds its files, not by the path that
+            // was scanned: `.`, `deploy` and `deploy/app.yaml` name one deployment alike, so
+            // findings keep their fingerprints when the scanned path changes.
+            let dirs = members.iter().map(|&o| {
+                let file = sources.path(objects[o].span.file);
+                file.parent().unwrap_or(Path::new("")).to_path_buf()
+            });
+            remap.push(vec![(new_scopes.len(), members.clone())]);
+            new_scopes.push(Scope {
+                kind: ScopeKind::Files,
+                path: common_ancestor(dirs)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or_else(|| scope.path.clone()),
+            });
             continue;
         }
         let mut here = Vec::new();
@@ -223,6 +235,17 @@ fn references(o: &Object, w: &Object) -> bool {
     }
 }
 
+/// The deepest directory that holds every one of `dirs` (`None` when there are none).
+fn common_ancestor(dirs: impl Iterator<Item = PathBuf>) -> Option<PathBuf> {
+    dirs.reduce(|a, b| {
+        a.components()
+            .zip(b.components())
+            .take_while(|(x, y)| x == y)
+            .map(|(x, _)| x)
+            .collect()
+    })
+}
+
 /// How far apart two directories are: the components to climb from each to their common
 /// ancestor.
 fn distance(a: &Path, b: &Path) -> usize {
@@ -234,6 +257,13 @@ fn distance(a: &Path, b: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_set_is_named_by_the_directory_that_holds_it() {
+        let dirs = ["deploy/k8s/a", "deploy/k8s", "deploy/k8s/b/c"].map(PathBuf::from);
+        assert_eq!(common_ancestor(dirs.into_iter()), Some(PathBuf::from("deploy/k8s")));
+        assert_eq!(common_ancestor([PathBuf::from("")].into_iter()), Some(PathBuf::new()));
+    }
 
     #[test]
     fn distance_counts_steps_through_the_common_ancestor() {

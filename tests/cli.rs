@@ -926,6 +926,38 @@ fn steps_of(result: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The informer delivers the deletion of the pod it had not delivered, not of the replacement
+/// that took its slot; pods-balanced points at the per-node spread constraint, not at the
+/// pod template.
+#[test]
+fn stale_read_trace_names_the_deleted_pod_and_balance_points_at_the_spread() {
+    let steps = violation_steps("stale-reads-spread", "pods-balanced");
+    let undelivered = steps.iter().find_map(|s| {
+        s.strip_prefix("informer: has not delivered the deletion of ")
+            .and_then(|rest| rest.split(' ').next())
+    });
+    let undelivered = undelivered.expect("a stale read");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with(&format!("informer: delivers the deletion of {undelivered} from"))),
+        "{steps:#?}"
+    );
+    let out = kivi()
+        .args(["--format", "json", "fixtures/stale-reads-spread"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = v["units"][0]["verification"]["results"].as_array().unwrap();
+    let r = results.iter().find(|r| r["check"] == "pods-balanced").unwrap();
+    // `- maxSkew: 1` of the hostname constraint (DoNotSchedule), line 17.
+    assert_eq!(
+        (r["line"].as_u64(), r["column"].as_u64()),
+        (Some(17), Some(20)),
+        "{r:#}"
+    );
+}
+
 #[test]
 fn node_failure_trace_names_the_failed_node_and_the_pending_replacement() {
     let steps = violation_steps("zone-outage-spread", "pods-schedulable");

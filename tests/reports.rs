@@ -613,3 +613,88 @@ fn sarif_input_errors_are_results() {
     assert_eq!(result["locations"][0]["physicalLocation"]["region"]["startLine"], 11);
     assert!(result["message"]["text"].as_str().unwrap().contains("maxSkew"));
 }
+
+/// One finding has one fingerprint whatever the scanned path or the working directory:
+/// code scanning matches alerts by it, so changing the Action's `path:` must not close and
+/// reopen them. URIs are relative to the repository root, against `%SRCROOT%`, and help
+/// links are pinned to this release.
+#[test]
+fn sarif_fingerprints_do_not_depend_on_the_scanned_path() {
+    let repo = assert_fs::TempDir::new().unwrap();
+    let deploy = repo.path().join("deploy");
+    copy_dir(&root().join("fixtures/drain-blocked-by-pdb"), &deploy);
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let run = |cwd: &Path, args: &[&str]| -> Value {
+        let out = kivi()
+            .current_dir(cwd)
+            .args(["--no-fixes", "--format", "sarif"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let config = deploy.join(".kivi-lint.yaml");
+    let config = config.to_str().unwrap();
+    let runs = [
+        run(repo.path(), &["deploy", "--config", config]),
+        run(repo.path(), &["deploy/k8s", "--config", config]),
+        run(repo.path(), &["./deploy/k8s/", "--config", config]),
+        run(&deploy, &["."]),
+        run(&deploy.join("k8s"), &[".", "--config", config]),
+    ];
+    let key = |s: &Value| -> Vec<(String, String, String, String)> {
+        s["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let at = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+                (
+                    r["ruleId"].as_str().unwrap().to_string(),
+                    r["partialFingerprints"]["kiviLintFinding/v1"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                    at["uri"].as_str().unwrap().to_string(),
+                    at["uriBaseId"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let first = key(&runs[0]);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(
+        (first[0].2.as_str(), first[0].3.as_str()),
+        ("deploy/k8s/pdb.yaml", "%SRCROOT%")
+    );
+    for r in &runs[1..] {
+        assert_eq!(key(r), first);
+    }
+    let base = runs[0]["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(base.starts_with("file:///") && base.ends_with('/'), "{base}");
+    let help = runs[0]["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        help.contains(&format!("/blob/v{}/", env!("CARGO_PKG_VERSION"))),
+        "{help}"
+    );
+    let errors: Vec<String> = sarif_validator().iter_errors(&runs[0]).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

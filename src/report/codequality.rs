@@ -46,7 +46,7 @@ pub fn render(e: &Emit) -> String {
             json!({
                 "description": description,
                 "check_name": f.check(),
-                "fingerprint": f.fingerprint(),
+                "fingerprint": f.fingerprint(&e.uri(&f.unit.scope)),
                 "severity": severity,
                 "location": {"path": path, "lines": {"begin": line}},
             })

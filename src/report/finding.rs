@@ -141,13 +141,15 @@ impl<'a> Finding<'a> {
     }
 
     /// A key that stays the same while the same check fails on the same object of the same
-    /// unit, whatever the line numbers or the counterexample.
-    pub fn fingerprint(&self) -> String {
+    /// unit, whatever the line numbers, the counterexample, the scanned path or the working
+    /// directory: the scope counts as a repository-relative URI (`scope_uri`), so moving the
+    /// Action's `path:` does not close and reopen every alert.
+    pub fn fingerprint(&self, scope_uri: &str) -> String {
         let mut hasher = blake3::Hasher::new();
         for part in [
             "kiviLintFinding/v1",
             self.check(),
-            &self.unit.scope,
+            scope_uri,
             &self.unit.name,
             &self.primary().map(Member::id).unwrap_or_default(),
         ] {

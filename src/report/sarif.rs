@@ -76,8 +76,10 @@ pub fn render(e: &Emit) -> String {
         "exitCodeDescription": crate::cli::exit::describe(e.exit_code),
         "toolExecutionNotifications": notifications,
     });
+    let mut base_ids = json!({});
     if let Some(dir) = &e.working_directory {
         invocation["workingDirectory"] = json!({"uri": dir});
+        base_ids[SRCROOT] = json!({"uri": dir});
     }
     let log = json!({
         "$schema": SCHEMA_URI,
@@ -90,6 +92,7 @@ pub fn render(e: &Emit) -> String {
                 "informationUri": crate::checks::INFORMATION_URI,
                 "rules": CHECKS.iter().map(rule).chain([input_rule()]).collect::<Vec<_>>(),
             }},
+            "originalUriBaseIds": base_ids,
             "columnKind": "unicodeCodePoints",
             "invocations": [invocation],
             "results": results,
@@ -144,7 +147,7 @@ fn input_rule() -> Value {
         "shortDescription": {"text": "A manifest or the config cannot be read as Kubernetes reads it"},
         "fullDescription": {"text": "kivi-lint could not read this input (invalid YAML, a field Kubernetes rejects, a renderer that failed, a path it may not read): what it defines is not verified until it is fixed."},
         "help": {"text": "Fix the input at the location shown; the message says what Kubernetes expects.", "markdown": "Fix the input at the location shown; the message says what Kubernetes expects."},
-        "helpUri": crate::checks::INFORMATION_URI,
+        "helpUri": format!("{}#input-errors", crate::checks::docs_uri("README.md")),
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["input"], "precision": "very-high", "problem.severity": "error"},
     })
@@ -170,11 +173,25 @@ fn input_result(e: &Emit, d: &super::model::Diagnostic) -> Value {
     })
 }
 
+/// The base of every repository-relative URI: code scanning resolves it against its checkout,
+/// other viewers against `originalUriBaseIds`.
+const SRCROOT: &str = "%SRCROOT%";
+
+/// An artifact location: repository-relative against `%SRCROOT%`, else absolute.
+fn artifact(e: &Emit, file: &str) -> Value {
+    let uri = e.uri(file);
+    if uri.starts_with("file:") {
+        json!({ "uri": uri })
+    } else {
+        json!({ "uri": uri, "uriBaseId": SRCROOT })
+    }
+}
+
 /// A physical location with a repository-relative URI.
 fn location(e: &Emit, r: &Region, message: Option<String>) -> Value {
     let mut l = json!({
         "physicalLocation": {
-            "artifactLocation": {"uri": e.uri(r.file)},
+            "artifactLocation": artifact(e, r.file),
             "region": {
                 "startLine": r.line,
                 "startColumn": r.column,
@@ -196,7 +213,7 @@ fn result(e: &Emit, f: &Finding) -> Value {
         "ruleIndex": rule_index(f.check()),
         "level": level(f.level()),
         "message": {"text": f.message()},
-        "partialFingerprints": {"kiviLintFinding/v1": f.fingerprint()},
+        "partialFingerprints": {"kiviLintFinding/v1": f.fingerprint(&e.uri(&f.unit.scope))},
         "properties": {"unit": f.unit.name, "unitId": f.unit.id, "scope": f.unit.scope},
     });
     let primary = f.primary();
@@ -228,7 +245,7 @@ fn result(e: &Emit, f: &Finding) -> Value {
     if let Some(fix) = &o.fix {
         result["properties"]["fix"] = json!({
             "summary": fix.summary,
-            "uri": e.uri(&fix.file),
+            "artifactLocation": artifact(e, &fix.file),
             "line": fix.line,
             "verifiedOn": fix.verified_on,
         });
