@@ -1,28 +1,77 @@
 # kivi-lint with everything it runs: spin, a C compiler for the generated verifiers, git (for
-# --changed-since) and kustomize. Build: docker build -t kivi-lint .
-# Run:   docker run --rm -v "$PWD:/repo" -w /repo kivi-lint .
+# --changed-since), kustomize and Helm.
+#
+# Build: docker build -t kivi-lint .
+# Run, as the owner of the workspace so that reports can be written to it:
+#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/repo" kivi-lint .
+#
+# Every base image is pinned by digest and every download by checksum; Dependabot
+# (.github/dependabot.yml) proposes updates. The release workflow builds the image from the
+# static binaries it publishes (--build-arg BINARY=prebuilt); a local build compiles them.
 
-FROM rust:1.95-bookworm AS build
+ARG BINARY=source
+
+# The binary, compiled from this checkout.
+FROM rust:1.95-bookworm@sha256:6258907abe69656e41cd992e0b705cdcfabcbbe3db374f92ed2d47121282d4a1 AS source
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY templates ./templates
-RUN cargo build --release --locked && strip target/release/kivi-lint
+RUN cargo build --release --locked \
+    && strip target/release/kivi-lint \
+    && cp target/release/kivi-lint /kivi-lint
 
-# kustomize from source at a pinned version; Go's checksum database verifies the modules.
-FROM golang:1.24-bookworm AS kustomize
-RUN GOBIN=/out CGO_ENABLED=0 go install sigs.k8s.io/kustomize/kustomize/v5@v5.4.3
+# The binary, from the release workflow's static build for the target architecture.
+FROM scratch AS prebuilt
+ARG TARGETARCH
+COPY dist/linux-${TARGETARCH}/kivi-lint /kivi-lint
 
-FROM debian:bookworm-slim
+FROM ${BINARY} AS binary
+
+# kustomize from source at a pinned version, cross-compiled on the build machine; Go's
+# checksum database verifies every module.
+FROM --platform=$BUILDPLATFORM golang:1.24-bookworm@sha256:1a6d4452c65dea36aac2e2d606b01b4a029ec90cc1ae53890540ce6173ea77ac AS kustomize
+ARG TARGETOS
+ARG TARGETARCH
+# (`go install` puts a cross-compiled binary under bin/<os>_<arch>/, a native one in bin/.)
+RUN GOOS=$TARGETOS GOARCH=$TARGETARCH CGO_ENABLED=0 \
+    go install sigs.k8s.io/kustomize/kustomize/v5@v5.4.3 \
+    && mkdir /out \
+    && bin="$(go env GOPATH)/bin" \
+    && if [ -f "$bin/${TARGETOS}_${TARGETARCH}/kustomize" ]; then bin="$bin/${TARGETOS}_${TARGETARCH}"; fi \
+    && cp "$bin/kustomize" /out/kustomize
+
+# Helm, a release archive checked against its published SHA-256 for each architecture.
+FROM debian:bookworm-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251 AS helm
+ARG TARGETARCH
+ARG HELM_VERSION=v3.16.2
+ADD --checksum=sha256:9318379b847e333460d33d291d4c088156299a26cd93d570a7f5d0c36e50b5bb \
+    https://get.helm.sh/helm-${HELM_VERSION}-linux-amd64.tar.gz /tmp/helm-amd64.tar.gz
+ADD --checksum=sha256:1888301aeb7d08a03b6d9f4d2b73dcd09b89c41577e80e3455c113629fc657a4 \
+    https://get.helm.sh/helm-${HELM_VERSION}-linux-arm64.tar.gz /tmp/helm-arm64.tar.gz
+RUN tar -xzf "/tmp/helm-${TARGETARCH}.tar.gz" -C /tmp "linux-${TARGETARCH}/helm" \
+    && mv "/tmp/linux-${TARGETARCH}/helm" /helm
+
+FROM debian:bookworm-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251
+# spin and gcc are pinned: the verifiers they build decide the verdicts, and bookworm keeps
+# these versions. git, the C library headers and the CA certificates take bookworm's
+# security updates, so they are not pinned to a version the archive would drop.
+# hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends spin gcc libc6-dev git ca-certificates \
+    && apt-get install -y --no-install-recommends \
+        spin=6.5.2+dfsg-1 gcc=4:12.2.0-3 libc6-dev git ca-certificates \
     && rm -rf /var/lib/apt/lists/*
+COPY docker/gitconfig /etc/gitconfig
 COPY --from=kustomize /out/kustomize /usr/local/bin/kustomize
-COPY --from=build /src/target/release/kivi-lint /usr/local/bin/kivi-lint
-# Not root; compiled verifiers are cached under the user's home (mount a volume to keep them).
-RUN useradd --create-home --uid 10001 kivi
-USER kivi
-ENV KIVI_LINT_CACHE_DIR=/home/kivi/.cache/kivi-lint
+COPY --from=helm /helm /usr/local/bin/helm
+COPY --from=binary /kivi-lint /usr/local/bin/kivi-lint
+# Any uid can run the image (`--user "$(id -u):$(id -g)"`, pre-commit's docker hooks,
+# GitLab runners): HOME may not exist for it, so the verifier cache defaults to a directory
+# every user may create files in. Mount a volume or pass --cache-dir to keep it between runs.
+RUN mkdir -m 1777 /cache
+ENV KIVI_LINT_CACHE_DIR=/cache
+# Not root by default, and numeric so that Kubernetes' runAsNonRoot can verify it.
+USER 10001:10001
 WORKDIR /repo
 ENTRYPOINT ["kivi-lint"]
 CMD ["."]

@@ -781,8 +781,15 @@ fn write_reports(
                 match written {
                     Ok(()) => eprintln!("wrote {} to {}", o.format.name(), file.display()),
                     Err(e) => {
+                        // The usual cause in a container: the image's user does not own the
+                        // bind-mounted workspace.
+                        let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                            "\n  = help: in a container, run kivi-lint as the owner of the mounted directory: `docker run --user \"$(id -u):$(id -g)\" …`"
+                        } else {
+                            ""
+                        };
                         eprintln!(
-                            "error: cannot write the {} report to {}: {e}",
+                            "error: cannot write the {} report to {}: {e}{hint}",
                             o.format.name(),
                             file.display()
                         );

@@ -133,6 +133,15 @@ fn pre_commit_hooks_match_templates_and_map_files_to_units() {
         assert!(text(hook, "entry").unwrap().ends_with("--pre-commit"));
         assert_eq!(text(hook, "require_serial").as_deref(), Some("true"));
         assert!(hook.get("types").is_none(), "types: [yaml] would miss .tpl files");
+        // The docker hook's container is removed after each commit and runs as the
+        // committer's uid, for whom the image's home does not exist: its cache lives in the
+        // repository, which that uid can write.
+        if text(hook, "language").as_deref() == Some("docker_image") {
+            assert!(
+                text(hook, "entry").unwrap().contains("--cache-dir .kivi-lint-cache"),
+                "a writable cache that outlives the container"
+            );
+        }
     }
 }
 
@@ -205,6 +214,60 @@ fn pre_commit_mode_checks_each_render_unit_once() {
         scopes(&v, "helm")[0].starts_with("fixtures/helm-chart/charts/web"),
         "{v}"
     );
+}
+
+/// A changed file that is no Kubernetes manifest and lies in no chart or kustomization checks
+/// nothing; a manifest at the repository root checks the root's manifests, not every
+/// directory below it.
+#[test]
+fn pre_commit_root_level_files_check_only_their_own_unit() {
+    let repo = assert_fs::TempDir::new().unwrap();
+    let deployment = |name: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers: [{{name: c, image: nginx}}]\n"
+        )
+    };
+    std::fs::write(
+        repo.path().join(".pre-commit-config.yaml"),
+        "repos:\n- repo: local\n  hooks: [{id: x, name: x, entry: x, language: system}]\n",
+    )
+    .unwrap();
+    std::fs::write(repo.path().join("package.json"), "{\"name\": \"x\"}\n").unwrap();
+    std::fs::write(repo.path().join("root.yaml"), deployment("root")).unwrap();
+    std::fs::create_dir(repo.path().join("apps")).unwrap();
+    // Would be an input error if it were read.
+    std::fs::write(repo.path().join("apps/broken.yaml"), "kind: [\n").unwrap();
+    let units = |files: &[&str]| -> Value {
+        let out = kivi()
+            .current_dir(repo.path())
+            .args(["units", "--pre-commit", "--format", "json"])
+            .args(files)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        if out.stdout.is_empty() {
+            return Value::Null;
+        }
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let names = |v: &Value| -> Vec<String> {
+        v["units"]
+            .as_array()
+            .map(|u| u.iter().map(|u| u["name"].as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    assert!(names(&units(&[".pre-commit-config.yaml", "package.json"])).is_empty());
+    assert_eq!(
+        names(&units(&["root.yaml", ".pre-commit-config.yaml"])),
+        ["default/root"]
+    );
+    // The scan itself, as the hook runs it: nothing to check is a clean exit.
+    let out = kivi()
+        .current_dir(repo.path())
+        .args(["--pre-commit", ".pre-commit-config.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// Every `kivi-lint …` command the docs and integration files show, as argument lists.
@@ -310,31 +373,76 @@ fn documented_commands_match_the_cli() {
     }
 }
 
+/// What hadolint and Kubernetes ask of the image: base images by digest, a numeric
+/// non-root USER (runAsNonRoot can only verify a number), Helm by checksum, a build context
+/// without `target/`. hadolint itself runs in `.ci/run`.
 #[test]
-fn dockerfile_is_multi_stage_and_runs_as_non_root() {
+fn dockerfile_pins_its_inputs_and_runs_as_a_numeric_non_root_user() {
     let dockerfile = read("Dockerfile");
-    let stages = dockerfile.lines().filter(|l| l.starts_with("FROM ")).count();
-    assert!(stages >= 2, "multi-stage");
+    let stages: Vec<&str> = dockerfile.lines().filter(|l| l.starts_with("FROM ")).collect();
+    assert!(stages.len() >= 2, "multi-stage");
+    let names: Vec<&str> = stages
+        .iter()
+        .filter_map(|l| l.split(" AS ").nth(1))
+        .map(str::trim)
+        .collect();
+    for from in &stages {
+        let image = from
+            .split_whitespace()
+            .find(|w| !w.starts_with("FROM") && !w.starts_with("--platform"))
+            .unwrap();
+        let is_stage = names.contains(&image) || image == "scratch" || image.starts_with("${");
+        assert!(is_stage || image.contains("@sha256:"), "{from}: pinned by digest");
+    }
     let last_stage = &dockerfile[dockerfile.rfind("\nFROM ").unwrap()..];
-    for needed in ["spin", "gcc", "kustomize", "COPY --from=build"] {
+    for needed in [
+        "spin=",
+        "gcc=",
+        "/usr/local/bin/kustomize",
+        "/usr/local/bin/helm",
+        "COPY --from=binary",
+        "/etc/gitconfig",
+    ] {
         assert!(last_stage.contains(needed), "the runtime image has {needed}");
+    }
+    for line in dockerfile.lines().filter(|l| l.starts_with("ADD ")) {
+        assert!(line.contains("--checksum=sha256:"), "{line}");
     }
     let user = last_stage
         .lines()
         .find(|l| l.starts_with("USER "))
         .expect("a USER line");
-    assert!(!user.contains("root") && !user.ends_with(" 0"), "{user}");
+    let ids: Vec<&str> = user["USER ".len()..].split(':').collect();
+    assert!(
+        ids.iter().all(|id| id.parse::<u32>().is_ok_and(|n| n > 0)),
+        "numeric, not root: {user}"
+    );
     assert!(last_stage.contains("ENTRYPOINT [\"kivi-lint\"]"));
-    // Every file the build copies exists.
+    // Every file the build copies from the checkout exists (`dist/` is the release
+    // workflow's output) and is in the build context.
+    let ignore = read(".dockerignore");
     for line in dockerfile
         .lines()
         .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
     {
         let parts: Vec<&str> = line.split_whitespace().collect();
         for source in &parts[1..parts.len() - 1] {
-            assert!(root().join(source).exists(), "{line}: {source} exists");
+            let top = source.split('/').next().unwrap();
+            assert!(
+                ignore
+                    .lines()
+                    .any(|l| l.trim_start_matches('!').trim_end_matches('/') == top),
+                "{source} is in the build context"
+            );
+            if top != "dist" {
+                assert!(root().join(source).exists(), "{line}: {source} exists");
+            }
         }
     }
+    assert!(
+        ignore.lines().next_back().is_some() && ignore.lines().any(|l| l.trim() == "*"),
+        "the context is an allow-list"
+    );
 }
 
 /// The value of `inputs.NAME` in an `env:` entry, for running the action's scripts here.

@@ -622,7 +622,8 @@ fn sarif_input_errors_are_results() {
 fn sarif_fingerprints_do_not_depend_on_the_scanned_path() {
     let repo = assert_fs::TempDir::new().unwrap();
     let deploy = repo.path().join("deploy");
-    copy_dir(&root().join("fixtures/drain-blocked-by-pdb"), &deploy);
+    std::fs::create_dir_all(&deploy).unwrap();
+    common::copy_tree(&root().join("fixtures/drain-blocked-by-pdb"), &deploy);
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     let run = |cwd: &Path, args: &[&str]| -> Value {
         let out = kivi()
@@ -684,17 +685,4 @@ fn sarif_fingerprints_do_not_depend_on_the_scanned_path() {
     );
     let errors: Vec<String> = sarif_validator().iter_errors(&runs[0]).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -380,6 +380,7 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
     let mut discovery = Discovery::default();
     let filter = Filter::new(options.config);
     let mut jobs: Vec<(usize, Job)> = Vec::new();
+    let mut named_files_scope: Option<usize> = None;
     for path in options.paths {
         if path.as_os_str() == "-" {
             read_stdin(options, sources, diags, &mut discovery);
@@ -396,16 +397,26 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
             );
             continue;
         }
+        if path.is_file() {
+            // Files named explicitly share one scope, which `scopes` splits by directory as
+            // it does a scanned directory's files: `kivi-lint deploy/a.yaml deploy/b.yaml`
+            // checks one deployment, as `kivi-lint deploy` does.
+            let scope = *named_files_scope.get_or_insert_with(|| {
+                discovery.scopes.push(Scope {
+                    kind: ScopeKind::Files,
+                    path: display_path(path),
+                });
+                discovery.scopes.len() - 1
+            });
+            // A file named explicitly is read even if `exclude` matches it.
+            read_plain(path, scope, sources, diags, &mut discovery);
+            continue;
+        }
         let scope = discovery.scopes.len();
         discovery.scopes.push(Scope {
             kind: ScopeKind::Files,
             path: display_path(path),
         });
-        if path.is_file() {
-            // A file named explicitly is read even if `exclude` matches it.
-            read_plain(path, scope, sources, diags, &mut discovery);
-            continue;
-        }
         let (walked, errors) = walk(path, !filter.testdata);
         if let Some(first) = walked.testdata.first() {
             let n = walked.testdata.len();
@@ -1056,7 +1067,10 @@ fn attach_helm_sources(text: &str, chart: &Path, sources: &mut SourceMap, diags:
 
 /// pre-commit mode: the render units that changed files belong to, each once. A file belongs
 /// to the nearest directory above it (up to the working directory) that is a Helm chart or a
-/// kustomization, else to its own directory. A changed kivi-lint config concerns everything.
+/// kustomization. Else a Kubernetes manifest belongs to its directory's manifests (not its
+/// subdirectories: a manifest at the repository root must not check the whole repository),
+/// and any other file (`.pre-commit-config.yaml`, a workflow) to no unit: it checks nothing.
+/// A changed kivi-lint config concerns everything.
 pub fn render_roots(files: &[PathBuf]) -> Vec<PathBuf> {
     let is_root = |dir: &Path| {
         let dir = if dir.as_os_str().is_empty() {
@@ -1066,30 +1080,77 @@ pub fn render_roots(files: &[PathBuf]) -> Vec<PathBuf> {
         };
         dir.join("Chart.yaml").is_file() || kustomize::FILE_NAMES.iter().any(|n| dir.join(n).is_file())
     };
+    let as_given = |p: &Path| {
+        if p.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            p.to_path_buf()
+        }
+    };
     let mut roots: Vec<PathBuf> = Vec::new();
+    let mut plain_dirs: BTreeSet<PathBuf> = BTreeSet::new();
     for file in files {
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         if matches!(name, ".kivi-lint.yaml" | ".kivi-lint.yml") {
             return vec![PathBuf::from(".")];
         }
-        let dir = if file.is_dir() {
-            file.as_path()
-        } else {
-            file.parent().unwrap_or(Path::new(""))
-        };
-        let root = dir.ancestors().find(|d| is_root(d)).unwrap_or(dir);
-        roots.push(if root.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            root.to_path_buf()
-        });
+        if file.is_dir() {
+            roots.push(as_given(file));
+            continue;
+        }
+        let dir = file.parent().unwrap_or(Path::new(""));
+        match dir.ancestors().find(|d| is_root(d)) {
+            Some(root) => roots.push(as_given(root)),
+            None if is_kubernetes_manifest(file) => {
+                plain_dirs.insert(dir.to_path_buf());
+            }
+            None => tracing::info!(
+                "pre-commit: {} is not a Kubernetes manifest and belongs to no render unit",
+                file.display()
+            ),
+        }
     }
     roots.sort();
     roots.dedup();
     // A root inside another is rendered with it.
     let all = roots.clone();
     roots.retain(|r| !all.iter().any(|o| o != r && (o == Path::new(".") || r.starts_with(o))));
+    // The manifests of each plain directory, unless a root already holds them.
+    for dir in plain_dirs {
+        let shown = as_given(&dir);
+        if roots.iter().any(|r| r == Path::new(".") || shown.starts_with(r)) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&shown) else {
+            continue;
+        };
+        let mut manifests: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| dir.join(e.file_name()))
+            .filter(|p| {
+                p.extension()
+                    .and_then(|x| x.to_str())
+                    .is_some_and(|x| matches!(x, "yaml" | "yml" | "json"))
+                    && is_kubernetes_manifest(p)
+            })
+            .collect();
+        manifests.sort();
+        roots.extend(manifests);
+    }
     roots
+}
+
+/// Whether a file holds at least one Kubernetes object (a mapping with `apiVersion` and
+/// `kind`), as opposed to other YAML a repository keeps (CI, pre-commit, Helm values).
+fn is_kubernetes_manifest(path: &Path) -> bool {
+    let Ok(text) = read_text(path) else { return false };
+    let mut sources = SourceMap::default();
+    let file = sources.add(path.to_path_buf(), text.as_str());
+    let stream = yaml::parse(&text, file, &yaml::Limits::default());
+    stream.documents.iter().any(|d| {
+        d.root.get("kind").and_then(Node::as_str).is_some() && d.root.get("apiVersion").and_then(Node::as_str).is_some()
+    })
 }
 
 /// The changes of the kustomizations a render builds on, innermost first (so that an outer
