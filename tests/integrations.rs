@@ -570,18 +570,131 @@ fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
     );
     assert!(std::fs::read_to_string(&output).unwrap().ends_with("sarif-file=\n"));
 
-    // The last step exits with the recorded code.
+    // The last step exits with the recorded code; an inconclusive-only run (3) passes with a
+    // warning unless fail-on-inconclusive says otherwise.
     let exit = text(step("Exit"), "run").unwrap();
-    for (code, expected) in [("0", 0), ("1", 1), ("3", 3), ("", 2)] {
-        let status = std::process::Command::new("bash")
+    for (code, fail_on_inconclusive, expected) in [
+        ("0", "false", 0),
+        ("1", "false", 1),
+        ("3", "false", 0),
+        ("3", "true", 3),
+        ("", "false", 2),
+    ] {
+        let out = std::process::Command::new("bash")
             .arg("-c")
             .arg(&exit)
             .env("CODE", code)
+            .env("FAIL_ON_INCONCLUSIVE", fail_on_inconclusive)
             .output()
-            .unwrap()
-            .status;
-        assert_eq!(status.code(), Some(expected), "CODE={code:?}");
+            .unwrap();
+        assert_eq!(out.status.code(), Some(expected), "CODE={code:?}");
+        if code == "3" {
+            assert!(
+                String::from_utf8_lossy(&out.stdout)
+                    .contains("::warning title=kivi-lint::some checks are inconclusive")
+            );
+        }
     }
+}
+
+/// Install steps of the action: a runner without spin and without a way to install it gets
+/// one clear error naming the runner; the release archive is the one release.yml publishes
+/// for the runner's platform, at the action's own version unless `version:` names another.
+#[test]
+fn action_installs_the_release_for_the_runner_or_says_why_it_cannot() {
+    let action = parse_yaml("action.yml");
+    let steps = action.get("runs").unwrap().get("steps").unwrap().as_seq().unwrap();
+    let run_of = |name: &str| {
+        let s = steps
+            .iter()
+            .find(|s| text(s, "name").is_some_and(|n| n.starts_with(name)))
+            .unwrap();
+        text(s, "run").unwrap()
+    };
+    let inputs = action.get("inputs").unwrap();
+    for input in ["install", "fail-on-inconclusive", "cache"] {
+        assert!(inputs.get(input).is_some(), "input {input}");
+    }
+    assert_eq!(
+        text(inputs.get("install").unwrap(), "default").as_deref(),
+        Some("release")
+    );
+
+    // No spin, no cc, no apt-get: only bash's builtins and `id` on PATH.
+    let bin = assert_fs::TempDir::new().unwrap();
+    std::os::unix::fs::symlink(which("id"), bin.path().join("id")).unwrap();
+    let out = std::process::Command::new(which("bash"))
+        .arg("-c")
+        .arg(run_of("Install SPIN"))
+        .env_clear()
+        .env("PATH", bin.path())
+        .env("RUNNER_OS", "macOS")
+        .env("RUNNER_ARCH", "ARM64")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(
+        stdout.starts_with("::error title=kivi-lint needs SPIN::this runner (macOS ARM64)"),
+        "{stdout}"
+    );
+
+    // The release for each runner platform, and the names release.yml builds.
+    let release = read(".github/workflows/release.yml");
+    let version = read("Cargo.toml")
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \"")?.strip_suffix('"').map(str::to_string))
+        .unwrap();
+    for (os, arch, target) in [
+        ("Linux", "X64", "x86_64-unknown-linux-musl"),
+        ("Linux", "ARM64", "aarch64-unknown-linux-musl"),
+        ("macOS", "X64", "x86_64-apple-darwin"),
+        ("macOS", "ARM64", "aarch64-apple-darwin"),
+    ] {
+        let output = assert_fs::NamedTempFile::new("output").unwrap();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(run_of("Choose the kivi-lint release"))
+            .env("VERSION", "")
+            .env("ACTION_PATH", root())
+            .env("RUNNER_OS", os)
+            .env("RUNNER_ARCH", arch)
+            .env("GITHUB_OUTPUT", output.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let written = std::fs::read_to_string(output.path()).unwrap();
+        assert_eq!(written, format!("version={version}\ntarget={target}\n"));
+        assert!(
+            release.contains(&format!("target: {target},")),
+            "release.yml builds {target}"
+        );
+    }
+    assert!(release.contains("kivi-lint-$VERSION-$TARGET.tar.gz") && release.contains("SHA256SUMS"));
+    assert!(run_of("Install kivi-lint").contains("archive=\"kivi-lint-${VERSION}-${TARGET}.tar.gz\""));
+
+    // A fork's pull request has a read-only token: no upload, a notice instead.
+    let condition = |name: &str| {
+        let s = steps
+            .iter()
+            .find(|s| text(s, "name").is_some_and(|n| n.starts_with(name)))
+            .unwrap();
+        text(s, "if").unwrap()
+    };
+    assert!(condition("Upload SARIF").contains("github.event.pull_request.head.repo.fork != true"));
+    assert!(condition("Note that forks").contains("github.event.pull_request.head.repo.fork == true"));
+    // The verifier cache is kept by actions/cache, pinned by commit.
+    assert!(steps.iter().any(|s| {
+        text(s, "uses").is_some_and(|u| u.starts_with("actions/cache@") && u.len() > "actions/cache@".len() + 39)
+    }));
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap();
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} on PATH"))
 }
 
 /// The quick start finds the binary wherever cargo put it: `scripts/demo` runs
