@@ -547,9 +547,10 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 Told {
                     actor: "check",
                     message: format!(
-                        "{} has {} available replicas, fewer than {}",
+                        "{} has {} available replica{}, fewer than {}",
                         workload.map_or_else(String::new, |w| w.id.to_string()),
                         at(2),
+                        if at(2) == 1 { "" } else { "s" },
                         at(3)
                     ),
                     location: span,
@@ -1049,8 +1050,14 @@ fn balance_span(o: &Object) -> Span {
     }
 }
 
+/// `replicas`, else (the field is left out, so Kubernetes defaults it) the `spec:` key.
 fn replicas_span(o: &Object) -> Span {
-    o.workload()
-        .and_then(|w| w.replicas.as_ref().map(|r| r.span))
-        .unwrap_or(o.span)
+    match o.workload() {
+        Some(w) => match &w.replicas {
+            Some(r) => r.span,
+            None if w.spec_key != Span::default() => w.spec_key,
+            None => o.span,
+        },
+        None => o.span,
+    }
 }

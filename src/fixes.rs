@@ -499,7 +499,7 @@ fn workload_candidates(
     // kubectl apply removes a field the last applied configuration set and this one leaves
     // out: the documented migration to an HPA removes it from the last-applied first.
     if w.replicas.is_none()
-        && at == o.span
+        && (at == o.span || at == w.spec_key)
         && a.config
             .previous_revision
             .as_ref()
@@ -511,7 +511,7 @@ fn workload_candidates(
                 "remove `spec.replicas` from the last-applied configuration of {} before this change (`kubectl apply edit-last-applied`), so that kubectl apply leaves the count alone instead of resetting it to 1",
                 o.id
             ),
-            location: o.span,
+            location: w.spec_key,
             edit: Edit::ForgetAppliedReplicas { object },
         });
     }

@@ -67,6 +67,10 @@ pub struct Workload {
     pub kind: WorkloadKind,
     /// `spec.replicas`; `None` where the field is absent (default 1) or does not exist (DaemonSet, Pod).
     pub replicas: Option<Spanned<i32>>,
+    /// The `spec:` key: where a finding about a field the manifest leaves out (`replicas`)
+    /// points.
+    #[serde(skip)]
+    pub spec_key: Span,
     pub selector: Option<LabelSelector>,
     pub strategy: UpdateStrategy,
     pub min_ready_seconds: i32,
@@ -154,6 +158,7 @@ impl Workload {
         Workload {
             kind,
             replicas: None,
+            spec_key: Span::default(),
             selector: None,
             strategy: UpdateStrategy::None,
             min_ready_seconds: 0,
@@ -212,6 +217,7 @@ impl Workload {
         Workload {
             kind,
             replicas,
+            spec_key: node.entry("spec").map_or(spec.span, |(key, _)| key.span),
             selector,
             strategy,
             min_ready_seconds: r.count(spec, "minReadySeconds").map_or(0, |v| v.value),
