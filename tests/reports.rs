@@ -147,6 +147,7 @@ fn reports_of(name: &str, args: &[&str], code: i32) {
     let mut sarif = check_sarif(&r.files["sarif"]);
     // The checkout's absolute path differs between machines.
     sarif["runs"][0]["invocations"][0]["workingDirectory"]["uri"] = Value::from("file:///[repository]/");
+    sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] = Value::from("file:///[repository]/");
     insta::assert_snapshot!(format!("{name}-sarif"), serde_json::to_string_pretty(&sarif).unwrap());
 
     let junit = &r.files["junit"];
