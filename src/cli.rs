@@ -196,7 +196,16 @@ struct ScanArgs {
     /// inconclusive.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(16..))]
     run_memory: Option<u32>,
+
+    /// After a model-checker run that cannot finish (memory, time or depth limit), N seeded
+    /// random runs (randomised bitstate searches of a fixed size): a violation one finds is
+    /// reported with its trace; none leaves the check inconclusive, never verified.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RANDOM_RUNS, value_parser = clap::value_parser!(u32).range(0..=64))]
+    simulate: u32,
 }
+
+/// `--simulate`'s default: a few seconds after a search that already spent its limit.
+const DEFAULT_RANDOM_RUNS: u32 = 3;
 
 /// `90`, `90s`, `10m` or `1h`.
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -582,6 +591,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     if let Some(mb) = scan.run_memory {
         engine_options.memory_mb = mb;
     }
+    engine_options.random_runs = scan.simulate;
     let engine = match crate::engine::Engine::new(tools, engine_options.clone(), cache.as_deref()) {
         Ok(e) => e,
         Err(e) => {

@@ -230,20 +230,11 @@ fn store_results(dir: &std::path::Path, key: &str, plan: &UnitPlan, results: &[O
     let w = walk(plan, results, all);
     let finished = w.next >= plan.points.len() || w.open.is_empty();
     // A memory or depth limit reached is what the same run reaches again (the limits are in
-    // the key). A time limit depends on the machine and its load, so a later run retries it;
-    // so does a cancelled run or an engine error (a missing compiler, a full disk).
+    // the key); anything else a later run retries (`Inconclusive::is_transient`).
     let transient = results.iter().flatten().any(|r| {
-        r.verdicts.iter().any(|(_, v)| {
-            matches!(
-                v,
-                PointVerdict::Inconclusive(
-                    engine::Inconclusive::Cancelled
-                        | engine::Inconclusive::EngineError(_)
-                        | engine::Inconclusive::TimeLimit(_)
-                        | engine::Inconclusive::Incomplete(_)
-                )
-            )
-        })
+        r.verdicts
+            .iter()
+            .any(|(_, v)| matches!(v, PointVerdict::Inconclusive(why) if why.is_transient()))
     });
     if !finished || transient || plan.failure.is_some() {
         return;

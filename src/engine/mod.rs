@@ -98,6 +98,11 @@ pub struct Options {
     pub max_depth: u32,
     /// State vector bytes (`-DVECTORSZ`); doubled up to twice if pan says it is too small.
     pub vector_bytes: u32,
+    /// Seeded random runs after an exhaustive search that could not finish (memory, time or
+    /// depth): each a randomised bitstate search of a small fixed size (`--simulate N`). A
+    /// violation one finds is real and reported with its trace; finding none leaves the
+    /// verdict inconclusive, never verified.
+    pub random_runs: u32,
 }
 
 impl Default for Options {
@@ -109,6 +114,7 @@ impl Default for Options {
             memory_mb: 1024,
             max_depth: 100_000,
             vector_bytes: 4096,
+            random_runs: 0,
         }
     }
 }
@@ -129,6 +135,29 @@ pub enum Inconclusive {
     RunTimeout(Duration),
     /// The unit is larger than one model holds (pod slots, nodes, resources): nothing was run.
     ModelBound(String),
+    /// The exhaustive search could not finish, and seeded random runs after it found no
+    /// violation.
+    Sampled {
+        exhaustive: Box<Inconclusive>,
+        runs: u32,
+    },
+}
+
+impl Inconclusive {
+    /// Whether a later run may decide it: a time limit depends on the machine and its load, a
+    /// cancelled run or an engine error (a missing compiler, a full disk) on the moment. A
+    /// memory or depth limit is what the same run reaches again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Inconclusive::Cancelled
+            | Inconclusive::EngineError(_)
+            | Inconclusive::TimeLimit(_)
+            | Inconclusive::Incomplete(_)
+            | Inconclusive::RunTimeout(_) => true,
+            Inconclusive::Sampled { exhaustive, .. } => exhaustive.is_transient(),
+            Inconclusive::MemoryLimit(_) | Inconclusive::DepthLimit(_) | Inconclusive::ModelBound(_) => false,
+        }
+    }
 }
 
 impl std::fmt::Display for Inconclusive {
@@ -142,6 +171,11 @@ impl std::fmt::Display for Inconclusive {
             Inconclusive::Cancelled => write!(f, "cancelled"),
             Inconclusive::RunTimeout(d) => write!(f, "the scan's --timeout of {} s was reached", d.as_secs()),
             Inconclusive::ModelBound(why) => write!(f, "beyond the model's bounds: {why}"),
+            Inconclusive::Sampled { exhaustive, runs } => write!(
+                f,
+                "{exhaustive}; no violation in {runs} seeded random run{} (not a proof)",
+                if *runs == 1 { "" } else { "s" }
+            ),
         }
     }
 }
@@ -188,6 +222,9 @@ const QUICK_RUN: Duration = Duration::from_secs(5);
 /// How long the search for a shorter counterexample may take.
 const SHORTEN_BUDGET: Duration = Duration::from_secs(5);
 const TRACE_PREFIX: &str = "KIVI:";
+/// The bitmap of one random run: 2^20 bits. On the largest models here that is about half a
+/// million states and two seconds.
+const RANDOM_RUN_BITS: u32 = 20;
 
 /// How one pan binary is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -198,6 +235,8 @@ struct Build {
     /// state again whenever it reaches it at a smaller depth, five times the work of a plain
     /// search on the models here.
     reach: bool,
+    /// A randomised bitstate search (`-DBITSTATE -DT_RAND -DP_RAND`), for random runs.
+    random: bool,
 }
 
 /// Verifies models: builds each model's pan once (`spin -a` and the compiler), keeps it in a
@@ -317,6 +356,7 @@ impl Engine {
             vector: options.vector_bytes,
             optimised: options.time_limit <= QUICK_RUN,
             reach: false,
+            random: false,
         };
         // A model one of its topologies needed the optimised build for: the others are no
         // smaller, so they start with it rather than spend the quick run's seconds first.
@@ -353,6 +393,14 @@ impl Engine {
                     build.optimised = true;
                     continue;
                 }
+                Err(reason @ Inconclusive::TimeLimit(_)) => {
+                    let verdict = self.sample(model, build, &run, reason, &mut timings);
+                    return Ok(Outcome {
+                        verdict,
+                        statistics: Statistics::default(),
+                        timings,
+                    });
+                }
                 Err(reason) => return Ok(inconclusive(reason, timings)),
             };
             let (result, statistics) = report::parse(&output);
@@ -362,14 +410,22 @@ impl Engine {
                     build.vector = build.vector.saturating_mul(4);
                     continue;
                 }
-                report::PanResult::Limited(Limit::Depth) => {
-                    Verdict::Inconclusive(Inconclusive::DepthLimit(options.max_depth))
-                }
-                report::PanResult::Limited(Limit::Memory) => {
-                    Verdict::Inconclusive(Inconclusive::MemoryLimit(options.memory_mb))
-                }
+                report::PanResult::Limited(Limit::Depth) => self.sample(
+                    model,
+                    build,
+                    &run,
+                    Inconclusive::DepthLimit(options.max_depth),
+                    &mut timings,
+                ),
+                report::PanResult::Limited(Limit::Memory) => self.sample(
+                    model,
+                    build,
+                    &run,
+                    Inconclusive::MemoryLimit(options.memory_mb),
+                    &mut timings,
+                ),
                 report::PanResult::Limited(Limit::Incomplete(why)) => {
-                    Verdict::Inconclusive(Inconclusive::Incomplete(why))
+                    self.sample(model, build, &run, Inconclusive::Incomplete(why), &mut timings)
                 }
                 report::PanResult::Violated(violation) => {
                     if options.search == (Search::Safety { shortest: true }) {
@@ -402,6 +458,53 @@ impl Engine {
         ))
     }
 
+    /// After an exhaustive search that could not finish (`why`): the configured number of
+    /// seeded random runs, each a randomised bitstate search of a fixed size, so that the
+    /// same seeds give the same runs on any machine. The first violation one finds is the
+    /// verdict (bitstate search never reports a violation that is not there); none leaves it
+    /// inconclusive.
+    fn sample(&self, model: &str, build: Build, run: &Run, why: Inconclusive, timings: &mut Timings) -> Verdict {
+        let runs = self.options.random_runs;
+        if runs == 0 || run.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Verdict::Inconclusive(why);
+        }
+        let random = Build {
+            optimised: true,
+            reach: false,
+            random: true,
+            ..build
+        };
+        let pan = match self.pan(model, random, timings) {
+            Ok(pan) => pan,
+            Err(_) => return Verdict::Inconclusive(why),
+        };
+        let run = Run { pan: &pan, ..*run };
+        for seed in 1..=runs {
+            let started = Instant::now();
+            let ran = run.random(seed);
+            timings.pan += started.elapsed();
+            match ran.map(|out| report::parse(&out).0) {
+                Ok(report::PanResult::Violated(violation)) => {
+                    let started = Instant::now();
+                    let trace = run.replay();
+                    timings.replay += started.elapsed();
+                    return match trace {
+                        Ok(trace) => Verdict::Violated { violation, trace },
+                        Err(reason) => Verdict::Inconclusive(reason),
+                    };
+                }
+                Ok(_) => {}
+                Err(Inconclusive::Cancelled) => return Verdict::Inconclusive(Inconclusive::Cancelled),
+                // A run that could not finish tells nothing; the next seed may.
+                Err(_) => {}
+            }
+        }
+        Verdict::Inconclusive(Inconclusive::Sampled {
+            exhaustive: Box::new(why),
+            runs,
+        })
+    }
+
     /// The pan of `model` built as `build`: from this engine's directory if it is there,
     /// else built now (once, however many threads ask).
     fn pan(&self, model: &str, build: Build, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
@@ -424,7 +527,13 @@ impl Engine {
     fn key(&self, model: &str, build: Build) -> String {
         let mut hasher = blake3::Hasher::new();
         hasher.update(self.salt.as_bytes());
-        hasher.update(format!("\n{}\n{}\n{}\n", build.vector, build.optimised, build.reach).as_bytes());
+        hasher.update(
+            format!(
+                "\n{}\n{}\n{}\n{}\n",
+                build.vector, build.optimised, build.reach, build.random
+            )
+            .as_bytes(),
+        );
         hasher.update(model.as_bytes());
         hasher.finalize().to_hex()[..32].to_string()
     }
@@ -529,6 +638,9 @@ fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result
         .args([if build.optimised { "-O2" } else { "-O0" }, "-w", "-o", "pan", "pan.c"]);
     cc.arg(format!("-DMEMLIM={}", options.memory_mb))
         .arg(format!("-DVECTORSZ={}", build.vector));
+    if build.random {
+        cc.args(["-DBITSTATE", "-DT_RAND", "-DP_RAND"]);
+    }
     match options.search {
         Search::Safety { .. } => {
             cc.arg("-DSAFETY");
@@ -604,6 +716,30 @@ impl Run<'_> {
             Err(RunError::Cancelled { .. }) => Err(Inconclusive::Cancelled),
             Err(e) => Err(Inconclusive::EngineError(e.to_string())),
         }
+    }
+
+    /// One random run: a bitstate search of 2^20 bits (128 KiB) with one hash function, in the
+    /// transition order `seed` draws. It ends when the bits are spent, so its size, and with
+    /// the seed its result, do not depend on the machine.
+    fn random(&self, seed: u32) -> Result<String, Inconclusive> {
+        let mut pan = self.command();
+        pan.arg(format!("-m{}", self.options.max_depth))
+            .arg(format!("-w{RANDOM_RUN_BITS}"))
+            .arg("-k1")
+            .arg(format!("-RS{seed}"))
+            .arg("-n");
+        if self.options.search == Search::NonProgress {
+            pan.arg("-l");
+        }
+        let f = self.launch(pan, self.options.time_limit, "pan (random run)")?;
+        if !f.success {
+            return Err(Inconclusive::EngineError(format!(
+                "pan exited with {}: {}",
+                f.code.unwrap_or(-1),
+                first_lines(&format!("{}\n{}", f.stdout, f.stderr))
+            )));
+        }
+        Ok(f.stdout)
     }
 
     /// pan stopped at the first error it met, which may be far from the shortest. Search for
@@ -685,6 +821,64 @@ mod tests {
             memory_mb: 256,
             ..Options::default()
         }
+    }
+
+    /// Three counters, `a` and `b` wrapping: depth-first search in the written order explores
+    /// every (a, b) before it raises `c` once, so `c` reaches 200 only after some 13 million
+    /// states, far past the memory and depth bounds. A random order raises `c` on every third
+    /// step.
+    fn counters(violation: bool) -> String {
+        format!(
+            "byte a, b, c;\nactive proctype P() {{\n  do\n  :: a = a + 1\n  :: b = b + 1\n  :: c < 200 -> c++; printf(\"KIVI:7:%d\\n\", c)\n  :: c == 200 -> {}\n  od\n}}\n",
+            if violation { "assert(false)" } else { "skip" }
+        )
+    }
+
+    #[test]
+    fn random_runs_find_what_the_bounded_search_cannot_reach() {
+        let options = Options {
+            memory_mb: 64,
+            random_runs: 2,
+            ..fast()
+        };
+        let out = verify(&counters(true), &tools(), &options).unwrap();
+        let Verdict::Violated { trace, .. } = out.verdict else {
+            panic!("{:?}", out.verdict)
+        };
+        // The replayed trace is the random run's: c counted up to 200.
+        assert_eq!(trace.last().map(|e| e.values.clone()), Some(vec![7, 200]));
+        // Without random runs the same search is only inconclusive.
+        let exhaustive = verify(
+            &counters(true),
+            &tools(),
+            &Options {
+                random_runs: 0,
+                ..options.clone()
+            },
+        )
+        .unwrap();
+        assert!(
+            matches!(
+                exhaustive.verdict,
+                Verdict::Inconclusive(Inconclusive::MemoryLimit(_) | Inconclusive::DepthLimit(_))
+            ),
+            "{:?}",
+            exhaustive.verdict
+        );
+        // Nothing to find: still inconclusive, never verified, and the reason says both.
+        let out = verify(&counters(false), &tools(), &options).unwrap();
+        let Verdict::Inconclusive(why @ Inconclusive::Sampled { runs: 2, .. }) = out.verdict else {
+            panic!("{:?}", out.verdict)
+        };
+        assert!(
+            why.to_string()
+                .ends_with("; no violation in 2 seeded random runs (not a proof)"),
+            "{why}"
+        );
+        assert!(
+            !why.is_transient()
+                || matches!(&why, Inconclusive::Sampled { exhaustive, .. } if exhaustive.is_transient())
+        );
     }
 
     #[test]
