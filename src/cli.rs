@@ -12,26 +12,8 @@ use crate::diagnostics::{self, Severity};
 use crate::report::{self, Format, Output, RulesFormat};
 
 /// Exit codes (documented in the README).
-pub mod exit {
-    pub const OK: u8 = 0;
-    pub const FINDINGS: u8 = 1;
-    pub const INPUT_ERROR: u8 = 2;
-    pub const INCONCLUSIVE: u8 = 3;
-    /// Ctrl-C (128 + SIGINT, as shells report it).
-    pub const INTERRUPTED: u8 = 130;
-
-    /// What an exit code means (SARIF `exitCodeDescription`, summaries).
-    pub fn describe(code: u8) -> &'static str {
-        match code {
-            OK => "no unsuppressed finding at or above --fail-on",
-            FINDINGS => "findings at or above --fail-on",
-            INPUT_ERROR => "input, configuration or model-checker error",
-            INCONCLUSIVE => "some checks are inconclusive (a time, memory or depth limit was reached)",
-            INTERRUPTED => "interrupted",
-            _ => "unknown",
-        }
-    }
-}
+/// Exit codes live with the reports that state them; the binary exits with them.
+pub use crate::report::exit;
 
 #[derive(Parser, Debug)]
 #[command(

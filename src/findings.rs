@@ -104,6 +104,17 @@ pub enum Verdict {
     NotChecked,
 }
 
+/// A verified change that makes the violated check hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    /// One line, in manifest terms.
+    pub summary: String,
+    /// The field to change.
+    pub location: Span,
+    /// The cluster it was verified on (the counterexample's nodes).
+    pub verified_on: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckResult {
     pub check: &'static str,
@@ -114,7 +125,7 @@ pub struct CheckResult {
     /// PR mode, violations only: whether the base revision has the same violation.
     pub baseline: Option<bool>,
     /// Violations only: a change the model checker verified to make the check hold.
-    pub fix: Option<crate::fixes::Fix>,
+    pub fix: Option<Fix>,
 }
 
 /// Names of things in the model, for messages.
@@ -1037,7 +1048,7 @@ fn balance_span(o: &Object) -> Span {
     let constraints = &w.template.spec.topology_spread_constraints;
     if let Some(per_node) = constraints
         .iter()
-        .find(|c| c.topology_key.value == "kubernetes.io/hostname")
+        .find(|c| c.topology_key.value == crate::manifest::node::HOSTNAME_KEY)
     {
         return match per_node.when_unsatisfiable.value {
             crate::manifest::pod::WhenUnsatisfiable::ScheduleAnyway => per_node.when_unsatisfiable.span,

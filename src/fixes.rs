@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 use crate::analysis::Analysis;
 use crate::config::Config;
 use crate::engine::Engine;
+pub use crate::findings::Fix;
 use crate::findings::{Change, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
 use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
@@ -25,17 +26,6 @@ use crate::model::{Generator, Topology};
 use crate::scaling::{self, UnitResult};
 use crate::source::{Span, Spanned};
 use crate::units::{Member, Role};
-
-/// A verified change that makes the violated check hold.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fix {
-    /// One line, in manifest terms.
-    pub summary: String,
-    /// The field to change.
-    pub location: Span,
-    /// The cluster it was verified on (the counterexample's nodes).
-    pub verified_on: String,
-}
 
 /// A change to one field of one object.
 #[derive(Clone, Debug, PartialEq)]

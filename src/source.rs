@@ -3,6 +3,7 @@
 //! Every later stage points back at manifest lines, so spans carry the file they belong to.
 //! The `SourceMap` owns the text of every file read in a run, for diagnostics with excerpts.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -170,4 +171,106 @@ pub fn write_replacing(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     file.write_all(contents)?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Largest file read; larger ones are input errors. Documented in the README.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A file that could not be read, and where.
+#[derive(Debug)]
+pub struct ReadError {
+    pub message: String,
+    pub location: Location,
+}
+
+/// Read a text file with the size limit, reporting invalid UTF-8 at its position.
+pub fn read_source(path: &Path) -> Result<String, ReadError> {
+    let at_start = |message: String| ReadError {
+        message,
+        location: Location::START,
+    };
+    let file = std::fs::File::open(path).map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(at_start(format!(
+            "file is larger than {} MiB; not read",
+            MAX_FILE_BYTES / (1024 * 1024)
+        )));
+    }
+    // UTF-16 with a byte order mark (Windows editors, PowerShell's `>`): kubectl reads it, so
+    // decode it; UTF-8 is what everything else is.
+    if let Some(text) = utf16_with_bom(&bytes) {
+        return text.ok_or_else(|| at_start("file is UTF-16 (it has a byte order mark) but not valid UTF-16".into()));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        ReadError {
+            location: location_of_offset(e.as_bytes(), offset),
+            message: "file is not valid UTF-8".into(),
+        }
+    })
+}
+
+/// `Some` for UTF-16 text with a byte order mark: the decoded text, or `None` if invalid.
+fn utf16_with_bom(bytes: &[u8]) -> Option<Option<String>> {
+    let little = match bytes {
+        [0xFF, 0xFE, ..] => true,
+        [0xFE, 0xFF, ..] => false,
+        _ => return None,
+    };
+    let body = &bytes[2..];
+    if !body.len().is_multiple_of(2) {
+        return Some(None);
+    }
+    let units = body.chunks_exact(2).map(|p| {
+        if little {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    Some(char::decode_utf16(units).collect::<Result<String, _>>().ok())
+}
+
+/// `read_source` for callers that only need the message.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    read_source(path).map_err(|e| e.message)
+}
+
+/// A path as shown to the user: relative to the working directory when below it.
+pub fn display_path(path: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().ok();
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match &cwd {
+            Some(c) => c.join(path),
+            None => path.to_path_buf(),
+        }
+    };
+    let absolute = normalize(&absolute);
+    match cwd.as_ref().and_then(|c| absolute.strip_prefix(c).ok()) {
+        Some(rel) if rel.as_os_str().is_empty() => PathBuf::from("."),
+        Some(rel) => rel.to_path_buf(),
+        None => absolute,
+    }
+}
+
+/// Resolve `.` and `..` lexically, without the file system (paths that climb out of a
+/// temporary directory, paths of files that do not exist yet).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

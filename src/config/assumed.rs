@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::manifest::node::ZONE_KEY;
 use crate::manifest::pod::{Amounts, WhenUnsatisfiable};
 use crate::manifest::selector::{Labels, NodeSelectorTerm, Operator, Requirement};
 use crate::manifest::{Body, Object, Workload};
-use crate::model::ir::ZONE_KEY;
 use crate::source::Span;
 
 use super::Config;
@@ -97,7 +97,7 @@ fn largest_autoscaled(objects: &[Object], o: &Object) -> i64 {
         })
         .max()
         .unwrap_or(0)
-        .min(crate::model::ir::MAX_AUTOSCALER_REPLICAS)
+        .min(crate::manifest::autoscaling::MAX_AUTOSCALER_REPLICAS)
 }
 
 /// Topology keys that hard spread constraints and required pod (anti-)affinity use: a node

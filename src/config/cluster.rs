@@ -115,7 +115,7 @@ pub fn read(r: &mut Reader, node: &Node, base_dir: &Path, scaling: &Scaling, sou
             r.error(path.span, "set either `nodePools` or `fromNodes`, not both");
         }
         let full = base_dir.join(&path.value);
-        return match crate::discover::read_text(&full) {
+        return match crate::source::read_text(&full) {
             Ok(text) => from_snapshot(&text, &full, sources, r.diags),
             Err(message) => {
                 r.error(path.span, message);
@@ -309,7 +309,7 @@ pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 /// Group the nodes of a snapshot into pools: identical labels (but for those carrying the
 /// node's name), allocatable and taints form one pool, whose `count` is its node count.
 pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Cluster {
-    let shown = crate::discover::display_path(path);
+    let shown = crate::source::display_path(path);
     let file = sources.add(shown, text);
     let stream = yaml::parse(text, file, &yaml::Limits::default());
     for e in &stream.errors {

@@ -321,7 +321,7 @@ impl Config {
     ) -> Config {
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let confine = (!allow_outside).then(|| repository_root(&base_dir));
-        match crate::discover::read_text(path) {
+        match crate::source::read_text(path) {
             Ok(text) => Config::parse_confined(
                 &text,
                 shown_path,

@@ -365,20 +365,7 @@ pub fn take_origin(root: &mut Node, wrapper: &Path) -> Option<Origin> {
         .map(|p| Origin::Generated(resolve(p)))
 }
 
-/// Resolve `..` lexically (the wrapper's relative paths climb out of the temporary directory).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub use crate::source::normalize;
 
 /// What this kustomization changes in the objects it renders, for their locations: its patch
 /// files (read later, with their lines), its inline patches and its `replicas` entries.

@@ -21,11 +21,11 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, Diagnostics};
+// File reading is the source map's job; discovery's callers keep finding it here.
 use crate::source::{FileId, Location, SourceMap, Span, location_of_offset};
+pub use crate::source::{MAX_FILE_BYTES, ReadError, display_path, read_source, read_text};
 use crate::yaml::{self, Document, Node};
 
-/// Largest file read; larger ones are input errors. Documented in the README.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -89,89 +89,6 @@ pub struct Options<'a> {
     pub render: bool,
     /// Renders run at once.
     pub jobs: usize,
-}
-
-/// A file that could not be read, and where.
-#[derive(Debug)]
-pub struct ReadError {
-    pub message: String,
-    pub location: Location,
-}
-
-/// Read a text file with the size limit, reporting invalid UTF-8 at its position.
-pub fn read_source(path: &Path) -> Result<String, ReadError> {
-    let at_start = |message: String| ReadError {
-        message,
-        location: Location::START,
-    };
-    let file = std::fs::File::open(path).map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| at_start(format!("cannot read {}: {e}", path.display())))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(at_start(format!(
-            "file is larger than {} MiB; not read",
-            MAX_FILE_BYTES / (1024 * 1024)
-        )));
-    }
-    // UTF-16 with a byte order mark (Windows editors, PowerShell's `>`): kubectl reads it, so
-    // decode it; UTF-8 is what everything else is.
-    if let Some(text) = utf16_with_bom(&bytes) {
-        return text.ok_or_else(|| at_start("file is UTF-16 (it has a byte order mark) but not valid UTF-16".into()));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        ReadError {
-            location: location_of_offset(e.as_bytes(), offset),
-            message: "file is not valid UTF-8".into(),
-        }
-    })
-}
-
-/// `Some` for UTF-16 text with a byte order mark: the decoded text, or `None` if invalid.
-fn utf16_with_bom(bytes: &[u8]) -> Option<Option<String>> {
-    let little = match bytes {
-        [0xFF, 0xFE, ..] => true,
-        [0xFE, 0xFF, ..] => false,
-        _ => return None,
-    };
-    let body = &bytes[2..];
-    if !body.len().is_multiple_of(2) {
-        return Some(None);
-    }
-    let units = body.chunks_exact(2).map(|p| {
-        if little {
-            u16::from_le_bytes([p[0], p[1]])
-        } else {
-            u16::from_be_bytes([p[0], p[1]])
-        }
-    });
-    Some(char::decode_utf16(units).collect::<Result<String, _>>().ok())
-}
-
-/// `read_source` for callers that only need the message.
-pub fn read_text(path: &Path) -> Result<String, String> {
-    read_source(path).map_err(|e| e.message)
-}
-
-/// A path as shown to the user: relative to the working directory when below it.
-pub fn display_path(path: &Path) -> PathBuf {
-    let cwd = std::env::current_dir().ok();
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        match &cwd {
-            Some(c) => c.join(path),
-            None => path.to_path_buf(),
-        }
-    };
-    let absolute = kustomize::normalize(&absolute);
-    match cwd.as_ref().and_then(|c| absolute.strip_prefix(c).ok()) {
-        Some(rel) if rel.as_os_str().is_empty() => PathBuf::from("."),
-        Some(rel) => rel.to_path_buf(),
-        None => absolute,
-    }
 }
 
 /// `include`/`exclude` globs, matched against paths relative to the config's directory.

@@ -6,6 +6,10 @@ use crate::manifest::read::Reader;
 use crate::source::{Span, Spanned};
 use crate::yaml::Node;
 
+/// The largest HPA minReplicas and maxReplicas the model takes (its tables are 16-bit, and
+/// the scale-up limit may double the count); larger values are bounded to it.
+pub const MAX_AUTOSCALER_REPLICAS: i64 = 10_000;
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ScaleTargetRef {
     pub kind: String,

@@ -8,6 +8,10 @@ use crate::manifest::taint::Taint;
 use crate::source::Span;
 use crate::yaml::Node;
 
+/// The well-known node labels (kubernetes.io/docs/reference/labels-annotations-taints).
+pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
+pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
+
 /// Allocatable or capacity of a node: millicores, bytes, pod slots.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]

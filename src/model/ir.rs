@@ -23,11 +23,8 @@ use crate::units::{Role, Unit};
 pub const MAX_NODES: usize = 30;
 /// Most pod slots one model holds (bytes index them).
 pub const MAX_PODS: usize = 254;
-/// The largest HPA minReplicas and maxReplicas the model takes (its tables are 16-bit, and
-/// the scale-up limit may double the count); larger values are bounded to it.
-pub const MAX_AUTOSCALER_REPLICAS: i64 = 10_000;
-pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
-pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
+pub use crate::manifest::autoscaling::MAX_AUTOSCALER_REPLICAS;
+pub use crate::manifest::node::{HOSTNAME_KEY, ZONE_KEY};
 /// The label the Deployment controller puts on the pods of each ReplicaSet.
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 const MIB: i64 = 1024 * 1024;

@@ -133,7 +133,7 @@ impl Page {
         Page {
             version: r.tool.version.clone(),
             exit_code: e.exit_code,
-            exit_description: crate::cli::exit::describe(e.exit_code),
+            exit_description: super::exit::describe(e.exit_code),
             units,
             diagnostics: r
                 .diagnostics

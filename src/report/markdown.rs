@@ -33,7 +33,7 @@ pub fn render(e: &Emit) -> String {
         r.summary.errors,
         r.summary.warnings,
         e.exit_code,
-        crate::cli::exit::describe(e.exit_code),
+        super::exit::describe(e.exit_code),
     );
     if findings.is_empty() {
         out.push_str("No findings.\n");

@@ -1,6 +1,7 @@
 //! Reports: one emitter per output format. Stdout carries only the chosen report.
 
 pub mod codequality;
+pub mod exit;
 pub mod finding;
 pub mod github;
 pub mod html;

@@ -71,9 +71,9 @@ pub fn render(e: &Emit) -> String {
         }));
     }
     let mut invocation = json!({
-        "executionSuccessful": e.exit_code != crate::cli::exit::INPUT_ERROR,
+        "executionSuccessful": e.exit_code != super::exit::INPUT_ERROR,
         "exitCode": e.exit_code,
-        "exitCodeDescription": crate::cli::exit::describe(e.exit_code),
+        "exitCodeDescription": super::exit::describe(e.exit_code),
         "toolExecutionNotifications": notifications,
     });
     let mut base_ids = json!({});

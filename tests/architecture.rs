@@ -1,0 +1,140 @@
+//! The layering of `src/`: no import cycle between its modules (`cli`, `report`, `config`,
+//! `discover`, …, each a top-level file or directory). A cycle makes two modules one in all
+//! but name: neither can be read, tested or changed without the other. A new one fails here,
+//! naming the files whose `crate::` paths make it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+mod common;
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Module → module it names (`crate::name`) → the files that do.
+type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+fn module_graph(src: &Path) -> Graph {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut graph = Graph::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap().to_string_lossy().into_owned();
+        let first = relative.split('/').next().unwrap();
+        let module = first.strip_suffix(".rs").unwrap_or(first).to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let edges = graph.entry(module.clone()).or_default();
+        for (at, _) in text.match_indices("crate::") {
+            let name: String = text[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != module {
+                edges.entry(name).or_default().insert(relative.clone());
+            }
+        }
+    }
+    graph
+}
+
+/// The strongly connected components of more than one module (Tarjan's algorithm).
+fn cycles(graph: &Graph) -> Vec<Vec<String>> {
+    struct State<'a> {
+        graph: &'a Graph,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        let n = s.index.len();
+        s.index.insert(v, n);
+        s.low.insert(v, n);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        let graph = s.graph;
+        for w in graph.get(v).into_iter().flat_map(|e| e.keys()) {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                component.sort();
+                s.found.push(component);
+            }
+        }
+    }
+    let mut s = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.found
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    let graph = module_graph(&common::root().join("src"));
+    assert!(graph.len() > 10, "the modules of src/: {:?}", graph.keys());
+    let found = cycles(&graph);
+    let mut explained = String::new();
+    for component in &found {
+        explained.push_str(&format!("cycle: {}\n", component.join(", ")));
+        for a in component {
+            for (b, files) in &graph[a] {
+                if component.contains(b) {
+                    explained.push_str(&format!(
+                        "  {a} -> {b}: {}\n",
+                        files.iter().cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "import cycles between modules of src/:\n{explained}");
+}
+
+#[test]
+fn the_cycle_check_sees_a_cycle() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    std::fs::write(dir.path().join("a.rs"), "use crate::b::thing;\n").unwrap();
+    std::fs::write(dir.path().join("b/mod.rs"), "pub fn thing() { crate::c::other() }\n").unwrap();
+    std::fs::write(dir.path().join("c.rs"), "pub fn other() { let _ = crate::a::X; }\n").unwrap();
+    std::fs::write(dir.path().join("d.rs"), "use crate::a;\n").unwrap();
+    let found = cycles(&module_graph(dir.path()));
+    assert_eq!(found, vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]);
+}
