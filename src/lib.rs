@@ -2,7 +2,8 @@
 //!
 //! Pipeline, one module per stage:
 //! discover → manifest → config → scopes → units → model → engine → scaling → findings → report.
-//! `analysis` runs the stages in order; `cli` is the command line around it.
+//! `analysis` runs the stages up to units; `run` the whole scan after the arguments (analysis,
+//! the selection of units, verification, fixes); `cli` is the command line around it.
 
 pub mod analysis;
 pub mod changes;
@@ -19,6 +20,7 @@ pub mod model;
 pub mod process;
 pub mod progress;
 pub mod report;
+pub mod run;
 pub mod scaling;
 pub mod scopes;
 pub mod source;

@@ -19,3 +19,17 @@ pub fn describe(code: u8) -> &'static str {
         _ => "unknown",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_distinct() {
+        let codes = [OK, FINDINGS, INPUT_ERROR, INCONCLUSIVE, INTERRUPTED];
+        let mut sorted = codes.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), codes.len());
+    }
+}

@@ -1,0 +1,253 @@
+//! The scan after the arguments: cancellation and the `--timeout` watchdog, analysis, the
+//! selection of units (PR mode, sharding), verification, the marking of violations the base
+//! revision has, and fixes. The command line turns flags into a [`Scan`] and writes what
+//! comes back; nothing here parses flags or prints reports.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::analysis::{self, Analysis};
+use crate::checks::Level;
+use crate::report::model::{Context, NotVerified, Shard};
+use crate::scaling::{self, UnitResult};
+
+/// What to verify and how, with every flag already resolved.
+#[derive(Clone, Debug)]
+pub struct Scan {
+    pub request: analysis::Request,
+    pub engine: crate::engine::Options,
+    /// Compiled models and verdicts between runs (`None`: no cache).
+    pub cache_dir: Option<PathBuf>,
+    pub templates_dir: Option<PathBuf>,
+    pub emit_models: Option<PathBuf>,
+    pub scale: scaling::Scale,
+    pub all: bool,
+    /// PR mode: verify only the units that changed since this revision.
+    pub changed_since: Option<String>,
+    pub all_findings: bool,
+    pub no_inline_suppressions: bool,
+    pub shard: Option<Shard>,
+    /// The lowest level fixes are searched for (`None`: no fixes).
+    pub fixes_for: Option<Level>,
+}
+
+/// Why a scan ended without results to report.
+#[derive(Debug)]
+pub enum Stopped {
+    /// Ctrl-C, SIGTERM or SIGHUP.
+    Interrupted,
+    /// A problem with the run itself (no spin, a base revision that cannot be read), said in
+    /// one line.
+    Error(String),
+}
+
+/// What a verified scan reports.
+pub struct Verified {
+    pub results: Vec<UnitResult>,
+    pub context: Context,
+    /// The `--timeout` that stopped the run, if it did.
+    pub timed_out: Option<Duration>,
+}
+
+/// One scan's cancellation: Ctrl-C, SIGTERM or SIGHUP stop every child and start none; the
+/// `--timeout` watchdog does the same at the deadline, but what was decided is still reported.
+pub struct Session {
+    cancel: Arc<AtomicBool>,
+    timed_out: Arc<AtomicBool>,
+    timeout: Option<Duration>,
+    /// Dropped when the scan is done, which stops the watchdog.
+    _finished: mpsc::Sender<()>,
+}
+
+impl Session {
+    /// Install the signal handler and, with a `timeout` counted from `started`, the watchdog.
+    pub fn start(started: Instant, timeout: Option<Duration>) -> Session {
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let cancel = Arc::clone(&cancel);
+            // Return through the normal path, so that temporary and build directories are
+            // removed.
+            let _ = ctrlc::set_handler(move || {
+                cancel.store(true, Ordering::Relaxed);
+                crate::process::cancel_all("the run was interrupted");
+            });
+        }
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let (finished, watchdog) = mpsc::channel::<()>();
+        if let Some(limit) = timeout {
+            let left = limit.saturating_sub(started.elapsed());
+            let cancel = Arc::clone(&cancel);
+            let timed_out = Arc::clone(&timed_out);
+            std::thread::spawn(move || {
+                if let Err(mpsc::RecvTimeoutError::Timeout) = watchdog.recv_timeout(left) {
+                    timed_out.store(true, Ordering::Relaxed);
+                    cancel.store(true, Ordering::Relaxed);
+                    crate::process::cancel_all(&format!("the scan's --timeout of {} s was reached", limit.as_secs()));
+                }
+            });
+        }
+        Session {
+            cancel,
+            timed_out,
+            timeout,
+            _finished: finished,
+        }
+    }
+
+    /// Interrupted, as opposed to stopped by the watchdog (whose results are still reported).
+    fn interrupted(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed) && !self.timed_out.load(Ordering::Relaxed)
+    }
+
+    /// Discover, read and group everything the request names.
+    pub fn analyze(&self, request: &analysis::Request) -> Result<Analysis, Stopped> {
+        let analysis = analysis::analyze(request);
+        if self.interrupted() {
+            return Err(Stopped::Interrupted);
+        }
+        Ok(analysis)
+    }
+
+    /// Verify the units `scan` selects, then mark what the base revision already has and look
+    /// for fixes. `progress` hears of every finished run and of each later phase.
+    pub fn verify(
+        &self,
+        analysis: &Analysis,
+        scan: &Scan,
+        progress: &crate::progress::Reporter,
+    ) -> Result<Verified, Stopped> {
+        let tools = crate::engine::Tools::find().map_err(|e| Stopped::Error(e.to_string()))?;
+        let generator = crate::model::Generator::new(scan.templates_dir.as_deref())
+            .map_err(|e| Stopped::Error(format!("{e:#}")))?;
+        let options = scaling::Options {
+            emit_models: scan.emit_models.clone(),
+            result_cache: scan.cache_dir.as_ref().map(|d| d.join("results")),
+            jobs: scan.request.jobs,
+            scale: scan.scale,
+            all: scan.all,
+        };
+        let engine = match crate::engine::Engine::new(tools, scan.engine.clone(), scan.cache_dir.as_deref()) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!("cache directory unusable ({e}); running without a cache");
+                let tools = crate::engine::Tools::find().map_err(|e| Stopped::Error(e.to_string()))?;
+                crate::engine::Engine::new(tools, scan.engine.clone(), None)
+                    .map_err(|e| Stopped::Error(e.to_string()))?
+            }
+        };
+        let mut context = Context {
+            shard: scan.shard,
+            changed_since: scan.changed_since.clone(),
+            all_findings: scan.all_findings,
+            no_inline_suppressions: scan.no_inline_suppressions,
+            ..Default::default()
+        };
+        let mut selected: Vec<usize> = (0..analysis.units.len()).collect();
+        let base = match &scan.changed_since {
+            None => None,
+            Some(git_ref) => match crate::changes::analyze_base(&scan.request, git_ref) {
+                Ok(base) => Some(base),
+                Err(e) => return Err(Stopped::Error(format!("--changed-since {git_ref}: {e}"))),
+            },
+        };
+        if let Some(base) = &base {
+            let unchanged = crate::changes::unchanged_units(analysis, base, &generator, &engine, &options);
+            tracing::info!(
+                "{} of {} units unchanged since {}",
+                unchanged.len(),
+                selected.len(),
+                base.revision
+            );
+            selected.retain(|u| !unchanged.contains(u));
+            context
+                .not_verified
+                .extend(unchanged.into_iter().map(|u| (u, NotVerified::Unchanged)));
+        }
+        if let Some(shard) = scan.shard {
+            let mine = shard_units(&selected, shard);
+            context.not_verified.extend(
+                selected
+                    .iter()
+                    .filter(|u| !mine.contains(u))
+                    .map(|&u| (u, NotVerified::OtherShard)),
+            );
+            selected = mine;
+        }
+        let on_progress = |p: &scaling::Progress| progress.update(p);
+        let cancel = &*self.cancel;
+        let mut results = scaling::verify(analysis, &selected, &generator, &engine, &options, cancel, &on_progress);
+        if let Some(base) = &base {
+            crate::changes::mark_existing(
+                analysis,
+                &mut results,
+                base,
+                &generator,
+                &engine,
+                &options,
+                cancel,
+                &on_progress,
+            );
+        }
+        if let Some(level) = scan.fixes_for {
+            crate::fixes::suggest(
+                analysis,
+                &mut results,
+                level,
+                &generator,
+                &engine,
+                &options,
+                cancel,
+                &|what: &str| progress.phase(what),
+            );
+        }
+        let timed_out = self
+            .timed_out
+            .load(Ordering::Relaxed)
+            .then(|| self.timeout.unwrap_or_default());
+        if let Some(limit) = timed_out {
+            scaling::mark_timed_out(&mut results, limit);
+        } else if self.interrupted() {
+            return Err(Stopped::Interrupted);
+        }
+        Ok(Verified {
+            results,
+            context,
+            timed_out,
+        })
+    }
+}
+
+/// The units of shard `shard` among `units`: every n-th, so shards get as many units as
+/// possible alike, and the slice depends only on the units.
+pub fn shard_units(units: &[usize], shard: Shard) -> Vec<usize> {
+    units
+        .iter()
+        .copied()
+        .skip(shard.index - 1)
+        .step_by(shard.count)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_units_evenly() {
+        let units: Vec<usize> = (0..11).collect();
+        for count in 1..=12 {
+            let mut seen = Vec::new();
+            for index in 1..=count {
+                let mine = shard_units(&units, Shard { index, count });
+                assert!(mine.len() <= units.len().div_ceil(count));
+                assert!(mine.len() >= units.len() / count);
+                seen.extend(mine);
+            }
+            seen.sort();
+            assert_eq!(seen, units, "{count} shards");
+        }
+    }
+}
