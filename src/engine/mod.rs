@@ -6,7 +6,10 @@
 //! (exhaustive at this model), or inconclusive with the reason. Failures of spin, the compiler
 //! or pan are inconclusive, never a pass.
 
+mod pan;
 pub mod report;
+
+use pan::Run;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -655,161 +658,10 @@ fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result
     run_step(cc, options.build_time_limit, "compiling pan").map(|_| ())
 }
 
-fn hash_bits(memory_mb: u32) -> u32 {
-    // A hash table of about an eighth of the memory bound (8 bytes a slot), 2^16..2^26 slots.
-    let slots = (u64::from(memory_mb) << 20) / 8 / 8;
-    (63 - slots.max(1).leading_zeros()).clamp(16, 26)
-}
-
-/// One run of a built pan on one input, in its own directory (where pan writes its trail).
-struct Run<'a> {
-    pan: &'a Path,
-    dir: &'a Path,
-    input: &'a Path,
-    options: &'a Options,
-    cancel: &'a AtomicBool,
-}
-
-impl Run<'_> {
-    fn command(&self) -> Command {
-        let mut pan = Command::new(self.pan.join("pan"));
-        pan.current_dir(self.dir).env(INPUT_VARIABLE, self.input);
-        pan
-    }
-
-    fn pan(&self, limit: Duration, shortest: bool) -> Result<String, Inconclusive> {
-        let mut pan = self.command();
-        pan.arg(format!("-m{}", self.options.max_depth))
-            .arg(format!("-w{}", hash_bits(self.options.memory_mb)))
-            .arg("-n");
-        match self.options.search {
-            Search::NonProgress => {
-                pan.arg("-l");
-            }
-            Search::Safety { .. } if shortest => {
-                pan.arg("-i");
-            }
-            Search::Safety { .. } => {}
-        }
-        let f = self.launch(pan, limit, "pan")?;
-        if !f.success {
-            return Err(Inconclusive::EngineError(format!(
-                "pan exited with {}: {}",
-                f.code.unwrap_or(-1),
-                first_lines(&format!("{}\n{}", f.stdout, f.stderr))
-            )));
-        }
-        Ok(f.stdout)
-    }
-
-    /// Run pan until it exits, `limit` passes or the run is cancelled; a signal (SIGFPE, a
-    /// kill) is an engine error.
-    fn launch(&self, pan: Command, limit: Duration, what: &str) -> Result<process::Finished, Inconclusive> {
-        match process::run_cancellable(pan, limit, Some(self.cancel)) {
-            Ok(f) if f.signal.is_some() => Err(Inconclusive::EngineError(format!(
-                "{what} was stopped by signal {}: {}",
-                f.signal.unwrap_or(0),
-                first_lines(&f.stdout)
-            ))),
-            Ok(f) => Ok(f),
-            Err(RunError::TimedOut { limit, .. }) => Err(Inconclusive::TimeLimit(limit)),
-            Err(RunError::Cancelled { .. }) => Err(Inconclusive::Cancelled),
-            Err(e) => Err(Inconclusive::EngineError(e.to_string())),
-        }
-    }
-
-    /// One random run: a bitstate search of 2^20 bits (128 KiB) with one hash function, in the
-    /// transition order `seed` draws. It ends when the bits are spent, so its size, and with
-    /// the seed its result, do not depend on the machine.
-    fn random(&self, seed: u32) -> Result<String, Inconclusive> {
-        let mut pan = self.command();
-        pan.arg(format!("-m{}", self.options.max_depth))
-            .arg(format!("-w{RANDOM_RUN_BITS}"))
-            .arg("-k1")
-            .arg(format!("-RS{seed}"))
-            .arg("-n");
-        if self.options.search == Search::NonProgress {
-            pan.arg("-l");
-        }
-        let f = self.launch(pan, self.options.time_limit, "pan (random run)")?;
-        if !f.success {
-            return Err(Inconclusive::EngineError(format!(
-                "pan exited with {}: {}",
-                f.code.unwrap_or(-1),
-                first_lines(&format!("{}\n{}", f.stdout, f.stderr))
-            )));
-        }
-        Ok(f.stdout)
-    }
-
-    /// pan stopped at the first error it met, which may be far from the shortest. Search for
-    /// a shorter one (`pan -i`, which keeps exploring past errors) within a budget; keep the
-    /// first trail when the budget runs out.
-    fn shorten(&self) {
-        let trail = self.dir.join(format!("{MODEL_FILE}.trail"));
-        let kept = self.dir.join("first.trail");
-        if std::fs::copy(&trail, &kept).is_err() {
-            return;
-        }
-        let budget = self.options.time_limit.min(SHORTEN_BUDGET);
-        let shorter = matches!(
-            self.pan(budget, true).map(|out| report::parse(&out).0),
-            Ok(report::PanResult::Violated(_))
-        );
-        if !shorter {
-            let _ = std::fs::rename(&kept, &trail);
-        }
-    }
-
-    /// Replay the trail with pan itself (`pan -r`: it runs the models' embedded C, which
-    /// `spin -t` cannot) and keep the model's `KIVI:` lines.
-    fn replay(&self) -> Result<Vec<TraceEvent>, Inconclusive> {
-        if !self.dir.join(format!("{MODEL_FILE}.trail")).is_file() {
-            return Err(Inconclusive::EngineError(
-                "pan reported an error but wrote no trail".into(),
-            ));
-        }
-        let mut pan = self.command();
-        // The search's depth and hash table: pan's default table (-w24, 128 MiB) alone is over
-        // a small --run-memory, and a replay stopped by its memory bound tells no check.
-        pan.arg("-r")
-            .arg("-n")
-            .arg(format!("-m{}", self.options.max_depth))
-            .arg(format!("-w{}", hash_bits(self.options.memory_mb)));
-        // pan -r exits non-zero after replaying an error: only a signal is a failure.
-        let finished = self.launch(pan, self.options.time_limit, "pan -r")?;
-        if finished.stdout.contains("reached -DMEMLIM bound") || finished.stdout.contains("pan: out of memory") {
-            return Err(Inconclusive::MemoryLimit(self.options.memory_mb));
-        }
-        let mut events = Vec::new();
-        for line in finished.stdout.lines() {
-            if line.contains("START OF CYCLE") {
-                events.push(TraceEvent {
-                    values: vec![CYCLE_START],
-                });
-                continue;
-            }
-            let Some(rest) = line.trim_start().strip_prefix(TRACE_PREFIX) else {
-                continue;
-            };
-            let values: Result<Vec<i64>, _> = rest.split(':').map(|v| v.trim().parse::<i64>()).collect();
-            match values {
-                Ok(values) => events.push(TraceEvent { values }),
-                Err(_) => {
-                    return Err(Inconclusive::EngineError(format!(
-                        "unreadable trace line `{}`",
-                        line.trim()
-                    )));
-                }
-            }
-        }
-        Ok(events)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pan::hash_bits;
 
     fn tools() -> Tools {
         Tools::find().expect("spin and a C compiler are installed (scripts/setup)")
