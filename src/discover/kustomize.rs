@@ -365,7 +365,7 @@ pub fn take_origin(root: &mut Node, wrapper: &Path) -> Option<Origin> {
         .map(|p| Origin::Generated(resolve(p)))
 }
 
-pub use crate::source::normalize;
+use crate::source::normalize;
 
 /// What this kustomization changes in the objects it renders, for their locations: its patch
 /// files (read later, with their lines), its inline patches and its `replicas` entries.

@@ -510,7 +510,7 @@ fn plan_renders(
     let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
     let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
     while let Some(dir) = queue.pop() {
-        let key = kustomize::normalize(&absolute(&dir));
+        let key = crate::source::normalize(&absolute(&dir));
         if kustomizations.contains_key(&key) {
             continue;
         }
@@ -523,12 +523,12 @@ fn plan_renders(
     }
     let referenced: BTreeSet<PathBuf> = kustomizations
         .values()
-        .flat_map(|k| k.dirs.iter().map(|d| kustomize::normalize(&absolute(d))))
+        .flat_map(|k| k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))))
         .collect();
     let mut consumed: BTreeSet<PathBuf> = BTreeSet::new();
     for k in kustomizations.values() {
-        consumed.insert(kustomize::normalize(&absolute(&k.file)));
-        consumed.extend(k.files.iter().map(|f| kustomize::normalize(&absolute(f))));
+        consumed.insert(crate::source::normalize(&absolute(&k.file)));
+        consumed.extend(k.files.iter().map(|f| crate::source::normalize(&absolute(f))));
     }
     for (key, k) in &kustomizations {
         for problem in &k.problems {
@@ -537,7 +537,7 @@ fn plan_renders(
         let walked_here = walked
             .kustomize_dirs
             .iter()
-            .any(|d| kustomize::normalize(&absolute(d)) == *key);
+            .any(|d| crate::source::normalize(&absolute(d)) == *key);
         if !walked_here || referenced.contains(key) || k.component || !filter.admits(&k.file) {
             continue;
         }
@@ -620,10 +620,10 @@ fn plan_renders(
         .files
         .iter()
         .filter(|f| {
-            let abs = kustomize::normalize(&absolute(f));
+            let abs = crate::source::normalize(&absolute(f));
             let in_kustomize_dir = f
                 .parent()
-                .is_some_and(|p| kustomizations.contains_key(&kustomize::normalize(&absolute(p))));
+                .is_some_and(|p| kustomizations.contains_key(&crate::source::normalize(&absolute(p))));
             !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
         })
         .cloned()
@@ -655,7 +655,7 @@ fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>
         }
         for r in &k.resources {
             if r.is_dir() {
-                collect(&kustomize::normalize(&absolute(r)), all, out, depth + 1)?;
+                collect(&crate::source::normalize(&absolute(r)), all, out, depth + 1)?;
             } else {
                 // kustomize's load restrictor: a file resource lies under the directory of
                 // the kustomization that lists it (links followed). Anything else is
@@ -740,7 +740,7 @@ fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomiz
             if !k.problems.is_empty() {
                 return true;
             }
-            stack.extend(k.dirs.iter().map(|d| kustomize::normalize(&absolute(d))));
+            stack.extend(k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))));
         }
     }
     false
@@ -1087,7 +1087,7 @@ fn overlay_changes(
         }
         let Some(k) = kustomizations.get(&key) else { continue };
         order.push(k);
-        queue.extend(k.dirs.iter().map(|d| kustomize::normalize(&absolute(d))));
+        queue.extend(k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))));
     }
     let mut changes = Vec::new();
     for k in order.into_iter().rev() {

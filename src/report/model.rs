@@ -421,7 +421,7 @@ impl Report {
                 .config
                 .path
                 .as_ref()
-                .map(|p| crate::discover::display_path(p).display().to_string()),
+                .map(|p| crate::source::display_path(p).display().to_string()),
             shard: context.shard,
             changed_since: context.changed_since.as_ref().map(|revision| ChangedSince {
                 revision: revision.clone(),
