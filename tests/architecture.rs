@@ -138,3 +138,56 @@ fn the_cycle_check_sees_a_cycle() {
     let found = cycles(&module_graph(dir.path()));
     assert_eq!(found, vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]);
 }
+
+/// Every check of the registry (`checks::CHECKS`) is whole: its template, its section of
+/// docs/rules.md, an `explain` text with an example and fixes, and a violating fixture whose
+/// `-safe` twin verifies it in the end-to-end verdict table of tests/cli.rs.
+#[test]
+fn every_check_has_a_template_docs_an_explanation_and_a_fixture_pair() {
+    let root = common::root();
+    let rules = std::fs::read_to_string(root.join("docs/rules.md")).unwrap();
+    let table = std::fs::read_to_string(root.join("tests/cli.rs")).unwrap();
+    // `name: "fixture", code, [("check", "verdict"), …];` lines of `kivi_case!`.
+    let verdicts: BTreeMap<String, BTreeMap<String, String>> = table
+        .lines()
+        .filter_map(|line| {
+            let (_, rest) = line.trim().split_once(": \"")?;
+            let (fixture, rest) = rest.split_once('"')?;
+            let pairs = rest.split_once('[')?.1;
+            let mut checks = BTreeMap::new();
+            for pair in pairs.split("(\"").skip(1) {
+                let mut parts = pair.split('"');
+                let check = parts.next()?.to_string();
+                let verdict = parts.nth(1)?.to_string();
+                checks.insert(check, verdict);
+            }
+            Some((fixture.to_string(), checks))
+        })
+        .collect();
+    assert!(verdicts.len() > 20, "the verdict table of tests/cli.rs: {verdicts:?}");
+    for check in kivi_lint::checks::CHECKS {
+        let id = check.id;
+        let template = root.join(format!("templates/checks/{}.pml", id.replace('-', "_")));
+        assert!(template.is_file(), "{id}: {}", template.display());
+        assert!(
+            rules.contains(&format!("\n## {id}\n")),
+            "{id}: a section of docs/rules.md"
+        );
+        let explained = kivi_lint::report::explain(check);
+        assert!(
+            explained.contains(check.definition) && explained.contains(check.example) && !check.fixes.is_empty(),
+            "{id}: explain"
+        );
+        let pair = verdicts.iter().find(|(fixture, checks)| {
+            checks.get(id).is_some_and(|v| v == "violated")
+                && verdicts
+                    .get(&format!("{fixture}-safe"))
+                    .and_then(|safe| safe.get(id))
+                    .is_some_and(|v| v == "verified")
+        });
+        assert!(
+            pair.is_some(),
+            "{id}: a violating fixture with a -safe twin that verifies it"
+        );
+    }
+}
