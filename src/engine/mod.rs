@@ -7,7 +7,7 @@
 //! or pan are inconclusive, never a pass.
 
 mod pan;
-pub mod report;
+pub mod pan_output;
 
 use pan::Run;
 
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use crate::process::{self, RunError};
-pub use report::{Limit, Statistics, Violation};
+pub use pan_output::{Limit, Statistics, Violation};
 
 /// The programs the engine runs.
 #[derive(Clone, Debug)]
@@ -406,31 +406,31 @@ impl Engine {
                 }
                 Err(reason) => return Ok(inconclusive(reason, timings)),
             };
-            let (result, statistics) = report::parse(&output);
+            let (result, statistics) = pan_output::parse(&output);
             let verdict = match result {
-                report::PanResult::Verified => Verdict::Verified,
-                report::PanResult::Limited(Limit::VectorSize) => {
+                pan_output::PanResult::Verified => Verdict::Verified,
+                pan_output::PanResult::Limited(Limit::VectorSize) => {
                     build.vector = build.vector.saturating_mul(4);
                     continue;
                 }
-                report::PanResult::Limited(Limit::Depth) => self.sample(
+                pan_output::PanResult::Limited(Limit::Depth) => self.sample(
                     model,
                     build,
                     &run,
                     Inconclusive::DepthLimit(options.max_depth),
                     &mut timings,
                 ),
-                report::PanResult::Limited(Limit::Memory) => self.sample(
+                pan_output::PanResult::Limited(Limit::Memory) => self.sample(
                     model,
                     build,
                     &run,
                     Inconclusive::MemoryLimit(options.memory_mb),
                     &mut timings,
                 ),
-                report::PanResult::Limited(Limit::Incomplete(why)) => {
+                pan_output::PanResult::Limited(Limit::Incomplete(why)) => {
                     self.sample(model, build, &run, Inconclusive::Incomplete(why), &mut timings)
                 }
-                report::PanResult::Violated(violation) => {
+                pan_output::PanResult::Violated(violation) => {
                     if options.search == (Search::Safety { shortest: true }) {
                         let reach = Build { reach: true, ..build };
                         // Without that build, the first counterexample is kept.
@@ -486,8 +486,8 @@ impl Engine {
             let started = Instant::now();
             let ran = run.random(seed);
             timings.pan += started.elapsed();
-            match ran.map(|out| report::parse(&out).0) {
-                Ok(report::PanResult::Violated(violation)) => {
+            match ran.map(|out| pan_output::parse(&out).0) {
+                Ok(pan_output::PanResult::Violated(violation)) => {
                     let started = Instant::now();
                     let trace = run.replay();
                     timings.replay += started.elapsed();

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::report;
+use super::pan_output;
 use super::{
     CYCLE_START, INPUT_VARIABLE, Inconclusive, MODEL_FILE, Options, RANDOM_RUN_BITS, SHORTEN_BUDGET, Search,
     TRACE_PREFIX, TraceEvent, first_lines,
@@ -111,8 +111,8 @@ impl Run<'_> {
         }
         let budget = self.options.time_limit.min(SHORTEN_BUDGET);
         let shorter = matches!(
-            self.pan(budget, true).map(|out| report::parse(&out).0),
-            Ok(report::PanResult::Violated(_))
+            self.pan(budget, true).map(|out| pan_output::parse(&out).0),
+            Ok(pan_output::PanResult::Violated(_))
         );
         if !shorter {
             let _ = std::fs::rename(&kept, &trail);
