@@ -6,6 +6,7 @@
 //! the selection of units, verification, fixes); `cli` is the command line around it.
 
 pub mod analysis;
+pub mod cache;
 pub mod changes;
 pub mod checks;
 pub mod cli;

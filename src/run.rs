@@ -120,6 +120,12 @@ impl Session {
         progress: &crate::progress::Reporter,
     ) -> Result<Verified, Stopped> {
         let tools = crate::engine::Tools::find().map_err(|e| Stopped::Error(e.to_string()))?;
+        if let Some(dir) = &scan.cache_dir {
+            let removed = crate::cache::prune(dir, crate::cache::UNUSED_FOR);
+            if removed > 0 {
+                tracing::info!("removed {removed} cache entries unused for 30 days");
+            }
+        }
         let generator = crate::model::Generator::new(scan.templates_dir.as_deref())
             .map_err(|e| Stopped::Error(format!("{e:#}")))?;
         let options = scaling::Options {

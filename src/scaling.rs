@@ -202,7 +202,9 @@ fn known_check(name: &str) -> Option<&'static str> {
 }
 
 fn load_results(dir: &std::path::Path, key: &str, points: usize) -> Option<Vec<Option<PointResult>>> {
-    let text = std::fs::read_to_string(dir.join(format!("{key}.json"))).ok()?;
+    let path = dir.join(format!("{key}.json"));
+    let text = std::fs::read_to_string(&path).ok()?;
+    crate::cache::touch(&path);
     let cached: Vec<Option<CachedPoint>> = serde_json::from_str(&text).ok()?;
     if cached.len() != points {
         return None;

@@ -519,6 +519,7 @@ impl Engine {
         cell.get_or_init(|| {
             let dir = self.root.join(&key);
             if dir.join("pan").is_file() {
+                crate::cache::touch(&dir);
                 return Ok(dir);
             }
             self.build(model, build, &dir, timings)
