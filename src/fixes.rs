@@ -14,8 +14,8 @@ use std::sync::atomic::AtomicBool;
 use crate::analysis::Analysis;
 use crate::config::Config;
 use crate::engine::Engine;
-pub use crate::findings::Fix;
-use crate::findings::{Change, Step, Verdict};
+
+use crate::findings::{Change, Fix, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
 use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
 use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};

@@ -52,12 +52,13 @@ pub fn split_file_scopes(objects: &mut [Object], scopes: &mut Vec<Scope>, source
                 let file = sources.path(objects[o].span.file);
                 file.parent().unwrap_or(Path::new("")).to_path_buf()
             });
-            remap.push(vec![(new_scopes.len(), members.clone())]);
+            let path = common_ancestor(dirs)
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or_else(|| scope.path.clone());
+            remap.push(vec![(new_scopes.len(), members)]);
             new_scopes.push(Scope {
                 kind: ScopeKind::Files,
-                path: common_ancestor(dirs)
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or_else(|| scope.path.clone()),
+                path,
             });
             continue;
         }

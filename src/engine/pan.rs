@@ -49,7 +49,12 @@ impl Run<'_> {
             }
             Search::Safety { .. } => {}
         }
-        let f = self.launch(pan, limit, "pan")?;
+        self.search(pan, limit, "pan")
+    }
+
+    /// A search run to its end: its report, or an engine error when pan failed.
+    fn search(&self, pan: Command, limit: Duration, what: &str) -> Result<String, Inconclusive> {
+        let f = self.launch(pan, limit, what)?;
         if !f.success {
             return Err(Inconclusive::EngineError(format!(
                 "pan exited with {}: {}",
@@ -89,15 +94,7 @@ impl Run<'_> {
         if self.options.search == Search::NonProgress {
             pan.arg("-l");
         }
-        let f = self.launch(pan, self.options.time_limit, "pan (random run)")?;
-        if !f.success {
-            return Err(Inconclusive::EngineError(format!(
-                "pan exited with {}: {}",
-                f.code.unwrap_or(-1),
-                first_lines(&format!("{}\n{}", f.stdout, f.stderr))
-            )));
-        }
-        Ok(f.stdout)
+        self.search(pan, self.options.time_limit, "pan (random run)")
     }
 
     /// pan stopped at the first error it met, which may be far from the shortest. Search for
