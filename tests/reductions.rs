@@ -122,3 +122,45 @@ fn unread_load_levels_are_not_explored() {
         assert_eq!(text.contains("run LoadChange()"), explored, "hpa: {explored}");
     }
 }
+
+/// Zone pools that differ only by what the unit's pods never look at are one topology per
+/// size. Elsewhere in the scan, a Pod naming a node and a hard spread over a `node` key make
+/// the assumed cluster give the first pool that node and every pool a `node` label; a plain
+/// Deployment still gets 4 topologies (3 to 6 nodes), not one per pool swap.
+#[test]
+fn pools_differing_in_what_the_pods_ignore_are_interchangeable() {
+    use assert_fs::prelude::*;
+    let deployment = |name: &str, extra: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n{extra}      containers:\n      - {{name: c, image: nginx, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}\n"
+        )
+    };
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("plain/app.yaml").write_str(&deployment("plain", "")).unwrap();
+    dir.child("spread/app.yaml")
+        .write_str(&deployment(
+            "spread",
+            "      topologySpreadConstraints:\n      - {maxSkew: 1, topologyKey: node, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: spread}}}\n",
+        ))
+        .unwrap();
+    dir.child("pinned/app.yaml")
+        .write_str(&deployment("pinned", "      nodeName: foo-node\n"))
+        .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "-q"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let planned = |name: &str| {
+        report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["name"].as_str().is_some_and(|n| n.ends_with(name)))
+            .map(|u| u["verification"]["search"]["planned"].as_u64().unwrap())
+            .unwrap_or_else(|| panic!("{name}: {report}"))
+    };
+    assert_eq!(planned("/plain"), 4);
+    assert_eq!(planned("/spread"), 4);
+}

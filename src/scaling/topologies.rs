@@ -5,7 +5,7 @@
 //! then by pods. Pools that differ only in names (and in label values nothing selects on) are
 //! interchangeable: of topologies that only swap their counts, the first is kept.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::config::Config;
 use crate::config::cluster::NodePool;
@@ -248,21 +248,32 @@ fn autoscaler_bounds(unit: &Unit, objects: &[Object], w: usize) -> Option<(u32, 
 
 /// A class id per pool: pools of one class are interchangeable for this unit.
 fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<usize> {
-    // Label keys the unit's pods select nodes by: their values matter. (A key is looked for
-    // in the nodeSelector and node affinity as written: conservative, never too lenient.)
-    let selecting: Vec<String> = unit
+    // Label keys the unit's pods select nodes by (nodeSelector, required and preferred node
+    // affinity): their values matter.
+    let selected_keys: BTreeSet<&str> = unit
         .workloads()
         .filter_map(|w| objects[w].workload())
-        .map(|w| {
+        .flat_map(|w| {
             let spec = &w.template.spec;
-            format!(
-                "{}{}",
-                serde_json::to_string(&spec.node_selector).unwrap_or_default(),
-                serde_json::to_string(&spec.affinity).unwrap_or_default()
-            )
+            let node = &spec.affinity.node;
+            let terms = node
+                .required
+                .iter()
+                .flat_map(|r| r.value.iter())
+                .chain(node.preferred.iter().map(|p| &p.preference));
+            spec.node_selector
+                .keys()
+                .map(String::as_str)
+                .chain(terms.flat_map(|t| t.match_expressions.iter().map(|r| r.key.as_str())))
         })
         .collect();
-    let selected = |key: &str| selecting.iter().any(|s| s.contains(&format!("\"{key}\"")));
+    let selected = |key: &str| selected_keys.contains(key);
+    // Nodes the unit's pods name (`nodeName`): the pool that holds one is not like the others.
+    let named: BTreeSet<&str> = unit
+        .workloads()
+        .filter_map(|w| objects[w].workload())
+        .filter_map(|w| w.template.spec.node_name.as_ref().map(|n| n.value.as_str()))
+        .collect();
     let signatures: Vec<String> = pools
         .iter()
         .map(|p| {
@@ -280,8 +291,9 @@ fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<u
                 })
                 .collect();
             format!(
-                "{labels:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+                "{labels:?}|{:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
                 p.zones,
+                p.node_names.iter().filter(|n| named.contains(n.as_str())).collect::<Vec<_>>(),
                 p.min,
                 p.max,
                 p.allocatable,
