@@ -257,9 +257,9 @@ static int kivi_pod_code(int q) {
 #define KIVI_NODE_FIELDS 11
 static int kivi_sig[MAX_NODES + 1][KIVI_NODE_FIELDS + MAX_PODS + 1];
 static int kivi_sig_len[MAX_NODES + 1];
-/* What node n is and holds, independent of its index: its state, then its pods, sorted. */
+/* What node n is, independent of its index: its state; its pods follow (kivi_node_pods). */
 static void kivi_node_signature(int n) {
-  int *s = kivi_sig[n], len = 0, q, i, code;
+  int *s = kivi_sig[n], len = 0;
   s[len++] = now.node_ready[n];
   s[len++] = now.cordoned[n];
   s[len++] = now.maintained[n];
@@ -274,14 +274,21 @@ static void kivi_node_signature(int n) {
 {% else %}  s[len++] = 0;
 {% endif %}{% if ir.node_drain %}  s[len++] = now.drained[n];
 {% else %}  s[len++] = 0;
-{% endif %}  for (q = 1; q <= PODS; q++) {
-    if (now.pod[q].node != n || now.pod[q].status == FREE) continue;
+{% endif %}  kivi_sig_len[n] = len;
+}
+/* Each classed node's pods, appended to its signature in sorted order: one pass over the
+   slots (this runs after every step, so it is most of pan's own time). */
+static void kivi_node_pods(void) {
+  int q, n, i, code, *s;
+  for (q = 1; q <= PODS; q++) {
+    n = now.pod[q].node;
+    if (n == 0 || now.pod[q].status == FREE || !node_class[n]) continue;
+    s = kivi_sig[n];
     code = kivi_pod_code(q);
-    for (i = len; i > KIVI_NODE_FIELDS && s[i - 1] > code; i--) s[i] = s[i - 1];
+    for (i = kivi_sig_len[n]; i > KIVI_NODE_FIELDS && s[i - 1] > code; i--) s[i] = s[i - 1];
     s[i] = code;
-    len++;
+    kivi_sig_len[n]++;
   }
-  kivi_sig_len[n] = len;
 }
 static int kivi_node_cmp(int a, int b) {
   int i;
@@ -325,29 +332,37 @@ static void kivi_swap_nodes(int a, int b) {
   KIVI_SWAP(kivi_sig_len[a], kivi_sig_len[b]);
 }
 void kivi_canonical(void) {
-  int w, first, last, i, j, k, n, count, members[MAX_NODES + 1];
+  int w, first, last, i, j, k, n, count, members[MAX_NODES + 1], key[MAX_PODS + 1], t;
   /* nodes, class by class: insertion sort of the class's members by signature */
+  count = 0;
   for (n = 1; n <= NODES; n++) {
-    if (node_class[n]) kivi_node_signature(n);
+    if (node_class[n]) { kivi_node_signature(n); count++; }
   }
-  for (k = 1; k <= NODES; k++) {
-    count = 0;
-    for (n = 1; n <= NODES; n++) {
-      if (node_class[n] == k) members[count++] = n;
-    }
-    for (i = 1; i < count; i++) {
-      for (j = i; j > 0 && kivi_node_cmp(members[j - 1], members[j]) > 0; j--) {
-        kivi_swap_nodes(members[j - 1], members[j]);
+  if (count > 0) {
+    kivi_node_pods();
+    for (k = 1; k <= NODES; k++) {
+      count = 0;
+      for (n = 1; n <= NODES; n++) {
+        if (node_class[n] == k) members[count++] = n;
+      }
+      for (i = 1; i < count; i++) {
+        for (j = i; j > 0 && kivi_node_cmp(members[j - 1], members[j]) > 0; j--) {
+          kivi_swap_nodes(members[j - 1], members[j]);
+        }
       }
     }
   }
-  /* pods, workload by workload */
+  /* pods, workload by workload: insertion sort, each pod's key computed once */
   for (w = 1; w <= WORKLOADS; w++) {
     if (!workload_symmetric[w]) continue;
     first = workload_first_slot[w];
     last = first + workload_slots[w] - 1;
+    for (i = first; i <= last; i++) key[i] = kivi_pod_key(i);
     for (i = first + 1; i <= last; i++) {
-      for (j = i; j > first && kivi_pod_key(j - 1) > kivi_pod_key(j); j--) kivi_swap_pods(j - 1, j);
+      for (j = i; j > first && key[j - 1] > key[j]; j--) {
+        kivi_swap_pods(j - 1, j);
+        t = key[j - 1]; key[j - 1] = key[j]; key[j] = t;
+      }
     }
   }
 }
