@@ -827,8 +827,10 @@ pub fn suggest(
         jobs: options.jobs,
         scale: scaling::Scale::Current,
         all: false,
+        verdicts_only: true,
     };
     for r in results.iter_mut() {
+        let unit = r.unit;
         // A fix must not trade the violation for another: every check that was verified in
         // the unit must stay verified with it.
         let verified: Vec<&'static str> = r
@@ -858,35 +860,57 @@ pub fn suggest(
             on_phase(&format!("looking for a fix of {} in {}", c.check, a.units[r.unit].name));
             let mut checks = vec![c.check];
             checks.extend(verified.iter().copied().filter(|v| *v != c.check));
-            for candidate in candidates(a, r.unit, *at, &violation) {
+            // Candidates are verified `jobs` at a time, in their order; the first that holds
+            // in the first batch with one is kept, so the choice does not depend on `-j`.
+            let all = candidates(a, unit, *at, &violation);
+            let batch = options.jobs.max(1);
+            'batches: for group in all.chunks(batch) {
                 if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
-                let fixed = edited(a, r.unit, &checks, &candidate.edit, c.topology.as_ref());
-                let again = scaling::verify(&fixed, &[r.unit], generator, engine, &one_topology, cancel, &|_| {});
-                let holds = again.first().is_some_and(|u| {
-                    checks.iter().all(|check| {
-                        u.results
-                            .iter()
-                            .find(|x| x.check == *check)
-                            .is_some_and(|x| x.verdict == Verdict::Verified)
-                    })
+                let outcomes: Vec<bool> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = group
+                        .iter()
+                        .map(|candidate| {
+                            let checks = &checks;
+                            let one_topology = &one_topology;
+                            let topology = c.topology.as_ref();
+                            scope.spawn(move || {
+                                let fixed = edited(a, unit, checks, &candidate.edit, topology);
+                                let again =
+                                    scaling::verify(&fixed, &[unit], generator, engine, one_topology, cancel, &|_| {});
+                                again.first().is_some_and(|u| {
+                                    checks.iter().all(|check| {
+                                        u.results
+                                            .iter()
+                                            .find(|x| x.check == *check)
+                                            .is_some_and(|x| x.verdict == Verdict::Verified)
+                                    })
+                                })
+                            })
+                        })
+                        .collect();
+                    // A panicking candidate is one that does not hold.
+                    handles.into_iter().map(|h| h.join().unwrap_or(false)).collect()
                 });
-                tracing::info!(
-                    "unit {}: {} with \"{}\": {}",
-                    a.units[r.unit].id,
-                    c.check,
-                    candidate.summary,
-                    if holds { "verified" } else { "still fails" }
-                );
-                if holds {
-                    let on = crate::model::Topology::current(&fixed.config);
-                    c.fix = Some(Fix {
-                        summary: candidate.summary,
-                        location: candidate.location,
-                        verified_on: scaling::describe(&fixed, r.unit, &on),
-                    });
-                    break;
+                for (candidate, holds) in group.iter().zip(outcomes) {
+                    tracing::info!(
+                        "unit {}: {} with \"{}\": {}",
+                        a.units[unit].id,
+                        c.check,
+                        candidate.summary,
+                        if holds { "verified" } else { "still fails" }
+                    );
+                    if holds {
+                        let fixed = edited(a, unit, &checks, &candidate.edit, c.topology.as_ref());
+                        let on = crate::model::Topology::current(&fixed.config);
+                        c.fix = Some(Fix {
+                            summary: candidate.summary.clone(),
+                            location: candidate.location,
+                            verified_on: scaling::describe(&fixed, unit, &on),
+                        });
+                        break 'batches;
+                    }
                 }
             }
         }

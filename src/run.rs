@@ -134,6 +134,7 @@ impl Session {
             jobs: scan.request.jobs,
             scale: scan.scale,
             all: scan.all,
+            verdicts_only: false,
         };
         let engine = match crate::engine::Engine::new(tools, scan.engine.clone(), scan.cache_dir.as_deref()) {
             Ok(e) => e,

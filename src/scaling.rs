@@ -100,6 +100,8 @@ pub struct Options {
     pub scale: Scale,
     /// Keep searching larger topologies after a check's first violation.
     pub all: bool,
+    /// Only the verdicts matter (a fix candidate's check): a counterexample is not shortened.
+    pub verdicts_only: bool,
 }
 
 impl Default for Options {
@@ -110,6 +112,7 @@ impl Default for Options {
             jobs: 1,
             scale: Scale::Search,
             all: false,
+            verdicts_only: false,
         }
     }
 }
@@ -174,12 +177,13 @@ fn result_key(plan: &UnitPlan, options: &Options, engine: &Engine) -> String {
     let mut h = blake3::Hasher::new();
     h.update(
         format!(
-            "{RESULT_FORMAT}\n{}\n{}\n{:?}\n{:?}\n{}\n",
+            "{RESULT_FORMAT}\n{}\n{}\n{:?}\n{:?}\n{}\n{}\n",
             env!("CARGO_PKG_VERSION"),
             engine.salt(),
             engine.options(),
             plan.checks,
-            options.all
+            options.all,
+            options.verdicts_only
         )
         .as_bytes(),
     );
@@ -553,7 +557,14 @@ fn search(
                     let t = Instant::now();
                     // A panic in a run must not leave the coordinator waiting for it.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_point(plans[job.plan], job.point, &job.group, engine, &job.cancel)
+                        run_point(
+                            plans[job.plan],
+                            job.point,
+                            &job.group,
+                            engine,
+                            options.verdicts_only,
+                            &job.cancel,
+                        )
                     }))
                     .unwrap_or_else(|_| {
                         Some(PointResult {
@@ -682,6 +693,7 @@ fn run_point(
     t: usize,
     group: &[&'static str],
     engine: &Engine,
+    verdicts_only: bool,
     cancel: &AtomicBool,
 ) -> Option<PointResult> {
     let point = &plan.points[t];
@@ -714,7 +726,11 @@ fn run_point(
     }
     while !open.is_empty() {
         let input = model::input(&point.ir, &plan.shape, &open);
-        let outcome = match engine.verify(model, &input, cancel) {
+        let outcome = match if verdicts_only {
+            engine.verify_verdict(model, &input, cancel)
+        } else {
+            engine.verify(model, &input, cancel)
+        } {
             Ok(o) => o,
             Err(e) => {
                 let why = engine::Inconclusive::EngineError(e.to_string());

@@ -343,6 +343,16 @@ impl Engine {
     /// Verify `model` on `input` (the lines its `init` reads). `cancel` stops the run early
     /// (the outcome is then inconclusive, `Cancelled`).
     pub fn verify(&self, model: &str, input: &str, cancel: &AtomicBool) -> Result<Outcome, EngineError> {
+        self.verify_as(model, input, cancel, true)
+    }
+
+    /// `verify`, for when only the verdict matters: a violation's trace is the first one pan
+    /// met, not searched for a shorter one (that needs a build and a search of its own).
+    pub fn verify_verdict(&self, model: &str, input: &str, cancel: &AtomicBool) -> Result<Outcome, EngineError> {
+        self.verify_as(model, input, cancel, false)
+    }
+
+    fn verify_as(&self, model: &str, input: &str, cancel: &AtomicBool, shorten: bool) -> Result<Outcome, EngineError> {
         let dir = tempfile::Builder::new().prefix("kivi-lint-run-").tempdir()?;
         let input_path = dir.path().join(INPUT_FILE);
         std::fs::write(&input_path, input)?;
@@ -431,7 +441,7 @@ impl Engine {
                     self.sample(model, build, &run, Inconclusive::Incomplete(why), &mut timings)
                 }
                 pan_output::PanResult::Violated(violation) => {
-                    if options.search == (Search::Safety { shortest: true }) {
+                    if shorten && options.search == (Search::Safety { shortest: true }) {
                         let reach = Build { reach: true, ..build };
                         // Without that build, the first counterexample is kept.
                         if let Ok(pan) = self.pan(model, reach, &mut timings) {

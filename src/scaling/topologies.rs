@@ -293,7 +293,10 @@ fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<u
             format!(
                 "{labels:?}|{:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
                 p.zones,
-                p.node_names.iter().filter(|n| named.contains(n.as_str())).collect::<Vec<_>>(),
+                p.node_names
+                    .iter()
+                    .filter(|n| named.contains(n.as_str()))
+                    .collect::<Vec<_>>(),
                 p.min,
                 p.max,
                 p.allocatable,
