@@ -884,9 +884,9 @@ mod tests {
     }
 
     #[test]
-    fn hash_table_fits_the_memory_bound() {
+    fn hash_table_starts_small_and_fits_the_memory_bound() {
         assert_eq!(hash_bits(8), 17);
-        assert_eq!(hash_bits(1024), 24);
-        assert_eq!(hash_bits(1 << 20), 26);
+        assert_eq!(hash_bits(1024), 20);
+        assert_eq!(hash_bits(1 << 20), 20);
     }
 }
