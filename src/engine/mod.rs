@@ -815,7 +815,8 @@ mod tests {
             max_depth: 10_000_000,
             ..fast()
         };
-        let huge = "int x; int y; int z;\nactive proctype P() { do :: x++ :: y++ :: z++ od }\n";
+        // Three wrapping counters: 16.7 million states, far more than 300 ms of search.
+        let huge = "byte a, b, c;\nactive proctype P() { do :: a = a + 1 :: b = b + 1 :: c = c + 1 od }\n";
         assert!(matches!(
             verify(huge, &tools(), &slow).unwrap().verdict,
             Verdict::Inconclusive(Inconclusive::TimeLimit(_))
