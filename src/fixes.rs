@@ -774,18 +774,11 @@ fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mut Vec<Membe
 
 /// The analysis with `edit` applied, unit `unit` checking `checks` only, and the pools at the
 /// counterexample's node counts (for `Scale::Current`).
-fn edited(
-    a: &Analysis,
-    unit: usize,
-    checks: &[&'static str],
-    edit: &Edit,
-    at: Option<&crate::model::Topology>,
-) -> Analysis {
+fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::model::Topology>) -> Analysis {
     let mut objects = a.objects.clone();
     let mut config = a.config.clone();
     let mut units = a.units.clone();
     apply(&mut objects, &mut config, &mut units[unit].members, edit);
-    units[unit].checks = checks.to_vec();
     if let Some(t) = at {
         for (pool, &n) in config.cluster.pools.iter_mut().zip(&t.nodes_per_pool) {
             pool.count = n;
@@ -821,16 +814,20 @@ pub fn suggest(
     cancel: &AtomicBool,
     on_phase: &dyn Fn(&str),
 ) {
-    let one_topology = scaling::Options {
-        emit_models: None,
-        result_cache: options.result_cache.clone(),
-        jobs: options.jobs,
-        scale: scaling::Scale::Current,
-        all: false,
-        verdicts_only: true,
-    };
     for r in results.iter_mut() {
         let unit = r.unit;
+        // One topology, the violation's; models sized as the unit's own, so that a candidate
+        // that changes only what the model reads as input reuses the compiled pan.
+        let one_topology = scaling::Options {
+            emit_models: None,
+            result_cache: options.result_cache.clone(),
+            jobs: options.jobs,
+            scale: scaling::Scale::Current,
+            all: false,
+            verdicts_only: true,
+            shape_floor: Some(r.shape.clone()),
+            monitor: None,
+        };
         // A fix must not trade the violation for another: every check that was verified in
         // the unit must stay verified with it.
         let verified: Vec<&'static str> = r
@@ -860,6 +857,10 @@ pub fn suggest(
             on_phase(&format!("looking for a fix of {} in {}", c.check, a.units[r.unit].name));
             let mut checks = vec![c.check];
             checks.extend(verified.iter().copied().filter(|v| *v != c.check));
+            let one_topology = scaling::Options {
+                monitor: Some(checks.clone()),
+                ..one_topology.clone()
+            };
             // Candidates are verified `jobs` at a time, in their order; the first that holds
             // in the first batch with one is kept, so the choice does not depend on `-j`.
             let all = candidates(a, unit, *at, &violation);
@@ -876,7 +877,7 @@ pub fn suggest(
                             let one_topology = &one_topology;
                             let topology = c.topology.as_ref();
                             scope.spawn(move || {
-                                let fixed = edited(a, unit, checks, &candidate.edit, topology);
+                                let fixed = edited(a, unit, &candidate.edit, topology);
                                 let again =
                                     scaling::verify(&fixed, &[unit], generator, engine, one_topology, cancel, &|_| {});
                                 again.first().is_some_and(|u| {
@@ -902,7 +903,7 @@ pub fn suggest(
                         if holds { "verified" } else { "still fails" }
                     );
                     if holds {
-                        let fixed = edited(a, unit, &checks, &candidate.edit, c.topology.as_ref());
+                        let fixed = edited(a, unit, &candidate.edit, c.topology.as_ref());
                         let on = crate::model::Topology::current(&fixed.config);
                         c.fix = Some(Fix {
                             summary: candidate.summary.clone(),

@@ -135,6 +135,8 @@ impl Session {
             scale: scan.scale,
             all: scan.all,
             verdicts_only: false,
+            shape_floor: None,
+            monitor: None,
         };
         let engine = match crate::engine::Engine::new(tools, scan.engine.clone(), scan.cache_dir.as_deref()) {
             Ok(e) => e,

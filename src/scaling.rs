@@ -77,6 +77,8 @@ pub struct UnitResult {
     pub cached: bool,
     /// The unit (index) whose runs this one shares: they have the same models and inputs.
     pub shares_runs_with: Option<usize>,
+    /// What its models were sized to hold.
+    pub shape: Shape,
 }
 
 /// Progress of a verification, for a progress bar or log lines.
@@ -91,6 +93,7 @@ pub struct Progress {
     pub current: String,
 }
 
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Write each unit's model to `<dir>/<unit id>.pml` and its inputs beside it.
     pub emit_models: Option<PathBuf>,
@@ -102,6 +105,12 @@ pub struct Options {
     pub all: bool,
     /// Only the verdicts matter (a fix candidate's check): a counterexample is not shortened.
     pub verdicts_only: bool,
+    /// Models are sized to hold at least this (a fix candidate's: the shape of the unit's own
+    /// search, so a candidate that changes only input tables reuses its compiled pan).
+    pub shape_floor: Option<Shape>,
+    /// Monitor only these of a unit's checks (a fix candidate's); its models still hold the
+    /// others, unmonitored, so they are the unit's own models.
+    pub monitor: Option<Vec<&'static str>>,
 }
 
 impl Default for Options {
@@ -113,6 +122,8 @@ impl Default for Options {
             scale: Scale::Search,
             all: false,
             verdicts_only: false,
+            shape_floor: None,
+            monitor: None,
         }
     }
 }
@@ -355,6 +366,7 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
         .iter()
         .copied()
         .filter(|c| MODELLED_CHECKS.contains(c))
+        .filter(|c| options.monitor.as_ref().is_none_or(|m| m.contains(c)))
         .collect();
     let mut plan = UnitPlan {
         unit: i,
@@ -397,6 +409,9 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
         }
     }
     plan.shape = Shape::of(built.iter().map(|(_, ir, _)| ir));
+    if let Some(floor) = &options.shape_floor {
+        plan.shape = plan.shape.join(floor);
+    }
     for (topology, ir, names) in built {
         let rendered = match generator.render(&ir, &plan.shape) {
             Ok(text) => text,
@@ -805,6 +820,7 @@ fn conclude(
         elapsed: elapsed + plan.generate,
         cached: false,
         shares_runs_with: None,
+        shape: plan.shape.clone(),
     };
     // Per check: its verdict once decided, else the largest topology it was verified on.
     let mut decided: BTreeMap<&'static str, (Verdict, Topology)> = BTreeMap::new();

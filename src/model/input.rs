@@ -58,6 +58,18 @@ impl Shape {
         shape.max_pods = shape.max_pods.max(1);
         shape
     }
+
+    /// The smallest shape that holds both.
+    pub fn join(&self, other: &Shape) -> Shape {
+        Shape {
+            max_nodes: self.max_nodes.max(other.max_nodes),
+            max_pods: self.max_pods.max(other.max_pods),
+            max_domain: self.max_domain.max(other.max_domain),
+            hpa_table: self.hpa_table.max(other.hpa_table),
+            taints: self.taints || other.taints,
+            max_zones: self.max_zones.max(other.max_zones),
+        }
+    }
 }
 
 /// Where each template's constraints and terms start in the flattened tables (1-based).
