@@ -720,8 +720,43 @@ fn run_point(
         states: 0,
     };
     // Liveness checks need pan's cycle search, a build of their own: each runs alone.
-    let (liveness, mut open): (Vec<&'static str>, Vec<&'static str>) =
+    let (liveness, open): (Vec<&'static str>, Vec<&'static str>) =
         group.iter().partition(|c| LIVENESS_CHECKS.contains(c));
+    std::thread::scope(|scope| {
+        // Two builds ahead (the cycle search's and the safety search's): the second compiles
+        // while the first runs.
+        if !liveness.is_empty() && !open.is_empty() {
+            scope.spawn(|| engine.prepare(model));
+        }
+        run_checks(
+            point,
+            plan,
+            model,
+            liveness,
+            open,
+            engine,
+            verdicts_only,
+            cancel,
+            &mut result,
+        )
+    })?;
+    Some(result)
+}
+
+/// The runs of one topology: each liveness check alone, then the safety checks together.
+/// `None` when cancelled.
+#[allow(clippy::too_many_arguments)]
+fn run_checks(
+    point: &Point,
+    plan: &UnitPlan,
+    model: &str,
+    liveness: Vec<&'static str>,
+    mut open: Vec<&'static str>,
+    engine: &Engine,
+    verdicts_only: bool,
+    cancel: &AtomicBool,
+    result: &mut PointResult,
+) -> Option<()> {
     for check in liveness {
         let input = model::input(&point.ir, &plan.shape, &[check]);
         let verdict = match engine.liveness().verify(model, &input, cancel) {
@@ -782,7 +817,7 @@ fn run_point(
             },
         }
     }
-    Some(result)
+    Some(())
 }
 
 /// Every check of `checks` inconclusive for the same reason.

@@ -346,6 +346,36 @@ impl Engine {
         self.verify_as(model, input, cancel, true)
     }
 
+    /// Build the pan `verify` starts with, if it is not there yet: a caller that will verify
+    /// `model` soon lets the compiler work while it does something else.
+    pub fn prepare(&self, model: &str) {
+        let _ = self.pan(model, self.first_build(model), &mut Timings::default());
+    }
+
+    /// The build a verification starts with.
+    fn first_build(&self, model: &str) -> Build {
+        let options = &self.options;
+        // Most models are small: compile fast (-O0, a tenth of -O2's time) and run briefly;
+        // only a model that needs longer gets the optimised build and the full time limit.
+        let build = Build {
+            vector: options.vector_bytes,
+            optimised: options.time_limit <= QUICK_RUN,
+            reach: false,
+            random: false,
+        };
+        // A model one of its topologies needed the optimised build for: the others are no
+        // smaller, so they start with it rather than spend the quick run's seconds first.
+        let optimised = Build {
+            optimised: true,
+            ..build
+        };
+        if !build.optimised && self.is_built(model, optimised) {
+            optimised
+        } else {
+            build
+        }
+    }
+
     /// `verify`, for when only the verdict matters: a violation's trace is the first one pan
     /// met, not searched for a shorter one (that needs a build and a search of its own).
     pub fn verify_verdict(&self, model: &str, input: &str, cancel: &AtomicBool) -> Result<Outcome, EngineError> {
@@ -363,27 +393,7 @@ impl Engine {
             timings,
         };
         let options = &self.options;
-        // Most models are small: compile fast (-O0, a tenth of -O2's time) and run briefly;
-        // only a model that needs longer gets the optimised build and the full time limit.
-        let mut build = Build {
-            vector: options.vector_bytes,
-            optimised: options.time_limit <= QUICK_RUN,
-            reach: false,
-            random: false,
-        };
-        // A model one of its topologies needed the optimised build for: the others are no
-        // smaller, so they start with it rather than spend the quick run's seconds first.
-        if !build.optimised
-            && self.is_built(
-                model,
-                Build {
-                    optimised: true,
-                    ..build
-                },
-            )
-        {
-            build.optimised = true;
-        }
+        let mut build = self.first_build(model);
         for _attempt in 0..4 {
             let pan = match self.pan(model, build, &mut timings) {
                 Ok(pan) => pan,
