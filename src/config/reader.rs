@@ -1,0 +1,757 @@
+//! Reading `.kivi-lint.yaml` into a `Config`: each field checked and located, unknown ones
+//! named with a suggestion, paths kept inside the repository unless allowed.
+
+use super::*;
+
+pub(super) struct ConfigReader<'a, 'd> {
+    pub(super) r: &'a mut Reader<'d>,
+    pub(super) base_dir: &'a Path,
+    /// The directory the config's paths must stay in, if confined.
+    pub(super) confine: Option<&'a Path>,
+    pub(super) sources: &'a mut SourceMap,
+}
+
+/// The git work tree holding `dir` (the nearest ancestor with `.git`), else `dir`; canonical.
+pub(super) fn repository_root(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    })
+    .unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&dir)
+        .to_path_buf()
+}
+
+/// Whether `path` (relative to `base_dir`) stays inside `root` once links and `..` are
+/// followed. A path that does not exist is judged by its existing ancestor.
+pub(super) fn inside(root: &Path, base_dir: &Path, path: &Path) -> bool {
+    let full = base_dir.join(path);
+    let mut probe = full.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(if probe.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            probe
+        }) {
+            let mut resolved = canonical;
+            for part in rest.iter().rev() {
+                resolved.push(part);
+            }
+            // `..` left in the part that does not exist yet could still climb out.
+            return resolved.starts_with(root) && !resolved.components().any(|c| c == std::path::Component::ParentDir);
+        }
+        match (probe.parent(), probe.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                probe = parent;
+            }
+            _ => return false,
+        }
+    }
+}
+
+impl ConfigReader<'_, '_> {
+    /// An error at `span` when `path` leaves the repository; `true` when it may be read.
+    pub(super) fn confined(&mut self, span: Span, key: &str, path: &Path) -> bool {
+        let Some(root) = self.confine else {
+            return true;
+        };
+        if inside(root, self.base_dir, path) {
+            return true;
+        }
+        self.r.error(
+            span,
+            format!(
+                "`{key}` names a path outside the repository ({}); it is not read (pass --allow-outside-repository to allow it)",
+                crate::diagnostics::printable(&root.display().to_string())
+            ),
+        );
+        false
+    }
+}
+
+/// Report fields not in `allowed` as located errors, with a suggestion when one is close.
+pub(super) fn check_fields(r: &mut Reader, node: &Node, allowed: &[&str], context: &str) {
+    let Some(entries) = node.as_map() else {
+        r.error(
+            node.span,
+            format!("`{context}` must be a mapping, found {}", node.type_name()),
+        );
+        return;
+    };
+    for (k, _) in entries {
+        let key = k.scalar_text().unwrap_or_default();
+        if allowed.contains(&key.as_str()) {
+            continue;
+        }
+        let mut d = Diagnostic::error(k.span, format!("unknown field `{}` in `{context}`", truncate(&key)));
+        d = match allowed.iter().min_by_key(|a| edit_distance(a, &key)) {
+            Some(best) if edit_distance(best, &key) <= 2 => d.with_help(format!("did you mean `{best}`?")),
+            _ => d.with_help(format!("expected one of: {}", allowed.join(", "))),
+        };
+        r.diags.push(d);
+    }
+}
+
+pub(super) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+impl ConfigReader<'_, '_> {
+    pub(super) fn read(&mut self, root: &Node) -> Config {
+        check_fields(
+            self.r,
+            root,
+            &[
+                "apiVersion",
+                "kind",
+                "kubernetesVersion",
+                "include",
+                "exclude",
+                "helm",
+                "cluster",
+                "scheduler",
+                "descheduler",
+                "workloads",
+                "events",
+                "checks",
+                "scaling",
+                "suppressions",
+                "faults",
+                "featureGates",
+            ],
+            "config",
+        );
+        if let Some(v) = self.r.string(root, "apiVersion")
+            && v.value != "kivi-lint/v1alpha1"
+        {
+            self.r.error(
+                v.span,
+                format!(
+                    "unsupported config `apiVersion: {}` (expected kivi-lint/v1alpha1)",
+                    truncate(&v.value)
+                ),
+            );
+        }
+        if let Some(k) = self.r.string(root, "kind")
+            && k.value != "Config"
+        {
+            self.r.error(k.span, "config `kind` must be `Config`");
+        }
+        let kubernetes_version = match self.r.text(root, "kubernetesVersion") {
+            Some(v) if is_minor_version(&v.value) => v.value,
+            Some(v) => {
+                self.r.error(
+                    v.span,
+                    format!(
+                        "`kubernetesVersion` must look like \"1.30\", found `{}`",
+                        truncate(&v.value)
+                    ),
+                );
+                "1.30".into()
+            }
+            None => "1.30".into(),
+        };
+        let include = if self.r.field(root, "include").is_some() {
+            self.globs(root, "include")
+        } else {
+            vec!["**".into()]
+        };
+        let exclude = self.globs(root, "exclude");
+        let helm = self.helm(root);
+        let mut scaling = self.scaling(root);
+        let (cluster, initial_pods) = self.cluster(root, &scaling);
+        // The smallest cluster the pools allow must fit under `maxNodes`: unset, it grows to
+        // that size (up to its limit, 64); set too small, that is an error at it.
+        let smallest: u32 = cluster.pools.iter().map(|p| p.min).sum();
+        let max_nodes_field = root.get("scaling").and_then(|n| n.get("maxNodes")).map(|n| n.span);
+        match max_nodes_field {
+            None => scaling.max_nodes = scaling.max_nodes.max(smallest.min(64)),
+            Some(span) if smallest > scaling.max_nodes => {
+                self.r.diags.push(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "`maxNodes` is {}, but the node pools' `min` add up to {smallest} nodes: no topology fits",
+                            scaling.max_nodes
+                        ),
+                    )
+                    .with_help("raise `scaling.maxNodes`, or lower the `min` (or `count`) of `cluster.nodePools`"),
+                );
+            }
+            Some(_) => {}
+        }
+        let events = self.events(root);
+        for event in &events {
+            if let EnvironmentEvent::ClusterAutoscaler { pools, .. } = &event.value {
+                for name in pools {
+                    if name != "*" && !cluster.pools.iter().any(|p| &p.name == name) {
+                        self.r.error(
+                            event.span,
+                            format!("cluster-autoscaler: no node pool is named `{}`", truncate(name)),
+                        );
+                    }
+                }
+            }
+        }
+        Config {
+            path: None,
+            base_dir: self.base_dir.to_path_buf(),
+            kubernetes_version,
+            include,
+            exclude,
+            helm,
+            cluster,
+            initial_pods,
+            scheduler: self.scheduler(root),
+            descheduler: self.descheduler(root),
+            workloads: self.workloads(root),
+            events,
+            checks: self.checks(root),
+            scaling,
+            suppressions: self.suppressions(root),
+            stale_reads: self.faults(root),
+            previous_revision: None,
+            comparison_operators: self.feature_gates(root),
+        }
+    }
+
+    /// `featureGates: {TaintTolerationComparisonOperators: bool}`, the one gate the model
+    /// follows: whether Gt and Lt tolerations compare.
+    fn feature_gates(&mut self, root: &Node) -> bool {
+        let Some(gates) = self.r.map(root, "featureGates") else {
+            return true;
+        };
+        check_fields(self.r, gates, &["TaintTolerationComparisonOperators"], "featureGates");
+        self.r
+            .bool(gates, "TaintTolerationComparisonOperators")
+            .is_none_or(|b| b.value)
+    }
+
+    fn globs(&mut self, root: &Node, key: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for item in self.r.seq(root, key) {
+            let Some(text) = item.as_str() else {
+                self.r.error(item.span, format!("`{key}[]` must be a glob string"));
+                continue;
+            };
+            match globset::Glob::new(text) {
+                Ok(_) => out.push(text.to_string()),
+                Err(e) => self
+                    .r
+                    .error(item.span, format!("invalid glob `{}`: {}", truncate(text), e.kind())),
+            }
+        }
+        out
+    }
+
+    fn path(&mut self, node: &Node, key: &str) -> Option<Spanned<PathBuf>> {
+        let value = self.r.string(node, key)?;
+        if value.value.is_empty() {
+            self.r.error(value.span, format!("`{key}` must not be empty"));
+            return None;
+        }
+        if !self.confined(value.span, key, Path::new(&value.value)) {
+            return None;
+        }
+        Some(value.map(|p| self.base_dir.join(p)))
+    }
+
+    fn helm(&mut self, root: &Node) -> HelmOptions {
+        let mut helm = HelmOptions {
+            values: Vec::new(),
+            release_name: "release".into(),
+            namespace: "default".into(),
+        };
+        if let Some(node) = self.r.map(root, "helm") {
+            check_fields(self.r, node, &["values", "releaseName", "namespace"], "helm");
+            for v in self.r.seq(node, "values") {
+                match v.as_str() {
+                    // Resolved per chart: beside the chart first, then beside this file.
+                    Some(p) => helm.values.push(PathBuf::from(p)),
+                    None => self.r.error(v.span, "`helm.values[]` must be a path"),
+                }
+            }
+            if let Some(n) = self.r.string(node, "releaseName") {
+                helm.release_name = n.value;
+            }
+            if let Some(n) = self.r.string(node, "namespace") {
+                helm.namespace = n.value;
+            }
+        }
+        helm
+    }
+
+    fn scaling(&mut self, root: &Node) -> Scaling {
+        let mut scaling = Scaling {
+            max_nodes: 6,
+            pods_per_node: 6,
+            max_topologies: 100,
+            symmetry: true,
+        };
+        if let Some(node) = self.r.map(root, "scaling") {
+            check_fields(
+                self.r,
+                node,
+                &["maxNodes", "podsPerNode", "maxTopologies", "symmetry"],
+                "scaling",
+            );
+            if let Some(b) = self.r.bool(node, "symmetry") {
+                scaling.symmetry = b.value;
+            }
+            if let Some(v) = self.bounded(node, "maxTopologies", 1, 10_000) {
+                scaling.max_topologies = v;
+            }
+            if let Some(v) = self.bounded(node, "maxNodes", 1, 64) {
+                scaling.max_nodes = v;
+            }
+            if let Some(v) = self.bounded(node, "podsPerNode", 1, 64) {
+                scaling.pods_per_node = v;
+            }
+        }
+        scaling
+    }
+
+    fn bounded(&mut self, node: &Node, key: &str, min: i64, max: i64) -> Option<u32> {
+        let v = self.r.int(node, key)?;
+        if !(min..=max).contains(&v.value) {
+            self.r.error(v.span, format!("`{key}` must be from {min} to {max}"));
+            return None;
+        }
+        Some(v.value as u32)
+    }
+
+    fn cluster(&mut self, root: &Node, scaling: &Scaling) -> (Cluster, Vec<InitialPods>) {
+        let Some(node) = self.r.map(root, "cluster") else {
+            let mut scratch = SourceMap::default();
+            let mut cluster = Config::default_for(self.base_dir, &mut scratch).cluster;
+            cluster.assumed = true;
+            return (cluster, Vec::new());
+        };
+        check_fields(self.r, node, &["nodePools", "fromNodes", "initialPods"], "cluster");
+        if let Some(from) = self.r.string(node, "fromNodes")
+            && !self.confined(from.span, "fromNodes", Path::new(&from.value))
+        {
+            let nothing = Cluster {
+                pools: Vec::new(),
+                assumed: false,
+            };
+            return (nothing, Vec::new());
+        }
+        let cluster = cluster::read(self.r, node, self.base_dir, scaling, self.sources);
+        let mut initial = Vec::new();
+        for item in self.r.maps(node, "initialPods") {
+            check_fields(self.r, item, &["workload", "node", "count"], "cluster.initialPods[]");
+            let workload = self.object_id(item, "workload");
+            let node_name = self.r.text(item, "node");
+            let count = self.r.int(item, "count");
+            let (Some(workload), Some(node_name)) = (workload, node_name) else {
+                self.r
+                    .error(item.span, "an initial pod entry needs `workload` and `node`");
+                continue;
+            };
+            if !cluster.has_node(&node_name.value) {
+                self.r.error(
+                    node_name.span,
+                    format!(
+                        "node `{}` is not in the cluster (nodes are named <pool>-1, <pool>-2, ...)",
+                        truncate(&node_name.value)
+                    ),
+                );
+                continue;
+            }
+            let count = match count {
+                None => 1,
+                Some(c) if (1..=1000).contains(&c.value) => c.value as u32,
+                Some(c) => {
+                    self.r.error(c.span, "`count` must be from 1 to 1000");
+                    continue;
+                }
+            };
+            initial.push(InitialPods {
+                workload,
+                node: node_name.value,
+                count,
+                span: item.span,
+            });
+        }
+        (cluster, initial)
+    }
+
+    fn object_id(&mut self, node: &Node, key: &str) -> Option<ObjectId> {
+        let v = self.r.text(node, key)?;
+        let id = ObjectId::parse(&v.value);
+        if id.is_none() {
+            self.r.error(
+                v.span,
+                format!("`{key}` must be `Kind/namespace/name`, found `{}`", truncate(&v.value)),
+            );
+        }
+        id
+    }
+
+    fn scheduler(&mut self, root: &Node) -> SchedulerOptions {
+        let Some(node) = self.r.map(root, "scheduler") else {
+            return SchedulerOptions::default();
+        };
+        check_fields(self.r, node, &["scoringStrategy", "config"], "scheduler");
+        SchedulerOptions {
+            scoring_strategy: self
+                .r
+                // RequestedToCapacityRatio needs its shape: from the KubeSchedulerConfiguration.
+                .one_of(node, "scoringStrategy", &["LeastAllocated", "MostAllocated"])
+                .map(|s| s.map(|s| ScoringStrategy::parse(&s).expect("checked by one_of"))),
+            config: self.path(node, "config"),
+            profile: None,
+        }
+    }
+
+    fn descheduler(&mut self, root: &Node) -> DeschedulerOptions {
+        let mut options = DeschedulerOptions {
+            policy: None,
+            interval_seconds: 300,
+        };
+        if let Some(node) = self.r.map(root, "descheduler") {
+            check_fields(self.r, node, &["policy", "intervalSeconds"], "descheduler");
+            options.policy = self.path(node, "policy");
+            if let Some(v) = self.bounded(node, "intervalSeconds", 1, 86_400) {
+                options.interval_seconds = v;
+            }
+        }
+        options
+    }
+
+    fn amounts(&mut self, node: &Node, context: &str, extra: &[&str]) -> (Option<i64>, Option<i64>) {
+        let mut allowed = vec!["cpu", "memory"];
+        allowed.extend_from_slice(extra);
+        check_fields(self.r, node, &allowed, context);
+        (
+            self.r.quantity(node, "cpu", true).map(|v| v.value),
+            self.r.quantity(node, "memory", false).map(|v| v.value),
+        )
+    }
+
+    fn workloads(&mut self, root: &Node) -> BTreeMap<ObjectId, WorkloadAssumptions> {
+        let mut out = BTreeMap::new();
+        let Some(node) = self.r.map(root, "workloads") else {
+            return out;
+        };
+        for (k, v) in node.as_map().unwrap_or_default() {
+            let key = k.scalar_text().unwrap_or_default();
+            let Some(id) = ObjectId::parse(&key) else {
+                self.r.error(
+                    k.span,
+                    format!(
+                        "workload keys must be `Kind/namespace/name`, found `{}`",
+                        truncate(&key)
+                    ),
+                );
+                continue;
+            };
+            if v.as_map().is_none() {
+                self.r.error(v.span, "a workload entry must be a mapping");
+                continue;
+            }
+            check_fields(self.r, v, &["usage", "startup"], &format!("workloads.{key}"));
+            let usage = self.r.map(v, "usage").map(|u| {
+                let (cpu, memory) = self.amounts(u, "usage", &[]);
+                Amounts {
+                    cpu_millis: cpu.unwrap_or(0),
+                    memory_bytes: memory.unwrap_or(0),
+                }
+            });
+            let startup = self.r.map(v, "startup").map(|s| {
+                let (cpu_millis, memory_bytes) = self.amounts(s, "startup", &["seconds"]);
+                let seconds = self.bounded(s, "seconds", 1, 86_400).unwrap_or(300);
+                Startup {
+                    cpu_millis,
+                    memory_bytes,
+                    seconds,
+                }
+            });
+            out.insert(
+                id,
+                WorkloadAssumptions {
+                    usage,
+                    startup,
+                    span: k.span,
+                },
+            );
+        }
+        out
+    }
+
+    fn percent(&mut self, node: &Node, key: &str, default: u32, max: u32) -> u32 {
+        let Some(field) = self.r.field(node, key) else {
+            return default;
+        };
+        let parsed = match &field.value {
+            yaml::Value::Str(s) => IntOrPercent::parse_percent(s),
+            _ => None,
+        };
+        match parsed {
+            Some(IntOrPercent::Percent(p)) if p as u32 <= max && p > 0 => p as u32,
+            _ => {
+                self.r.error(
+                    field.span,
+                    format!("`{key}` must be a percentage from 1% to {max}%, such as `200%`"),
+                );
+                default
+            }
+        }
+    }
+
+    fn events(&mut self, root: &Node) -> Vec<Spanned<EnvironmentEvent>> {
+        let mut out = Vec::new();
+        for item in self.r.maps(root, "events") {
+            let types = [
+                "load-change",
+                "node-failure",
+                "node-maintenance",
+                "node-drain",
+                "node-overload",
+                "apply",
+                "gitops-sync",
+                "cluster-autoscaler",
+            ];
+            let Some(ty) = self.r.one_of(item, "type", &types) else {
+                if self.r.field(item, "type").is_none() {
+                    self.r.error(
+                        item.span,
+                        format!("an event needs a `type`: one of {}", types.join(", ")),
+                    );
+                }
+                continue;
+            };
+            let event = match ty.value.as_str() {
+                "load-change" => {
+                    check_fields(self.r, item, &["type", "workloads", "max"], "events[] (load-change)");
+                    let workloads = if self.r.field(item, "workloads").is_some() {
+                        self.r.string_list(item, "workloads")
+                    } else {
+                        vec!["*".into()]
+                    };
+                    EnvironmentEvent::LoadChange {
+                        workloads,
+                        max_percent: self.percent(item, "max", 200, 1000),
+                    }
+                }
+                "node-failure" => {
+                    check_fields(self.r, item, &["type", "count", "recover"], "events[] (node-failure)");
+                    EnvironmentEvent::NodeFailure {
+                        count: self.bounded(item, "count", 1, 16).unwrap_or(1),
+                        recover: self.r.bool(item, "recover").is_none_or(|b| b.value),
+                    }
+                }
+                "node-maintenance" => {
+                    check_fields(self.r, item, &["type"], "events[] (node-maintenance)");
+                    EnvironmentEvent::NodeMaintenance
+                }
+                "node-drain" => {
+                    check_fields(self.r, item, &["type"], "events[] (node-drain)");
+                    EnvironmentEvent::NodeDrain
+                }
+                "node-overload" => {
+                    check_fields(self.r, item, &["type", "threshold"], "events[] (node-overload)");
+                    EnvironmentEvent::NodeOverload {
+                        threshold_percent: self.percent(item, "threshold", 100, 100),
+                    }
+                }
+                "apply" => {
+                    check_fields(self.r, item, &["type", "from"], "events[] (apply)");
+                    match self.r.string(item, "from").filter(|f| !f.value.is_empty()) {
+                        // A directory must be in the repository; anything else is a git ref
+                        // of it.
+                        Some(from)
+                            if self.base_dir.join(&from.value).exists()
+                                && !self.confined(from.span, "from", Path::new(&from.value)) =>
+                        {
+                            continue;
+                        }
+                        Some(from) => EnvironmentEvent::Apply { from: from.value },
+                        None => {
+                            self.r
+                                .error(item.span, "an `apply` event needs `from`: a git ref or a directory");
+                            continue;
+                        }
+                    }
+                }
+                "cluster-autoscaler" => {
+                    check_fields(
+                        self.r,
+                        item,
+                        &["type", "pools", "scaleDownUtilization"],
+                        "events[] (cluster-autoscaler)",
+                    );
+                    let pools = if self.r.field(item, "pools").is_some() {
+                        self.r.string_list(item, "pools")
+                    } else {
+                        vec!["*".into()]
+                    };
+                    EnvironmentEvent::ClusterAutoscaler {
+                        pools,
+                        scale_down_utilization: self.percent(item, "scaleDownUtilization", 50, 100),
+                    }
+                }
+                _ => {
+                    check_fields(self.r, item, &["type"], "events[] (gitops-sync)");
+                    EnvironmentEvent::GitopsSync
+                }
+            };
+            out.push(Spanned::new(event, item.span));
+        }
+        out
+    }
+
+    /// `faults`: `stale-reads`, or `{type: stale-reads, lag: N}`.
+    fn faults(&mut self, root: &Node) -> Option<Spanned<u32>> {
+        let mut stale = None;
+        for item in self.r.seq(root, "faults") {
+            let (name, lag) = match &item.value {
+                yaml::Value::Map(_) => {
+                    check_fields(self.r, item, &["type", "lag"], "faults[]");
+                    let name = self.r.text(item, "type").map(|t| t.value).unwrap_or_default();
+                    (name, self.bounded(item, "lag", 1, 4).unwrap_or(1))
+                }
+                _ => (item.scalar_text().unwrap_or_default(), 1),
+            };
+            if name == "stale-reads" {
+                stale = Some(Spanned::new(lag, item.span));
+            } else {
+                self.r.error(
+                    item.span,
+                    format!(
+                        "unknown fault `{}`: the one kivi-lint models is `stale-reads`",
+                        truncate(&name)
+                    ),
+                );
+            }
+        }
+        stale
+    }
+
+    fn check_name(&mut self, node: &Node) -> Option<&'static str> {
+        let text = node.scalar_text().unwrap_or_default();
+        match checks::find(&text) {
+            Some(c) => Some(c.id),
+            None => {
+                self.r.diags.push(
+                    Diagnostic::error(node.span, format!("unknown check `{}`", truncate(&text)))
+                        .with_help(format!("known checks: {}", checks::known_names())),
+                );
+                None
+            }
+        }
+    }
+
+    fn checks(&mut self, root: &Node) -> ChecksConfig {
+        let mut out = ChecksConfig::default();
+        let Some(node) = self.r.map(root, "checks") else {
+            return out;
+        };
+        check_fields(self.r, node, &["enable", "disable", "severity", "params"], "checks");
+        for item in self.r.seq(node, "enable") {
+            out.enable.extend(self.check_name(item));
+        }
+        for item in self.r.seq(node, "disable") {
+            out.disable.extend(self.check_name(item));
+        }
+        if let Some(sev) = self.r.map(node, "severity") {
+            for (k, v) in sev.as_map().unwrap_or_default() {
+                let Some(id) = self.check_name(k) else { continue };
+                match v.as_str().and_then(Level::parse) {
+                    Some(level) => {
+                        out.severity.insert(id, level);
+                    }
+                    None => self.r.error(v.span, "severity must be `error`, `warning` or `note`"),
+                }
+            }
+        }
+        if let Some(params) = self.r.map(node, "params") {
+            for (k, v) in params.as_map().unwrap_or_default() {
+                let Some(id) = self.check_name(k) else { continue };
+                let check = checks::find(id).expect("known id");
+                let names: Vec<&str> = check.params.iter().map(|p| p.name).collect();
+                if names.is_empty() {
+                    self.r.error(k.span, format!("check `{id}` has no params"));
+                    continue;
+                }
+                check_fields(self.r, v, &names, &format!("checks.params.{id}"));
+                let mut values = BTreeMap::new();
+                for p in check.params {
+                    if let Some(value) = self.r.int(v, p.name) {
+                        if value.value < 0 {
+                            self.r.error(value.span, format!("`{}` must not be negative", p.name));
+                        } else {
+                            values.insert(p.name, value.value);
+                        }
+                    }
+                }
+                out.params.insert(id, values);
+            }
+        }
+        out
+    }
+
+    fn suppressions(&mut self, root: &Node) -> Vec<Suppression> {
+        let mut out = Vec::new();
+        for item in self.r.maps(root, "suppressions") {
+            check_fields(
+                self.r,
+                item,
+                &["check", "object", "reason", "expires"],
+                "suppressions[]",
+            );
+            let check = self.r.field(item, "check").and_then(|c| self.check_name(c));
+            let object = self.object_id(item, "object");
+            let reason = self.r.text(item, "reason").filter(|r| !r.value.trim().is_empty());
+            if reason.is_none() {
+                self.r.error(item.span, "a suppression needs a `reason`");
+            }
+            let expires = match self.r.text(item, "expires") {
+                None => None,
+                Some(e) => match Date::parse(&e.value) {
+                    Some(d) => Some(d),
+                    None => {
+                        self.r.error(e.span, "`expires` must be a date `YYYY-MM-DD`");
+                        continue;
+                    }
+                },
+            };
+            if let (Some(check), Some(object), Some(reason)) = (check, object, reason) {
+                out.push(Suppression {
+                    check,
+                    object,
+                    reason: reason.value,
+                    expires,
+                    span: item.span,
+                });
+            } else if self.r.field(item, "check").is_none() || self.r.field(item, "object").is_none() {
+                self.r.error(item.span, "a suppression needs `check` and `object`");
+            }
+        }
+        out
+    }
+}
+
+pub(super) fn is_minor_version(v: &str) -> bool {
+    let v = v.strip_prefix('v').unwrap_or(v);
+    let parts: Vec<&str> = v.split('.').collect();
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
