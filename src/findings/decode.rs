@@ -1,63 +1,18 @@
-//! Findings: verdicts per unit and check, with counterexamples told in Kubernetes terms and
-//! pointing at the manifest fields that drive each step.
+//! A counterexample's trace events (`KIVI:` lines) told as steps in Kubernetes terms, each
+//! located at the manifest field that drives it.
 
-use serde::Serialize;
-
-use crate::engine::{Inconclusive, TraceEvent};
-use crate::manifest::autoscaling::Metric;
-use crate::manifest::{Body, Object};
-use crate::model::{Ir, Names};
-use crate::source::Span;
-
-/// One step of a counterexample.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Step {
-    /// The controller or event that acted.
-    pub actor: &'static str,
-    pub message: String,
-    /// The manifest field that drives the step, when there is one.
-    #[serde(skip)]
-    pub location: Option<Span>,
-    /// What the step changes in the cluster.
-    pub effect: Option<Effect>,
-}
-
-/// A step's change to the cluster state: which pod or node, and how.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Effect {
-    pub change: Change,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Change {
-    /// A controller created the pod; it waits for the scheduler.
-    PodCreated,
-    PodBound,
-    /// The scheduler found no feasible node: the pod stays Pending.
-    PodUnschedulable,
-    PodStarted,
-    /// Deleted, evicted or lost with its node.
-    PodRemoved,
-    NodeDown,
-    NodeUp,
-    NodeCordoned,
-    NodeUncordoned,
-}
+use super::namer::{Namer, scales_on_cpu};
+use super::*;
 
 /// A decoded step before its effect is attached.
-struct Told {
+pub(super) struct Told {
     actor: &'static str,
     message: String,
     location: Option<Span>,
 }
 
 /// The change a trail event makes (event numbers as in `decode`).
-fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
+pub(super) fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
     let at = |i: usize| v.get(i).copied().unwrap_or(0);
     let pod = |change| Effect {
         change,
@@ -90,255 +45,6 @@ fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
         44 => node(Change::NodeDown),
         _ => return None,
     })
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Verdict {
-    Violated {
-        steps: Vec<Step>,
-        location: Option<Span>,
-    },
-    Verified,
-    Inconclusive(Inconclusive),
-    /// The check applies but is not modelled yet.
-    NotChecked,
-}
-
-/// A verified change that makes the violated check hold.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fix {
-    /// One line, in manifest terms.
-    pub summary: String,
-    /// The field to change.
-    pub location: Span,
-    /// The cluster it was verified on (the counterexample's nodes).
-    pub verified_on: String,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct CheckResult {
-    pub check: &'static str,
-    pub verdict: Verdict,
-    /// Where the verdict was reached: the topology of the violation or of the inconclusive
-    /// run, or the largest one a verified check was verified on.
-    pub topology: Option<crate::model::Topology>,
-    /// PR mode, violations only: whether the base revision has the same violation.
-    pub baseline: Option<bool>,
-    /// Violations only: a change the model checker verified to make the check hold.
-    pub fix: Option<Fix>,
-}
-
-/// Names of things in the model, for messages.
-struct Namer<'a> {
-    ir: &'a Ir,
-    names: &'a Names,
-    objects: &'a [Object],
-    /// The number in its name of the pod in each slot (`web-3`), for workloads whose pods are
-    /// named by creation, not by ordinal.
-    pod_numbers: std::collections::HashMap<i64, usize>,
-    /// The number the next pod each workload creates gets.
-    next_number: Vec<usize>,
-    /// The node (1-based, as in `Names::nodes`) at each model node index: the model moves
-    /// interchangeable nodes between indices (`KIVI:49:a:b`).
-    node_at: Vec<i64>,
-    /// The pod whose deletion an informer has not delivered yet, by slot: the slot may hold
-    /// its replacement by the time the deletion is delivered (`KIVI:46`).
-    undelivered: std::collections::HashMap<i64, String>,
-}
-
-impl<'a> Namer<'a> {
-    /// The pods running at the start are numbered from 1 in their slots' order.
-    fn new(ir: &'a Ir, names: &'a Names, objects: &'a [Object]) -> Namer<'a> {
-        let mut pod_numbers = std::collections::HashMap::new();
-        let mut next_number = Vec::new();
-        for w in &ir.workloads {
-            let initial = w
-                .initial
-                .iter()
-                .map(|&(_, count)| usize::try_from(count).unwrap_or(0))
-                .sum::<usize>();
-            let initial = initial.min(w.slots);
-            for k in 0..initial {
-                pod_numbers.insert((w.first_slot + k) as i64, k + 1);
-            }
-            next_number.push(initial + 1);
-        }
-        Namer {
-            ir,
-            names,
-            objects,
-            pod_numbers,
-            next_number,
-            node_at: (0..=ir.nodes.len() as i64).collect(),
-            undelivered: std::collections::HashMap::new(),
-        }
-    }
-
-    /// Follow pods through event `v` before it is told: a pod keeps its name for its life and
-    /// a new pod gets a new one, although the model reuses a freed slot for it and moves pods
-    /// between the slots of their workload (symmetry reduction, `KIVI:48:a:b` swaps two
-    /// slots; `KIVI:49:a:b` two nodes). True when the event only moved pods or nodes.
-    fn follow(&mut self, v: &[i64]) -> bool {
-        let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        match at(0) {
-            48 => {
-                let (a, b) = (self.pod_numbers.remove(&at(1)), self.pod_numbers.remove(&at(2)));
-                if let Some(n) = a {
-                    self.pod_numbers.insert(at(2), n);
-                }
-                if let Some(n) = b {
-                    self.pod_numbers.insert(at(1), n);
-                }
-                let (a, b) = (self.undelivered.remove(&at(1)), self.undelivered.remove(&at(2)));
-                if let Some(n) = a {
-                    self.undelivered.insert(at(2), n);
-                }
-                if let Some(n) = b {
-                    self.undelivered.insert(at(1), n);
-                }
-                true
-            }
-            47 => {
-                self.undelivered.insert(at(1), self.pod(at(1)));
-                false
-            }
-            49 => {
-                if let (Ok(a), Ok(b)) = (usize::try_from(at(1)), usize::try_from(at(2)))
-                    && a < self.node_at.len()
-                    && b < self.node_at.len()
-                {
-                    self.node_at.swap(a, b);
-                }
-                true
-            }
-            1 => {
-                if let Some((w, _)) = self.owner(at(1)) {
-                    self.pod_numbers.insert(at(1), self.next_number[w]);
-                    self.next_number[w] += 1;
-                }
-                false
-            }
-            _ => false,
-        }
-    }
-
-    fn node(&self, n: i64) -> String {
-        let n = usize::try_from(n)
-            .ok()
-            .and_then(|i| self.node_at.get(i))
-            .copied()
-            .unwrap_or(n);
-        usize::try_from(n - 1)
-            .ok()
-            .and_then(|i| self.names.nodes.get(i))
-            .cloned()
-            .unwrap_or_else(|| format!("node #{n}"))
-    }
-
-    /// `(workload index 0-based, object index)` of a pod slot.
-    fn owner(&self, slot: i64) -> Option<(usize, usize)> {
-        let slot = usize::try_from(slot).ok()?;
-        let w = self
-            .ir
-            .workloads
-            .iter()
-            .position(|w| (w.first_slot..w.first_slot + w.slots).contains(&slot))?;
-        Some((w, self.names.workloads[w]))
-    }
-
-    /// Pods are named after their workload and their place in it: `web-3` (from 1), or a
-    /// StatefulSet's ordinal: `db-0`.
-    fn pod(&self, slot: i64) -> String {
-        match self.owner(slot) {
-            // A bare Pod is its own name.
-            Some((_, o))
-                if self.objects[o]
-                    .workload()
-                    .is_some_and(|w| w.kind == crate::manifest::WorkloadKind::Pod) =>
-            {
-                self.objects[o].id.name.clone()
-            }
-            // A StatefulSet's pods are named by their ordinal, from 0; others by creation.
-            Some((w, o)) => {
-                let stateful = self.objects[o]
-                    .workload()
-                    .is_some_and(|wl| wl.kind == crate::manifest::WorkloadKind::StatefulSet);
-                let ordinal = slot as usize - self.ir.workloads[w].first_slot;
-                let number = match self.pod_numbers.get(&slot) {
-                    Some(&n) if !stateful => n,
-                    _ => ordinal + usize::from(!stateful),
-                };
-                format!("{}-{number}", self.objects[o].id.name)
-            }
-            None => format!("pod #{slot}"),
-        }
-    }
-
-    /// The controller that creates and deletes the pods of a slot's workload.
-    fn controller(&self, slot: i64) -> &'static str {
-        use crate::manifest::WorkloadKind;
-        match self
-            .owner(slot)
-            .and_then(|(_, o)| self.objects[o].workload())
-            .map(|w| w.kind)
-        {
-            Some(WorkloadKind::StatefulSet) => "statefulset-controller",
-            Some(WorkloadKind::DaemonSet) => "daemonset-controller",
-            Some(WorkloadKind::ReplicaSet) => "replicaset-controller",
-            Some(WorkloadKind::ReplicationController) => "replication-controller",
-            // Nothing controls a bare Pod: it exists because its manifest was applied.
-            Some(WorkloadKind::Pod) => "kubectl-apply",
-            _ => "deployment-controller",
-        }
-    }
-
-    fn workload(&self, w: i64) -> Option<&Object> {
-        let w = usize::try_from(w - 1).ok()?;
-        self.names.workloads.get(w).map(|&o| &self.objects[o])
-    }
-
-    /// The PodDisruptionBudgets that select the pods of the pod slot's workload.
-    fn budgets_of_slot(&self, slot: i64) -> Vec<&Object> {
-        let Some((w, _)) = self.owner(slot) else {
-            return Vec::new();
-        };
-        self.ir
-            .disruption_budgets
-            .iter()
-            .zip(&self.names.disruption_budgets)
-            .filter(|(b, _)| b.workloads & (1 << (w + 1)) != 0)
-            .map(|(_, &o)| &self.objects[o])
-            .collect()
-    }
-
-    fn autoscaler_of(&self, workload: &Object) -> Option<&Object> {
-        self.objects.iter().find(|o| {
-            matches!(&o.body, Body::HorizontalPodAutoscaler(h)
-                if h.scale_target_ref.kind == workload.id.kind && h.scale_target_ref.name == workload.id.name && o.id.namespace == workload.id.namespace)
-        })
-    }
-}
-
-/// Whether an HPA object scales on cpu; the load level is then a percent of the cpu request,
-/// else of its custom metrics' targets (templates/controllers/autoscaler.pml).
-fn scales_on_cpu(hpa: &Object) -> bool {
-    matches!(&hpa.body, Body::HorizontalPodAutoscaler(a)
-        if a.metrics.iter().any(|m| matches!(m, Metric::Resource { resource, .. } if resource == "cpu")))
-}
-
-/// The check whose monitor fired, from the last event of a trail.
-pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
-    match trace.last()?.values.first()? {
-        9 => Some("pods-schedulable"),
-        13 => Some("min-replicas-available"),
-        14 => Some("no-eviction-loop"),
-        18 => Some("no-node-overload"),
-        22 => Some("no-replica-oscillation"),
-        23 => Some("pods-balanced"),
-        26 => Some("rollout-completes"),
-        35 => Some("drain-completes"),
-        _ => None,
-    }
 }
 
 /// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
@@ -1020,7 +726,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
     (steps, location)
 }
 
-fn cpu_request_span(o: &Object) -> Option<Span> {
+pub(super) fn cpu_request_span(o: &Object) -> Option<Span> {
     let spec = &o.workload()?.template.spec;
     spec.containers
         .iter()
@@ -1028,7 +734,7 @@ fn cpu_request_span(o: &Object) -> Option<Span> {
 }
 
 /// The budget's minAvailable or maxUnavailable field.
-fn budget_span(o: &Object) -> Span {
+pub(super) fn budget_span(o: &Object) -> Span {
     match &o.body {
         Body::PodDisruptionBudget(p) => p
             .max_unavailable
@@ -1043,7 +749,7 @@ fn budget_span(o: &Object) -> Span {
 /// (`whenUnsatisfiable` when it is soft, else `maxSkew`), else the `topologyKey` of its first
 /// spread constraint (it spreads over something coarser than nodes), else `replicas` (nothing
 /// asks the scheduler to spread these pods).
-fn balance_span(o: &Object) -> Span {
+pub(super) fn balance_span(o: &Object) -> Span {
     let Some(w) = o.workload() else { return o.span };
     let constraints = &w.template.spec.topology_spread_constraints;
     if let Some(per_node) = constraints
@@ -1062,7 +768,7 @@ fn balance_span(o: &Object) -> Span {
 }
 
 /// `replicas`, else (the field is left out, so Kubernetes defaults it) the `spec:` key.
-fn replicas_span(o: &Object) -> Span {
+pub(super) fn replicas_span(o: &Object) -> Span {
     match o.workload() {
         Some(w) => match &w.replicas {
             Some(r) => r.span,
