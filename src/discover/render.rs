@@ -1,0 +1,525 @@
+//! Render roots (kustomization roots, charts): planned from the walked files, rendered in
+//! parallel with `kubectl kustomize` or `helm template`, and their output tied back to the
+//! source lines it came from.
+
+use super::*;
+
+pub(super) enum Job {
+    Kustomize {
+        root: PathBuf,
+        file: FileId,
+        /// What the kustomizations of its tree change, innermost first.
+        changes: Vec<overlay::Change>,
+    },
+    Helm {
+        chart: PathBuf,
+        values: Vec<PathBuf>,
+    },
+}
+
+pub(super) enum Rendered {
+    Kustomize { text: String, wrapper: tempfile::TempDir },
+    Helm { text: String },
+}
+
+/// Decide what is rendered and return the files left to read one by one.
+pub(super) fn plan_renders(
+    options: &Options,
+    filter: &Filter,
+    walked: &Walked,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+    jobs: &mut Vec<(usize, Job)>,
+) -> Vec<PathBuf> {
+    // Charts inside charts are subcharts, rendered by their parent.
+    let charts: Vec<&PathBuf> = walked
+        .chart_dirs
+        .iter()
+        .filter(|c| !walked.chart_dirs.iter().any(|o| o != *c && c.starts_with(o)))
+        .collect();
+    let in_chart = |p: &Path| charts.iter().any(|c| p.starts_with(c));
+
+    // Read every kustomization reachable from the walked ones.
+    let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
+    let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
+    while let Some(dir) = queue.pop() {
+        let key = crate::source::normalize(&absolute(&dir));
+        if kustomizations.contains_key(&key) {
+            continue;
+        }
+        let Some(file) = kustomize::kustomization_file(&dir) else {
+            continue;
+        };
+        let k = kustomize::read(&dir, &file, sources);
+        queue.extend(k.dirs.iter().cloned());
+        kustomizations.insert(key, k);
+    }
+    let referenced: BTreeSet<PathBuf> = kustomizations
+        .values()
+        .flat_map(|k| k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))))
+        .collect();
+    let mut consumed: BTreeSet<PathBuf> = BTreeSet::new();
+    for k in kustomizations.values() {
+        consumed.insert(crate::source::normalize(&absolute(&k.file)));
+        consumed.extend(k.files.iter().map(|f| crate::source::normalize(&absolute(f))));
+    }
+    for (key, k) in &kustomizations {
+        for problem in &k.problems {
+            diags.push(problem.clone());
+        }
+        let walked_here = walked
+            .kustomize_dirs
+            .iter()
+            .any(|d| crate::source::normalize(&absolute(d)) == *key);
+        if !walked_here || referenced.contains(key) || k.component || !filter.admits(&k.file) {
+            continue;
+        }
+        let Some(file) = k.file_id else { continue };
+        // Anything wrong in what it builds on (a remote base above all) stops it here, before
+        // the renderer could reach for the network.
+        if closure_has_problems(key, &kustomizations) {
+            diags.push(Diagnostic::error(
+                Span::point(file, Location::START),
+                format!(
+                    "kustomization {} is not rendered: fix the problems reported in it or in its bases",
+                    display_path(&k.dir).display()
+                ),
+            ));
+            continue;
+        }
+        let scope = discovery.scopes.len();
+        discovery.scopes.push(Scope {
+            kind: ScopeKind::Kustomize,
+            path: display_path(&k.dir),
+        });
+        let direct = resource_files(key, &kustomizations).and_then(|files| read_resources_directly(&files, sources));
+        match direct {
+            // Nothing to transform: the resources as they are, with exact lines.
+            Some(parsed) => {
+                for (file, documents) in parsed {
+                    discovery.files += 1;
+                    discovery.batches.push(Batch {
+                        scope,
+                        file,
+                        documents,
+                        default_namespace: "default".into(),
+                    });
+                }
+            }
+            None => jobs.push((
+                scope,
+                Job::Kustomize {
+                    root: k.dir.clone(),
+                    file,
+                    changes: overlay_changes(key, &kustomizations, sources),
+                },
+            )),
+        }
+    }
+
+    for chart in &charts {
+        let chart_file = chart.join("Chart.yaml");
+        if !filter.admits(&chart_file) {
+            continue;
+        }
+        let scope = discovery.scopes.len();
+        discovery.scopes.push(Scope {
+            kind: ScopeKind::Helm,
+            path: display_path(chart),
+        });
+        let (values, missing) = helm::values_files(chart, &options.config.helm, &options.config.base_dir);
+        if !missing.is_empty() {
+            let file = sources.add(display_path(&chart_file), read_text(&chart_file).unwrap_or_default());
+            for m in missing {
+                diags.warning(
+                    Span::point(file, Location::START),
+                    format!(
+                        "values file `{}` (config `helm.values`) is neither in the chart nor beside the config",
+                        m.display()
+                    ),
+                );
+            }
+        }
+        jobs.push((
+            scope,
+            Job::Helm {
+                chart: (*chart).clone(),
+                values,
+            },
+        ));
+    }
+
+    walked
+        .files
+        .iter()
+        .filter(|f| {
+            let abs = crate::source::normalize(&absolute(f));
+            let in_kustomize_dir = f
+                .parent()
+                .is_some_and(|p| kustomizations.contains_key(&crate::source::normalize(&absolute(p))));
+            !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
+        })
+        .cloned()
+        .collect()
+}
+
+pub(super) fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|c| c.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+/// The resource files of a kustomization whose whole closure only lists resources, in
+/// kustomize's order; `None` when something in the closure transforms its resources.
+pub(super) fn resource_files(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> Option<Vec<PathBuf>> {
+    pub(super) fn collect(
+        dir: &Path,
+        all: &BTreeMap<PathBuf, kustomize::Kustomization>,
+        out: &mut Vec<PathBuf>,
+        depth: usize,
+    ) -> Option<()> {
+        let k = all.get(dir)?;
+        if !k.resources_only || depth > 16 {
+            return None;
+        }
+        for r in &k.resources {
+            if r.is_dir() {
+                collect(&crate::source::normalize(&absolute(r)), all, out, depth + 1)?;
+            } else {
+                // kustomize's load restrictor: a file resource lies under the directory of
+                // the kustomization that lists it (links followed). Anything else is
+                // kustomize's to refuse, so the real renderer runs.
+                let inside = std::fs::canonicalize(r)
+                    .ok()
+                    .zip(std::fs::canonicalize(dir).ok())
+                    .is_some_and(|(file, root)| file.starts_with(root));
+                if !inside {
+                    return None;
+                }
+                out.push(r.clone());
+            }
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    collect(root, all, &mut out, 0)?;
+    // A file listed twice adds its objects twice, which kustomize refuses.
+    let unique: BTreeSet<PathBuf> = out.iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
+    if unique.len() != out.len() {
+        return None;
+    }
+    Some(out)
+}
+
+/// Parse the resource files of a resources-only kustomization, if kustomize would pass every
+/// one through unchanged: every document a named object (kustomize rejects anything else, so
+/// those go to the real renderer, which reports it).
+pub(super) fn read_resources_directly(
+    files: &[PathBuf],
+    sources: &mut SourceMap,
+) -> Option<Vec<(FileId, Vec<Document>)>> {
+    pub(super) fn named_object(r: &Node) -> bool {
+        let kind = r.get("kind").and_then(Node::as_str);
+        match (kind, r.get("items").and_then(Node::as_seq)) {
+            // kustomize expands lists into their items.
+            (Some(k), Some(items)) if k.ends_with("List") => items.iter().all(named_object),
+            (Some(_), _) => {
+                r.get("apiVersion").and_then(Node::as_str).is_some()
+                    && r.at(&["metadata", "name"]).and_then(Node::as_str).is_some()
+            }
+            (None, _) => false,
+        }
+    }
+    let mut parsed = Vec::with_capacity(files.len());
+    // kustomize refuses an object defined twice (the same kind, namespace and name).
+    let mut ids = BTreeSet::new();
+    let mut unique = |r: &Node| -> bool {
+        let at = |path: &[&str]| r.at(path).and_then(Node::as_str).unwrap_or_default().to_string();
+        ids.insert((at(&["kind"]), at(&["metadata", "namespace"]), at(&["metadata", "name"])))
+    };
+    for path in files {
+        let text = read_text(path).ok()?;
+        let shown = display_path(path);
+        let file = sources
+            .find(&shown)
+            .unwrap_or_else(|| sources.add(shown, text.as_str()));
+        let stream = yaml::parse(&text, file, &yaml::Limits::default());
+        if !stream.errors.is_empty() || !stream.documents.iter().all(|d| named_object(&d.root)) {
+            return None;
+        }
+        let items = |d: &Document| -> Vec<Node> {
+            match d.root.get("items").and_then(Node::as_seq) {
+                Some(items) => items.to_vec(),
+                None => vec![d.root.clone()],
+            }
+        };
+        if !stream.documents.iter().flat_map(items).all(|r| unique(&r)) {
+            return None;
+        }
+        parsed.push((file, stream.documents));
+    }
+    Some(parsed)
+}
+
+pub(super) fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        if let Some(k) = all.get(&dir) {
+            if !k.problems.is_empty() {
+                return true;
+            }
+            stack.extend(k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))));
+        }
+    }
+    false
+}
+
+pub(super) fn run_renders(
+    options: &Options,
+    jobs: Vec<(usize, Job)>,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+) {
+    if jobs.is_empty() {
+        return;
+    }
+    discovery.renders += jobs.len();
+    let kustomize_renderer = kustomize::Renderer::find();
+    let helm_binary = which::which("helm").ok();
+    let results: Vec<Mutex<Option<Result<Rendered, String>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = options.jobs.clamp(1, jobs.len());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((_, job)) = jobs.get(i) else { break };
+                    let started = std::time::Instant::now();
+                    let result = match job {
+                        Job::Kustomize { root, .. } => match &kustomize_renderer {
+                            Some(r) => kustomize::render(root, r).map(|(text, wrapper)| Rendered::Kustomize { text, wrapper }),
+                            None => Err("neither `kustomize` nor `kubectl` is on PATH: cannot build this kustomization".into()),
+                        },
+                        Job::Helm { chart, values } => match &helm_binary {
+                            Some(h) => helm::render(h, chart, &options.config.helm, values).map(|text| Rendered::Helm { text }),
+                            None => Err("`helm` is not on PATH: cannot render this chart (install Helm, or add the chart to `exclude`)".into()),
+                        },
+                    };
+                    let what = match job {
+                        Job::Kustomize { root, .. } => root,
+                        Job::Helm { chart, .. } => chart,
+                    };
+                    tracing::debug!("rendered {} in {:.0?}", what.display(), started.elapsed());
+                    *results[i].lock().expect("no panics while holding the lock") = Some(result);
+                }
+            });
+        }
+    });
+    let mut source_cache: HashMap<PathBuf, Option<(FileId, Vec<Document>)>> = HashMap::new();
+    for ((scope, job), result) in jobs.into_iter().zip(results) {
+        let result = result.into_inner().expect("lock not poisoned").expect("every job ran");
+        match (job, result) {
+            (Job::Kustomize { root, file, changes }, Ok(Rendered::Kustomize { text, wrapper })) => {
+                let documents = attach_kustomize_origins(
+                    &text,
+                    KustomizeOutput {
+                        root: &root,
+                        kustomization: file,
+                        wrapper: wrapper.path(),
+                        changes: &changes,
+                    },
+                    sources,
+                    diags,
+                    &mut source_cache,
+                );
+                discovery.batches.push(Batch {
+                    scope,
+                    file,
+                    documents,
+                    default_namespace: "default".into(),
+                });
+            }
+            (Job::Helm { chart, .. }, Ok(Rendered::Helm { text })) => {
+                let chart_file = chart_file_id(&chart, sources);
+                let documents = attach_helm_sources(&text, &chart, sources, diags);
+                discovery.batches.push(Batch {
+                    scope,
+                    file: chart_file,
+                    documents,
+                    default_namespace: options.config.helm.namespace.clone(),
+                });
+            }
+            (Job::Kustomize { file, .. }, Err(message)) => diags.error(Span::point(file, Location::START), message),
+            (Job::Helm { chart, .. }, Err(message)) => {
+                let file = chart_file_id(&chart, sources);
+                diags.error(Span::point(file, Location::START), message);
+            }
+            _ => unreachable!("each job yields its own kind of output"),
+        }
+    }
+}
+
+pub(super) fn chart_file_id(chart: &Path, sources: &mut SourceMap) -> FileId {
+    let path = chart.join("Chart.yaml");
+    let shown = display_path(&path);
+    sources
+        .find(&shown)
+        .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
+}
+
+/// Parse a source file once per run (several overlays share a base).
+pub(super) fn source_documents<'c>(
+    path: &Path,
+    sources: &mut SourceMap,
+    cache: &'c mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
+) -> Option<&'c (FileId, Vec<Document>)> {
+    cache
+        .entry(path.to_path_buf())
+        .or_insert_with(|| {
+            let text = read_text(path).ok()?;
+            let shown = display_path(path);
+            let id = sources
+                .find(&shown)
+                .unwrap_or_else(|| sources.add(shown, text.as_str()));
+            let stream = yaml::parse(&text, id, &yaml::Limits::default());
+            Some((id, stream.documents))
+        })
+        .as_ref()
+}
+
+/// A finished kustomize render: its root, its kustomization, the wrapper it was built
+/// through, and what its overlays change.
+pub(super) struct KustomizeOutput<'a> {
+    pub(super) root: &'a Path,
+    pub(super) kustomization: FileId,
+    pub(super) wrapper: &'a Path,
+    pub(super) changes: &'a [overlay::Change],
+}
+
+pub(super) fn attach_kustomize_origins(
+    text: &str,
+    render: KustomizeOutput,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    cache: &mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
+) -> Vec<Document> {
+    let KustomizeOutput {
+        root,
+        kustomization,
+        wrapper,
+        changes,
+    } = render;
+    let rendered_name = format!("{} (kustomize build)", display_path(root).display());
+    let rendered_file = sources.add(rendered_name, text);
+    let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
+    for e in stream.errors {
+        diags.error(e.span, format!("in kustomize output: {}", e.message));
+    }
+    let fallback = Span::point(kustomization, Location::START);
+    let mut documents = stream.documents;
+    for doc in &mut documents {
+        match kustomize::take_origin(&mut doc.root, wrapper) {
+            Some(kustomize::Origin::File(path)) => match source_documents(&path, sources, cache) {
+                Some((_, docs)) => match matching_document(&doc.root, docs) {
+                    Some(source) => {
+                        provenance::remap_to_source(&mut doc.root, source);
+                        // What the overlays change points at the overlays.
+                        let kind = source.get("kind").and_then(Node::as_str).unwrap_or_default();
+                        let name = source
+                            .at(&["metadata", "name"])
+                            .and_then(Node::as_str)
+                            .unwrap_or_default();
+                        overlay::apply(&mut doc.root, kind, name, changes);
+                    }
+                    None => provenance::remap_all(&mut doc.root, fallback),
+                },
+                None => provenance::remap_all(&mut doc.root, fallback),
+            },
+            Some(kustomize::Origin::Generated(path)) => {
+                let shown = display_path(&path);
+                let id = sources.find(&shown).unwrap_or(kustomization);
+                provenance::remap_all(&mut doc.root, Span::point(id, Location::START));
+            }
+            None => provenance::remap_all(&mut doc.root, fallback),
+        }
+    }
+    documents
+}
+
+/// The source document a rendered object came from: same kind, and a name the rendered one
+/// contains (kustomize adds prefixes and suffixes).
+pub(super) fn matching_document<'d>(rendered: &Node, docs: &'d [Document]) -> Option<&'d Node> {
+    let kind = rendered.get("kind").and_then(Node::scalar_text);
+    let name = rendered
+        .at(&["metadata", "name"])
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
+    let same_kind: Vec<&Node> = docs
+        .iter()
+        .map(|d| &d.root)
+        .filter(|d| d.get("kind").and_then(Node::scalar_text) == kind)
+        .collect();
+    let source_name = |d: &Node| {
+        d.at(&["metadata", "name"])
+            .and_then(Node::scalar_text)
+            .unwrap_or_default()
+    };
+    same_kind
+        .iter()
+        .find(|d| source_name(d) == name)
+        .or_else(|| {
+            same_kind
+                .iter()
+                .filter(|d| !source_name(d).is_empty() && name.contains(&source_name(d)))
+                .max_by_key(|d| source_name(d).len())
+        })
+        .or(same_kind.first())
+        .copied()
+        .or_else(|| (docs.len() == 1).then(|| &docs[0].root))
+}
+
+pub(super) fn attach_helm_sources(
+    text: &str,
+    chart: &Path,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Vec<Document> {
+    let rendered_name = format!("{} (helm template)", display_path(chart).display());
+    let rendered_file = sources.add(rendered_name, text);
+    let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
+    for e in stream.errors {
+        diags.error(e.span, format!("in helm output: {}", e.message));
+    }
+    let comments = helm::source_comments(text);
+    let mut templates: HashMap<PathBuf, FileId> = HashMap::new();
+    let mut documents = stream.documents;
+    for doc in &mut documents {
+        let line = doc.root.span.start.line;
+        let Some((_, source)) = comments.iter().rev().find(|(l, _)| *l < line) else {
+            continue;
+        };
+        let Some(path) = helm::template_path(chart, source) else {
+            continue;
+        };
+        let file = *templates.entry(path.clone()).or_insert_with(|| {
+            let shown = display_path(&path);
+            sources
+                .find(&shown)
+                .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
+        });
+        let template = sources.file(file).text.clone();
+        provenance::remap_to_template(&mut doc.root, &template, file);
+    }
+    documents
+}
