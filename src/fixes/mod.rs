@@ -686,15 +686,16 @@ pub fn suggest(
                 monitor: Some(checks.clone()),
                 ..one_topology.clone()
             };
-            // Candidates are verified `jobs` at a time, in their order; the first that holds
-            // in the first batch with one is kept, so the choice does not depend on `-j`.
+            // Candidates are verified `jobs` at a time; the first in candidate order that holds
+            // is kept, whatever `-j` is.
             let all = candidates(a, unit, *at, &violation);
             let batch = options.jobs.max(1);
             'batches: for group in all.chunks(batch) {
                 if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
-                let outcomes: Vec<bool> = std::thread::scope(|scope| {
+                // Per candidate: where it was verified, if it holds.
+                let outcomes: Vec<Option<String>> = std::thread::scope(|scope| {
                     let handles: Vec<_> = group
                         .iter()
                         .map(|candidate| {
@@ -705,35 +706,41 @@ pub fn suggest(
                                 let fixed = edited(a, unit, &candidate.edit, topology);
                                 let again =
                                     scaling::verify(&fixed, &[unit], generator, engine, one_topology, cancel, &|_| {});
-                                again.first().is_some_and(|u| {
+                                let holds = again.first().is_some_and(|u| {
                                     checks.iter().all(|check| {
                                         u.results
                                             .iter()
                                             .find(|x| x.check == *check)
                                             .is_some_and(|x| x.verdict == Verdict::Verified)
                                     })
+                                });
+                                holds.then(|| {
+                                    let on = crate::model::Topology::current(&fixed.config);
+                                    scaling::describe(&fixed, unit, &on)
                                 })
                             })
                         })
                         .collect();
                     // A panicking candidate is one that does not hold.
-                    handles.into_iter().map(|h| h.join().unwrap_or(false)).collect()
+                    handles.into_iter().map(|h| h.join().ok().flatten()).collect()
                 });
-                for (candidate, holds) in group.iter().zip(outcomes) {
+                for (candidate, verified_on) in group.iter().zip(outcomes) {
                     tracing::info!(
                         "unit {}: {} with \"{}\": {}",
                         a.units[unit].id,
                         c.check,
                         candidate.summary,
-                        if holds { "verified" } else { "still fails" }
+                        if verified_on.is_some() {
+                            "verified"
+                        } else {
+                            "still fails"
+                        }
                     );
-                    if holds {
-                        let fixed = edited(a, unit, &candidate.edit, c.topology.as_ref());
-                        let on = crate::model::Topology::current(&fixed.config);
+                    if let Some(verified_on) = verified_on {
                         c.fix = Some(Fix {
                             summary: candidate.summary.clone(),
                             location: candidate.location,
-                            verified_on: scaling::describe(&fixed, unit, &on),
+                            verified_on,
                         });
                         break 'batches;
                     }
