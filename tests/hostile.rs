@@ -703,11 +703,13 @@ fn sigterm_stops_every_child_and_cleans_up() {
     let dir = assert_fs::TempDir::new().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    // A unit whose search takes far longer than the test: 20 replicas on the default cluster.
+    // A repository whose search takes far longer than the test: the demo shop, whose
+    // production unit runs into the memory limit after tens of seconds.
     std::fs::create_dir_all(dir.path().join("repo")).unwrap();
-    dir.child("repo/app.yaml")
-        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: light}\nspec:\n  replicas: 20\n  selector: {matchLabels: {app: light}}\n  template:\n    metadata: {labels: {app: light}}\n    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: 10m, memory: 16Mi}}}]\n")
-        .unwrap();
+    common::copy_tree(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo-shop"),
+        &dir.path().join("repo"),
+    );
     let binary = assert_cmd::cargo::cargo_bin("kivi-lint");
     let mut child = std::process::Command::new(binary)
         .env("TMPDIR", &tmp)

@@ -222,6 +222,15 @@ fn model_bounds_never_produce_a_violation() {
     let v = verdicts(&serde_json::from_slice(&out.stdout).unwrap());
     assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "verified"), "{v:?}");
 
+    // The same Deployment with no config: the whole default search (3 to 6 nodes, a node
+    // failure, a rollout) within the default limits. It was inconclusive at 4 nodes while the
+    // kubelet could run ahead of the controllers (README, Verification: time scales).
+    std::fs::remove_file(dir.path().join(".kivi-lint.yaml")).unwrap();
+    let (report, _) = check(&[dir.path().to_str().unwrap()], 0);
+    let v = verdicts(&report);
+    assert!(!v.is_empty() && v.iter().all(|(_, v)| v == "verified"), "{v:?}");
+    assert_eq!(report["units"][0]["verification"]["search"]["explored"], 4, "{report}");
+
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child("app.yaml")
         .write_str(&deployment("huge", 300, "", "{cpu: 10m, memory: 16Mi}"))

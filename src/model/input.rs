@@ -419,7 +419,10 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
             w.nonzero("rollout_unavailable", wi, r.max_unavailable);
         }
         w.nonzero("workload_stateful", wi, wl.stateful);
-        w.nonzero("spec", wi, wl.replicas);
+        // A bare Pod already being deleted is not wanted any more: nothing recreates it while
+        // the kubelet finishes its termination.
+        let wanted = if wl.bare && wl.terminating { 0 } else { wl.replicas };
+        w.nonzero("spec", wi, wanted);
         w.set("load", wi, wl.steady_level as i64);
         w.set("dc_dirty", wi, 1);
         w.nonzero("min_available", wi, ir.min_available.get(wi).copied().unwrap_or(0));

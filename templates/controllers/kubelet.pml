@@ -2,6 +2,14 @@
  * kubelet: starts the pods bound to its node and removes terminated ones (pkg/kubelet,
  * simplified: admission passes, a pod is Running in one step, termination completes in one
  * step). A removed pod frees resources, so unschedulable pods are tried again.
+ *
+ * Time scales: the scheduler and the workload controllers react to a change within
+ * milliseconds, while a container takes seconds to start and a deleted pod its grace period
+ * (30 s by default) to terminate. So the kubelet acts once the scheduler has no pod to place
+ * and the Deployment, ReplicaSet and StatefulSet controllers have no work: every pod phase
+ * change is seen by them before the next one. A controller that falls behind several kubelet
+ * changes is not explored (informers that lag are: `stale-reads`). Of its own work the kubelet
+ * starts bound pods before it removes terminating ones, for the same reason.
  */
 
 proctype Kubelet() {
@@ -9,7 +17,7 @@ proctype Kubelet() {
 end_kubelet:
   do
   :: atomic {
-       kubelet_work > 0 ->
+       kubelet_work > 0 && to_schedule == 0 && dc_work == 0 ->
        d_step {
          q = 1;
          do
