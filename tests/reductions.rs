@@ -1,6 +1,8 @@
 //! State-space reductions keep every verdict: each fixture is verified with the reductions
 //! (the default) and without them (`scaling.symmetry: false`), and every check must reach the
-//! same verdict, with a counterexample no longer than the unreduced model's.
+//! same verdict, with a counterexample no longer than the unreduced model's. The same holds for
+//! the time-scale semantics (the kubelet waits for the controllers) against the
+//! `controller-lag` fault, which lifts it.
 
 mod common;
 
@@ -10,33 +12,54 @@ use std::path::Path;
 use common::{copy_tree, kivi, root};
 use serde_json::Value;
 
-/// The fixture's config with `scaling.symmetry` set; the default config when it has none.
-fn config_with_symmetry(fixture: &Path, on: bool) -> String {
+/// How a fixture's config is varied.
+#[derive(Clone, Copy)]
+enum Variant {
+    /// The config as it is.
+    AsIs,
+    /// `scaling.symmetry: false`.
+    NoSymmetry,
+    /// `controller-lag` added to `faults`.
+    ControllerLag,
+}
+
+/// The fixture's config (the default config when it has none) with the variant applied.
+fn config_for(fixture: &Path, variant: Variant) -> String {
     let text = std::fs::read_to_string(fixture.join(".kivi-lint.yaml")).unwrap_or_else(|_| {
         let out = kivi().args(["config", "--default"]).output().unwrap();
         String::from_utf8(out.stdout).unwrap()
     });
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    match lines.iter().position(|l| l.starts_with("scaling:")) {
-        Some(i) if lines[i].contains('{') => {
-            lines[i] = lines[i].replacen('{', &format!("{{symmetry: {on}, "), 1);
-        }
-        Some(i) => lines.insert(i + 1, format!("  symmetry: {on}")),
-        None => lines.push(format!("scaling: {{symmetry: {on}}}")),
+    let (key, flow, block, alone) = match variant {
+        Variant::AsIs => return text,
+        Variant::NoSymmetry => (
+            "scaling:",
+            "{symmetry: false, ",
+            "  symmetry: false",
+            "scaling: {symmetry: false}",
+        ),
+        Variant::ControllerLag => (
+            "faults:",
+            "[controller-lag, ",
+            "  - controller-lag",
+            "faults: [controller-lag]",
+        ),
+    };
+    let open = &flow[..1];
+    match lines.iter().position(|l| l.starts_with(key)) {
+        Some(i) if lines[i].contains(open) => lines[i] = lines[i].replacen(open, flow, 1),
+        Some(i) => lines.insert(i + 1, block.to_string()),
+        None => lines.push(alone.to_string()),
     }
     lines.join("\n") + "\n"
 }
 
 /// (unit number, check) → (verdict, counterexample steps).
-fn verdicts(fixture: &str, symmetry: bool) -> BTreeMap<(String, String), (String, usize)> {
+fn verdicts(fixture: &str, variant: Variant) -> BTreeMap<(String, String), (String, usize)> {
     let dir = assert_fs::TempDir::new().unwrap();
     let source = root().join("fixtures").join(fixture);
     copy_tree(&source, dir.path());
-    std::fs::write(
-        dir.path().join(".kivi-lint.yaml"),
-        config_with_symmetry(&source, symmetry),
-    )
-    .unwrap();
+    std::fs::write(dir.path().join(".kivi-lint.yaml"), config_for(&source, variant)).unwrap();
     let out = kivi()
         .args(["--format", "json", "--no-fixes", "-q"])
         .arg(dir.path())
@@ -60,8 +83,8 @@ fn verdicts(fixture: &str, symmetry: bool) -> BTreeMap<(String, String), (String
     verdicts
 }
 
-#[test]
-fn symmetry_reduction_keeps_every_fixture_verdict() {
+/// The fixtures both variants are compared on: every one with a config of its own.
+fn fixtures() -> Vec<String> {
     let mut fixtures: Vec<String> = std::fs::read_dir(root().join("fixtures"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -73,10 +96,16 @@ fn symmetry_reduction_keeps_every_fixture_verdict() {
         .collect();
     fixtures.sort();
     assert!(fixtures.len() > 30, "{fixtures:?}");
+    fixtures
+}
+
+/// Every check of every fixture: the same verdict both ways, and a counterexample of the
+/// default model no longer than the other's.
+fn compare(other: Variant, what: &str) {
     let mut differences = Vec::new();
-    for fixture in &fixtures {
-        let reduced = verdicts(fixture, true);
-        let full = verdicts(fixture, false);
+    for fixture in &fixtures() {
+        let reduced = verdicts(fixture, Variant::AsIs);
+        let full = verdicts(fixture, other);
         assert_eq!(
             reduced.keys().collect::<Vec<_>>(),
             full.keys().collect::<Vec<_>>(),
@@ -86,13 +115,25 @@ fn symmetry_reduction_keeps_every_fixture_verdict() {
             let (full_verdict, full_steps) = &full[key];
             if verdict != full_verdict || steps > full_steps {
                 differences.push(format!(
-                    "{fixture} {}: {verdict} in {steps} steps, without the reduction {full_verdict} in {full_steps}",
+                    "{fixture} {}: {verdict} in {steps} steps, {what} {full_verdict} in {full_steps}",
                     key.1
                 ));
             }
         }
     }
     assert!(differences.is_empty(), "{differences:#?}");
+}
+
+#[test]
+fn symmetry_reduction_keeps_every_fixture_verdict() {
+    compare(Variant::NoSymmetry, "without the reduction");
+}
+
+/// The kubelet waiting for the scheduler and the workload controllers (time scales) finds
+/// what letting it run ahead (`controller-lag`) finds.
+#[test]
+fn time_scales_keep_every_fixture_verdict() {
+    compare(Variant::ControllerLag, "with controller-lag");
 }
 
 /// A load change of a workload that no HPA scales and no node-overload event reads changes

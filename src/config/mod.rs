@@ -206,6 +206,10 @@ pub struct Config {
     /// `faults: [stale-reads]`: how many deletions of running pods the scheduler's and the
     /// descheduler's informers may not have delivered yet (`lag`, default 1).
     pub stale_reads: Option<Spanned<u32>>,
+    /// `faults: [controller-lag]`: the kubelet may run ahead of the scheduler and the workload
+    /// controllers (off: it waits until they have no work, as their reactions take
+    /// milliseconds and its own seconds).
+    pub controller_lag: Option<Span>,
     /// The workloads of the `apply` event's previous revision, once the analysis has read it.
     pub previous_revision: Option<Vec<PreviousWorkload>>,
     /// `featureGates.TaintTolerationComparisonOperators` (alpha): tolerations with `Gt` and
@@ -510,7 +514,10 @@ suppressions:
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(c.stale_reads.map(|s| s.value), Some(3));
         let (c, _, _) = parse("\n");
-        assert!(c.stale_reads.is_none());
+        assert!(c.stale_reads.is_none() && c.controller_lag.is_none());
+        let (c, diags, _) = parse("faults: [controller-lag, stale-reads]\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert!(c.controller_lag.is_some() && c.stale_reads.is_some());
         let (_, diags, _) = parse("faults: [crash-restart, {type: stale-reads, lag: 9}]\n");
         let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
         assert!(

@@ -207,6 +207,7 @@ impl ConfigReader<'_, '_> {
                 }
             }
         }
+        let faults = self.faults(root);
         Config {
             path: None,
             base_dir: self.base_dir.to_path_buf(),
@@ -223,7 +224,8 @@ impl ConfigReader<'_, '_> {
             checks: self.checks(root),
             scaling,
             suppressions: self.suppressions(root),
-            stale_reads: self.faults(root),
+            stale_reads: faults.stale_reads,
+            controller_lag: faults.controller_lag,
             previous_revision: None,
             comparison_operators: self.feature_gates(root),
         }
@@ -616,9 +618,9 @@ impl ConfigReader<'_, '_> {
         out
     }
 
-    /// `faults`: `stale-reads`, or `{type: stale-reads, lag: N}`.
-    fn faults(&mut self, root: &Node) -> Option<Spanned<u32>> {
-        let mut stale = None;
+    /// `faults`: `stale-reads`, or `{type: stale-reads, lag: N}`; `controller-lag`.
+    fn faults(&mut self, root: &Node) -> Faults {
+        let mut faults = Faults::default();
         for item in self.r.seq(root, "faults") {
             let (name, lag) = match &item.value {
                 yaml::Value::Map(_) => {
@@ -628,19 +630,19 @@ impl ConfigReader<'_, '_> {
                 }
                 _ => (item.scalar_text().unwrap_or_default(), 1),
             };
-            if name == "stale-reads" {
-                stale = Some(Spanned::new(lag, item.span));
-            } else {
-                self.r.error(
+            match name.as_str() {
+                "stale-reads" => faults.stale_reads = Some(Spanned::new(lag, item.span)),
+                "controller-lag" => faults.controller_lag = Some(item.span),
+                _ => self.r.error(
                     item.span,
                     format!(
-                        "unknown fault `{}`: the one kivi-lint models is `stale-reads`",
+                        "unknown fault `{}`: the ones kivi-lint models are `stale-reads` and `controller-lag`",
                         truncate(&name)
                     ),
-                );
+                ),
             }
         }
-        stale
+        faults
     }
 
     fn check_name(&mut self, node: &Node) -> Option<&'static str> {
@@ -754,4 +756,11 @@ pub(super) fn is_minor_version(v: &str) -> bool {
         && parts
             .iter()
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `faults` the config turns on.
+#[derive(Default)]
+struct Faults {
+    stale_reads: Option<Spanned<u32>>,
+    controller_lag: Option<Span>,
 }

@@ -578,7 +578,12 @@ impl Engine {
         std::fs::write(work.path().join(MODEL_FILE), model).map_err(io)?;
         let started = Instant::now();
         let mut spin = Command::new(&self.tools.spin);
-        spin.arg("-a").arg(MODEL_FILE).current_dir(work.path());
+        // Temporary files of spin's preprocessor stay in the run's directory, which is removed
+        // even when the run is killed.
+        spin.arg("-a")
+            .arg(MODEL_FILE)
+            .current_dir(work.path())
+            .env("TMPDIR", work.path());
         let generated = run_step(spin, self.options.build_time_limit, "spin -a");
         timings.spin += started.elapsed();
         generated?;
@@ -658,8 +663,15 @@ fn run_step(command: Command, limit: Duration, what: &str) -> Result<process::Fi
 
 fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result<(), Inconclusive> {
     let mut cc = Command::new(&tools.cc);
-    cc.current_dir(dir)
-        .args([if build.optimised { "-O2" } else { "-O0" }, "-w", "-o", "pan", "pan.c"]);
+    // gcc's own temporary files (cc1's assembly, as's objects) go to the build directory: a
+    // compile killed by Ctrl-C or a cancelled job leaves nothing in the user's TMPDIR.
+    cc.current_dir(dir).env("TMPDIR", dir).args([
+        if build.optimised { "-O2" } else { "-O0" },
+        "-w",
+        "-o",
+        "pan",
+        "pan.c",
+    ]);
     cc.arg(format!("-DMEMLIM={}", options.memory_mb))
         .arg(format!("-DVECTORSZ={}", build.vector));
     if build.random {

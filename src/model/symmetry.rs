@@ -67,6 +67,7 @@ fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
         balance_skew: _,
         cluster_autoscaler,
         stale_reads: _,
+        controller_lag: _,
         symmetry: _,
     } = ir;
     let bit = |mask: u32| i64::from((mask >> n) & 1);

@@ -8,8 +8,9 @@
  * (30 s by default) to terminate. So the kubelet acts once the scheduler has no pod to place
  * and the Deployment, ReplicaSet and StatefulSet controllers have no work: every pod phase
  * change is seen by them before the next one. A controller that falls behind several kubelet
- * changes is not explored (informers that lag are: `stale-reads`). Of its own work the kubelet
- * starts bound pods before it removes terminating ones, for the same reason.
+ * changes is explored only with the `controller-lag` fault (informers that lag: `stale-reads`).
+ * Of its own work the kubelet starts bound pods before it removes terminating ones, for the
+ * same reason.
  */
 
 proctype Kubelet() {
@@ -17,7 +18,7 @@ proctype Kubelet() {
 end_kubelet:
   do
   :: atomic {
-       kubelet_work > 0 && to_schedule == 0 && dc_work == 0 ->
+       kubelet_work > 0{% if not ir.controller_lag %} && to_schedule == 0 && dc_work == 0{% endif %} ->
        d_step {
          q = 1;
          do

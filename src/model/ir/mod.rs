@@ -129,6 +129,9 @@ pub struct Ir {
     /// `faults: [stale-reads]`: deletions the scheduler's and descheduler's informers may lag
     /// behind by; 0 when their views are fresh.
     pub stale_reads: i64,
+    /// `faults: [controller-lag]`: the kubelet does not wait for the scheduler and the workload
+    /// controllers to have no work.
+    pub controller_lag: bool,
     /// Interchangeable pods are kept in one order (`scaling.symmetry`, on by default).
     pub symmetry: bool,
 }
@@ -706,6 +709,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
             cluster_autoscaler,
             stale_reads: config.stale_reads.as_ref().map_or(0, |s| i64::from(s.value)),
+            controller_lag: config.controller_lag.is_some(),
             symmetry: config.scaling.symmetry,
         },
         names,
