@@ -6,7 +6,7 @@ use super::*;
 
 /// A decoded step before its effect is attached.
 pub(super) struct Told {
-    actor: &'static str,
+    actor: Actor,
     message: String,
     location: Option<Span>,
 }
@@ -65,7 +65,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 location: namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])),
             },
             2 => Told {
-                actor: "scheduler",
+                actor: Actor::Scheduler,
                 message: format!("binds {} to {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
@@ -168,18 +168,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location = span;
                 }
                 Told {
-                    actor: "scheduler",
+                    actor: Actor::Scheduler,
                     message: format!("no feasible node for {}: {}", namer.pod(at(1)), parts.join("; ")),
                     location: span,
                 }
             }
             4 => Told {
-                actor: "kubelet",
+                actor: Actor::Kubelet,
                 message: format!("starts {} on {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
             5 => Told {
-                actor: "kubelet",
+                actor: Actor::Kubelet,
                 message: format!("removes {} from {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
@@ -192,7 +192,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     format!("its metrics at {}% of their targets", at(4))
                 };
                 Told {
-                    actor: "horizontal-pod-autoscaler",
+                    actor: Actor::HorizontalPodAutoscaler,
                     message: format!(
                         "{} scales {} from {} to {} replicas ({usage})",
                         hpa.map_or_else(|| "the HPA".to_string(), |h| h.id.to_string()),
@@ -223,23 +223,23 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     )
                 };
                 Told {
-                    actor: "load-change",
+                    actor: Actor::LoadChange,
                     message,
                     location: None,
                 }
             }
             9 => Told {
-                actor: "check",
+                actor: Actor::Check,
                 message: "the cluster has settled with a pod that no node can take".into(),
                 location: None,
             },
             10 => Told {
-                actor: "node-maintenance",
+                actor: Actor::NodeMaintenance,
                 message: format!("{} goes down for maintenance", namer.node(at(1))),
                 location: None,
             },
             11 => Told {
-                actor: "node-maintenance",
+                actor: Actor::NodeMaintenance,
                 message: format!("{} is back", namer.node(at(1))),
                 location: None,
             },
@@ -248,7 +248,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     .owner(at(1))
                     .and_then(|(_, o)| objects[o].workload().map(|w| w.template.spec.span));
                 Told {
-                    actor: "taint-eviction-controller",
+                    actor: Actor::TaintEvictionController,
                     message: format!(
                         "evicts {} from {}: it does not tolerate the node's NoExecute taint",
                         namer.pod(at(1)),
@@ -262,7 +262,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let span = workload.map(replicas_span);
                 location = span;
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!(
                         "{} has {} available replica{}, fewer than {}",
                         workload.map_or_else(String::new, |w| w.id.to_string()),
@@ -297,7 +297,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let span = plugin.or(span);
                 location = location.or(span);
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!(
                         "pods of {} were evicted and replaced {} times in a row",
                         workload.map_or_else(String::new, |w| w.id.to_string()),
@@ -307,7 +307,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             17 => Told {
-                actor: "node-overload",
+                actor: Actor::NodeOverload,
                 message: format!(
                     "{} is overloaded (its pods use {}m of {}m cpu) and crashes",
                     namer.node(at(1)),
@@ -326,20 +326,20 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     .and_then(|(_, o)| cpu_request_span(&objects[o]));
                 location = span;
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!("{} was overloaded again after it restarted", namer.node(at(1))),
                     location: span,
                 }
             }
             19 => Told {
-                actor: "node-overload",
+                actor: Actor::NodeOverload,
                 message: format!("{} has restarted", namer.node(at(1))),
                 location: None,
             },
             20 => {
                 let workload = namer.workload(at(1));
                 Told {
-                    actor: "gitops-sync",
+                    actor: Actor::GitopsSync,
                     message: format!(
                         "re-applies {}: spec.replicas {} drifted from the manifest's {}",
                         workload.map_or_else(String::new, |w| w.id.to_string()),
@@ -350,7 +350,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             21 => Told {
-                actor: "time",
+                actor: Actor::Time,
                 message: format!("{} is past its startup phase and uses its steady cpu", namer.pod(at(1))),
                 location: None,
             },
@@ -363,7 +363,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 });
                 location = span;
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!(
                         "{} rose to its maximum of {} replicas and fell back to {} without a change of load",
                         workload.map_or_else(String::new, |w| w.id.to_string()),
@@ -378,7 +378,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let span = workload.map(balance_span);
                 location = span;
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!(
                         "the cluster has settled with {} unbalanced: {} pods on {}, {} on {}, more than {} apart",
                         workload.map_or_else(String::new, |w| w.id.to_string()),
@@ -394,7 +394,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             25 => {
                 let workload = namer.workload(at(1));
                 Told {
-                    actor: "apply",
+                    actor: Actor::Apply,
                     message: format!(
                         "a new revision of {}'s pod template is applied: a rollout starts",
                         workload.map_or_else(String::new, |w| w.id.to_string())
@@ -417,7 +417,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     steps
                         .iter()
                         .rev()
-                        .find(|s: &&Step| s.actor == "scheduler" && s.location.is_some())
+                        .find(|s: &&Step| s.actor == Actor::Scheduler && s.location.is_some())
                         .and_then(|s| s.location)
                         .or(strategy_span)
                 } else {
@@ -439,13 +439,13 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     )
                 };
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message,
                     location: span,
                 }
             }
             27 => Told {
-                actor: "deployment-controller",
+                actor: Actor::DeploymentController,
                 message: format!(
                     "the rollout of {} is complete",
                     namer.workload(at(1)).map_or_else(String::new, |w| w.id.to_string())
@@ -468,7 +468,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     ),
                 };
                 Told {
-                    actor: "apply",
+                    actor: Actor::Apply,
                     message,
                     location: workload.map(replicas_span),
                 }
@@ -487,7 +487,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     format!("{} allows no disruption", names.join(", "))
                 };
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!(
                         "the drain of {} is stuck with {} pod(s) left: every eviction of {} is refused because {why}",
                         namer.node(at(2)),
@@ -498,7 +498,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             crate::engine::CYCLE_START => Told {
-                actor: "cycle",
+                actor: Actor::Cycle,
                 message: "from here on, the steps below repeat forever while the environment stays the same".into(),
                 location: None,
             },
@@ -520,7 +520,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let span = workload.map(replicas_span);
                 location = location.or(span);
                 Told {
-                    actor: "check",
+                    actor: Actor::Check,
                     message: format!(
                         "the cluster has settled short of its desired state and stays there: {}",
                         parts.join(", ")
@@ -529,12 +529,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             28 => Told {
-                actor: "node-failure",
+                actor: Actor::NodeFailure,
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
                 location: None,
             },
             29 => Told {
-                actor: "taint-eviction-controller",
+                actor: Actor::TaintEvictionController,
                 message: format!(
                     "deletes {} from the unreachable {}: its toleration has run out",
                     namer.pod(at(1)),
@@ -543,12 +543,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 location: None,
             },
             30 => Told {
-                actor: "node-failure",
+                actor: Actor::NodeFailure,
                 message: format!("{} reports again", namer.node(at(1))),
                 location: None,
             },
             31 => Told {
-                actor: "node-drain",
+                actor: Actor::NodeDrain,
                 message: format!("cordons {} and starts draining it", namer.node(at(1))),
                 location: None,
             },
@@ -561,7 +561,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     format!("{} allows it", names.join(", "))
                 };
                 Told {
-                    actor: "node-drain",
+                    actor: Actor::NodeDrain,
                     message: format!("evicts {} from {}: {why}", namer.pod(at(1)), namer.node(at(2))),
                     location: budgets.first().map(|b| budget_span(b)),
                 }
@@ -572,7 +572,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     .and_then(|i| names.node_zones.get(i).cloned().flatten());
                 let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
                 Told {
-                    actor: "cluster-autoscaler",
+                    actor: Actor::ClusterAutoscaler,
                     message: format!(
                         "adds {} to pool {} for the Pending pods{}",
                         namer.node(at(1)),
@@ -586,7 +586,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             41 => Told {
-                actor: "cluster-autoscaler",
+                actor: Actor::ClusterAutoscaler,
                 message: format!(
                     "{} is unneeded (its pods request under the scale-down threshold and fit elsewhere): taints it and drains it",
                     namer.node(at(1))
@@ -596,7 +596,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             42 => {
                 let budgets = namer.budgets_of_slot(at(1));
                 Told {
-                    actor: "cluster-autoscaler",
+                    actor: Actor::ClusterAutoscaler,
                     message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),
                     location: budgets.first().map(|b| budget_span(b)),
                 }
@@ -604,7 +604,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             43 => {
                 let budgets = namer.budgets_of_slot(at(1));
                 Told {
-                    actor: "cluster-autoscaler",
+                    actor: Actor::ClusterAutoscaler,
                     message: format!(
                         "cannot evict {}: its PodDisruptionBudget has no disruption left; {} stays",
                         namer.pod(at(1)),
@@ -616,7 +616,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             45 => {
                 let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
                 Told {
-                    actor: "cluster-autoscaler",
+                    actor: Actor::ClusterAutoscaler,
                     message: match pool {
                         Some((name, _)) => format!(
                             "no scale-up for {}: it would not fit a new node of pool {name} either (the autoscaler simulates one in the pool's first zone)",
@@ -631,7 +631,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             46 => Told {
-                actor: "informer",
+                actor: Actor::Informer,
                 message: format!(
                     "delivers the deletion of {} from {}: the scheduler and the descheduler see it gone",
                     namer
@@ -644,7 +644,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 location: names.stale_reads,
             },
             47 => Told {
-                actor: "informer",
+                actor: Actor::Informer,
                 message: format!(
                     "has not delivered the deletion of {} yet: to the scheduler and the descheduler it still runs on {} (stale-reads)",
                     namer.pod(at(1)),
@@ -653,12 +653,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 location: names.stale_reads,
             },
             44 => Told {
-                actor: "cluster-autoscaler",
+                actor: Actor::ClusterAutoscaler,
                 message: format!("deletes the drained {}", namer.node(at(1))),
                 location: None,
             },
             33 => Told {
-                actor: "node-drain",
+                actor: Actor::NodeDrain,
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
@@ -672,7 +672,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     _ => "a descheduler plugin",
                 };
                 Told {
-                    actor: "descheduler",
+                    actor: Actor::Descheduler,
                     message: format!("evicts {} from {} ({plugin})", namer.pod(at(1)), namer.node(at(2))),
                     location: usize::try_from(at(3))
                         .ok()
@@ -680,12 +680,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 }
             }
             15 => Told {
-                actor: "node",
+                actor: Actor::Node,
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
             other => Told {
-                actor: "model",
+                actor: Actor::Model,
                 message: format!("unknown trace event {other}"),
                 location: None,
             },
@@ -700,17 +700,17 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
     // A livelock: the field of the first repeating step that undoes another's work (an
     // eviction, a scaling, a re-apply), else of any repeating step.
     if location.is_none()
-        && let Some(start) = steps.iter().position(|s| s.actor == "cycle")
+        && let Some(start) = steps.iter().position(|s| s.actor == Actor::Cycle)
     {
         let cycle = &steps[start..];
         let creators = [
-            "deployment-controller",
-            "statefulset-controller",
-            "daemonset-controller",
-            "replicaset-controller",
-            "replication-controller",
-            "kubectl-apply",
-            "kubelet",
+            Actor::DeploymentController,
+            Actor::StatefulsetController,
+            Actor::DaemonsetController,
+            Actor::ReplicasetController,
+            Actor::ReplicationController,
+            Actor::KubectlApply,
+            Actor::Kubelet,
         ];
         location = cycle
             .iter()

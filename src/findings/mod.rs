@@ -14,11 +14,107 @@ mod namer;
 
 pub use decode::decode;
 
+/// Who acts in a step of a counterexample: a controller, an environment event, or the check.
+/// Its name (kebab-case, as in reports) is stable: SARIF `kinds`, JSON `actor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Actor {
+    /// kube-scheduler.
+    Scheduler,
+    /// A node's kubelet.
+    Kubelet,
+    /// The Deployment controller (and the ReplicaSets it owns).
+    DeploymentController,
+    /// The ReplicaSet controller, for a ReplicaSet of its own.
+    ReplicasetController,
+    /// The ReplicationController manager.
+    ReplicationController,
+    /// The StatefulSet controller.
+    StatefulsetController,
+    /// The DaemonSet controller.
+    DaemonsetController,
+    /// Whoever applied a bare Pod's manifest: nothing controls it.
+    KubectlApply,
+    /// The HorizontalPodAutoscaler controller.
+    HorizontalPodAutoscaler,
+    /// The cluster autoscaler.
+    ClusterAutoscaler,
+    /// The descheduler.
+    Descheduler,
+    /// The taint eviction controller (NoExecute taints).
+    TaintEvictionController,
+    /// A controller's informer delivering a late event (`stale-reads`).
+    Informer,
+    /// The `load-change` event.
+    LoadChange,
+    /// The `node-failure` event.
+    NodeFailure,
+    /// The `node-drain` event.
+    NodeDrain,
+    /// The `node-maintenance` event.
+    NodeMaintenance,
+    /// The `node-overload` event.
+    NodeOverload,
+    /// The `gitops-sync` event.
+    GitopsSync,
+    /// The `apply` event (the next revision from Git).
+    Apply,
+    /// Time passing (a stabilisation window).
+    Time,
+    /// A node coming back or changing state.
+    Node,
+    /// The model itself (a step it could not name).
+    Model,
+    /// The start of a cycle that repeats forever (liveness checks).
+    Cycle,
+    /// The check that observes the violation.
+    Check,
+}
+
+impl Actor {
+    /// The name reports show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Scheduler => "scheduler",
+            Actor::Kubelet => "kubelet",
+            Actor::DeploymentController => "deployment-controller",
+            Actor::ReplicasetController => "replicaset-controller",
+            Actor::ReplicationController => "replication-controller",
+            Actor::StatefulsetController => "statefulset-controller",
+            Actor::DaemonsetController => "daemonset-controller",
+            Actor::KubectlApply => "kubectl-apply",
+            Actor::HorizontalPodAutoscaler => "horizontal-pod-autoscaler",
+            Actor::ClusterAutoscaler => "cluster-autoscaler",
+            Actor::Descheduler => "descheduler",
+            Actor::TaintEvictionController => "taint-eviction-controller",
+            Actor::Informer => "informer",
+            Actor::LoadChange => "load-change",
+            Actor::NodeFailure => "node-failure",
+            Actor::NodeDrain => "node-drain",
+            Actor::NodeMaintenance => "node-maintenance",
+            Actor::NodeOverload => "node-overload",
+            Actor::GitopsSync => "gitops-sync",
+            Actor::Apply => "apply",
+            Actor::Time => "time",
+            Actor::Node => "node",
+            Actor::Model => "model",
+            Actor::Cycle => "cycle",
+            Actor::Check => "check",
+        }
+    }
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One step of a counterexample.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Step {
     /// The controller or event that acted.
-    pub actor: &'static str,
+    pub actor: Actor,
     pub message: String,
     /// The manifest field that drives the step, when there is one.
     #[serde(skip)]
@@ -102,5 +198,44 @@ pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
         26 => Some("rollout-completes"),
         35 => Some("drain-completes"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Actor;
+
+    /// Reports print `as_str` and serialise with serde: both say the same name.
+    #[test]
+    fn actor_names_are_the_same_in_every_report() {
+        for actor in [
+            Actor::Scheduler,
+            Actor::Kubelet,
+            Actor::DeploymentController,
+            Actor::ReplicasetController,
+            Actor::ReplicationController,
+            Actor::StatefulsetController,
+            Actor::DaemonsetController,
+            Actor::KubectlApply,
+            Actor::HorizontalPodAutoscaler,
+            Actor::ClusterAutoscaler,
+            Actor::Descheduler,
+            Actor::TaintEvictionController,
+            Actor::Informer,
+            Actor::LoadChange,
+            Actor::NodeFailure,
+            Actor::NodeDrain,
+            Actor::NodeMaintenance,
+            Actor::NodeOverload,
+            Actor::GitopsSync,
+            Actor::Apply,
+            Actor::Time,
+            Actor::Node,
+            Actor::Model,
+            Actor::Cycle,
+            Actor::Check,
+        ] {
+            assert_eq!(serde_json::to_value(actor).unwrap(), actor.as_str(), "{actor:?}");
+        }
     }
 }

@@ -149,20 +149,20 @@ impl<'a> Namer<'a> {
     }
 
     /// The controller that creates and deletes the pods of a slot's workload.
-    pub(super) fn controller(&self, slot: i64) -> &'static str {
+    pub(super) fn controller(&self, slot: i64) -> Actor {
         use crate::manifest::WorkloadKind;
         match self
             .owner(slot)
             .and_then(|(_, o)| self.objects[o].workload())
             .map(|w| w.kind)
         {
-            Some(WorkloadKind::StatefulSet) => "statefulset-controller",
-            Some(WorkloadKind::DaemonSet) => "daemonset-controller",
-            Some(WorkloadKind::ReplicaSet) => "replicaset-controller",
-            Some(WorkloadKind::ReplicationController) => "replication-controller",
+            Some(WorkloadKind::StatefulSet) => Actor::StatefulsetController,
+            Some(WorkloadKind::DaemonSet) => Actor::DaemonsetController,
+            Some(WorkloadKind::ReplicaSet) => Actor::ReplicasetController,
+            Some(WorkloadKind::ReplicationController) => Actor::ReplicationController,
             // Nothing controls a bare Pod: it exists because its manifest was applied.
-            Some(WorkloadKind::Pod) => "kubectl-apply",
-            _ => "deployment-controller",
+            Some(WorkloadKind::Pod) => Actor::KubectlApply,
+            _ => Actor::DeploymentController,
         }
     }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use crate::analysis::Analysis;
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::findings::{Change, Fix, Step, Verdict};
+use crate::findings::{Actor, Change, Fix, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
 use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
 use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};
@@ -119,7 +119,7 @@ struct Violation<'a> {
 }
 
 impl Violation<'_> {
-    fn by(&self, actor: &str) -> bool {
+    fn by(&self, actor: Actor) -> bool {
         self.steps.iter().any(|s| s.actor == actor)
     }
 }
@@ -152,7 +152,7 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
     let mut out: Vec<Candidate> = Vec::new();
     let mut spans = fields(at, violation.steps);
     // A node that crashed under its pods' load took them with it: their requests filled it.
-    if violation.by("node-overload") {
+    if violation.by(Actor::NodeOverload) {
         for m in &a.units[unit].members {
             if let Some(s) = a.objects[m.object]
                 .workload()
@@ -190,8 +190,8 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
     // Declaring what disruption a workload tolerates comes after the specific causes: it makes
     // voluntary evictions wait, it does not stop them.
     if violation.check == "min-replicas-available"
-        && ["descheduler", "cluster-autoscaler", "node-drain"]
-            .iter()
+        && [Actor::Descheduler, Actor::ClusterAutoscaler, Actor::NodeDrain]
+            .into_iter()
             .any(|a| violation.by(a))
     {
         for member in &a.units[unit].members {
@@ -328,7 +328,7 @@ fn sized_cpu_request(
         _ => None,
     });
     let (to_pod, why) = match overload
-        .filter(|_| violation.check == "no-node-overload" || violation.by("node-overload"))
+        .filter(|_| violation.check == "no-node-overload" || violation.by(Actor::NodeOverload))
     {
         Some(threshold) => {
             let limit = node_cpu * threshold / 100;
@@ -447,7 +447,7 @@ fn workload_candidates(
     }
     // The taint eviction controller points at the pod spec: what brings the pods back is a
     // pinned node name or a time-limited toleration.
-    let evicted_for_taints = at == spec.span && violation.by("taint-eviction-controller");
+    let evicted_for_taints = at == spec.span && violation.by(Actor::TaintEvictionController);
     if let Some(n) = spec.node_name.as_ref().filter(|n| n.span == at || evicted_for_taints) {
         out.push(Candidate {
                 summary: format!(

@@ -4,6 +4,7 @@
 
 use super::model::{CheckOutcome, Member, Report, StepOut, Unit, VerdictKind};
 use crate::checks::Level;
+use crate::findings::Actor;
 use crate::units::Role;
 
 /// A violated check of a unit.
@@ -217,11 +218,11 @@ fn decisive_step(o: &CheckOutcome) -> Option<&StepOut> {
             .steps
             .iter()
             .rev()
-            .find(|s| s.actor == "scheduler" && s.message.starts_with("no feasible node"))
+            .find(|s| s.actor == Actor::Scheduler.as_str() && s.message.starts_with("no feasible node"))
     {
         return Some(s);
     }
-    o.steps.iter().rev().find(|s| s.actor == "check")
+    o.steps.iter().rev().find(|s| s.actor == Actor::Check.as_str())
 }
 
 fn capitalize(s: &str) -> String {
