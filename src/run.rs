@@ -150,8 +150,11 @@ impl Session {
         let mut context = Context {
             shard: scan.shard,
             changed_since: scan.changed_since.clone(),
-            all_findings: scan.all_findings,
-            no_inline_suppressions: scan.no_inline_suppressions,
+            policy: crate::findings::Policy {
+                today: Some(crate::config::Date::today()),
+                inline_suppressions: !scan.no_inline_suppressions,
+                all_findings: scan.all_findings,
+            },
             ..Default::default()
         };
         let mut selected: Vec<usize> = (0..analysis.units.len()).collect();

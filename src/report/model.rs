@@ -343,10 +343,8 @@ pub struct Context {
     pub changed_since: Option<String>,
     /// Per unit index, a reason it was not verified.
     pub not_verified: BTreeMap<usize, NotVerified>,
-    /// Keep violations the base revision has too (`--all-findings`).
-    pub all_findings: bool,
-    /// Ignore `ignore-check.kivi-lint.io` annotations (audits).
-    pub no_inline_suppressions: bool,
+    /// Levels, suppressions and PR-mode hiding, with their inputs (the date, the flags).
+    pub policy: crate::findings::Policy,
 }
 
 impl Report {
@@ -492,57 +490,22 @@ impl Report {
     }
 }
 
-/// The annotation or config entry that suppresses `check`'s findings in `unit`, if any.
-/// Annotations count on every member object; an expired config entry does not count.
-fn suppression(a: &Analysis, unit: usize, check: &str, context: &Context) -> Option<Suppression> {
-    let members = || a.units[unit].members.iter().map(|m| &a.objects[m.object]);
-    let place = |span: crate::source::Span| {
-        (
-            a.sources.path(span.file).display().to_string(),
-            span.start.line,
-            span.start.column,
-        )
-    };
-    let inline = members()
-        .filter(|_| !context.no_inline_suppressions)
-        .flat_map(|o| &o.ignores)
-        .find(|i| {
-            i.check
-                .as_deref()
-                .is_none_or(|c| crate::checks::find(c).is_some_and(|k| k.id == check))
-        })
-        .map(|i| {
-            let (file, line, column) = place(i.span);
-            Suppression {
-                kind: SuppressionKind::InSource,
-                justification: i.reason.clone(),
-                file,
-                line,
-                column,
-            }
-        });
-    let today = crate::config::Date::today();
-    inline.or_else(|| {
-        a.config
-            .suppressions
-            .iter()
-            .filter(|s| s.check == check && s.expires.is_none_or(|e| e >= today))
-            .find(|s| members().any(|o| o.id == s.object))
-            .map(|s| {
-                let (file, line, column) = place(s.span);
-                Suppression {
-                    kind: SuppressionKind::External,
-                    justification: s.reason.clone(),
-                    file,
-                    line,
-                    column,
-                }
-            })
-    })
+/// A suppression as the report shows it: its kind and where it is.
+fn suppression(a: &Analysis, s: crate::findings::Suppressed) -> Suppression {
+    Suppression {
+        kind: match s.by {
+            crate::findings::SuppressedBy::Annotation => SuppressionKind::InSource,
+            crate::findings::SuppressedBy::Config => SuppressionKind::External,
+        },
+        justification: s.reason,
+        file: a.sources.path(s.span.file).display().to_string(),
+        line: s.span.start.line,
+        column: s.span.start.column,
+    }
 }
 
 fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context, hidden: &mut usize) -> Verification {
-    let all_findings = context.all_findings;
+    let policy = &context.policy;
     let place = |span: Option<crate::source::Span>| Place::of(a, span);
     let topology = |t: &crate::model::Topology| TopologyOut {
         nodes: t.nodes(),
@@ -564,7 +527,6 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             })
             .collect(),
     };
-    let level = |check: &str| a.check_level(check);
     let mut results = Vec::new();
     for c in &r.results {
         let baseline_state = c.baseline.map(|existing| {
@@ -574,7 +536,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
                 BaselineState::New
             }
         });
-        if baseline_state == Some(BaselineState::Unchanged) && !all_findings {
+        if policy.hides(c.baseline) {
             *hidden += 1;
             continue;
         }
@@ -593,7 +555,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
         results.push(CheckOutcome {
             check: c.check.to_string(),
             verdict,
-            level: level(c.check),
+            level: policy.level(a, c.check),
             reason,
             engine_error: matches!(
                 c.verdict,
@@ -614,8 +576,9 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
                 column: f.location.start.column,
             }),
             suppression: (verdict == VerdictKind::Violated)
-                .then(|| suppression(a, r.unit, c.check, context))
-                .flatten(),
+                .then(|| policy.suppression(a, r.unit, c.check))
+                .flatten()
+                .map(|s| suppression(a, s)),
             caused_by: None,
             also_breaks: Vec::new(),
             steps: steps
