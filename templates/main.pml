@@ -26,6 +26,8 @@ hidden byte pod_count;
 #define BUDGETS {{ ir.disruption_budgets|length }}
 #define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
 #define CHECKS {{ check_names|length }}
+/* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
+{{ trace_defines }}
 #define SCALING_POOLS {{ (ir.cluster_autoscaler.pools|length) if ir.cluster_autoscaler else 1 }}
 
 /* Pod phases. */
@@ -116,7 +118,7 @@ inline stale_deletion(q) {
   }
 {% endif %}
   phantom[1] = q; phantom_node[1] = pod[q].node; phantom_rev[1] = pod[q].rev;
-  printf("KIVI:47:%d:%d\n", q, pod[q].node)
+  printf("KIVI:%d:%d:%d\n", EVENT_STALE_DELETION, q, pod[q].node)
 }
 {% else %}
 #define INFORMERS_CAUGHT_UP 1
@@ -300,12 +302,12 @@ static int kivi_node_cmp(int a, int b) {
 #define KIVI_REMAP(x, a, b) do { if ((x) == (a)) (x) = (b); else if ((x) == (b)) (x) = (a); } while (0)
 static void kivi_swap_pods(int a, int b) {
   KIVI_SWAP(now.pod[a], now.pod[b]);
-  Printf("KIVI:48:%d:%d\n", a, b);
+  Printf("KIVI:%d:%d:%d\n", EVENT_PODS_SWAPPED, a, b);
 }
 /* Nodes a and b trade places: their state, the pods on them, their DaemonSet pods' slots. */
 static void kivi_swap_nodes(int a, int b) {
   int q, w, sa, sb;
-  Printf("KIVI:49:%d:%d\n", a, b);
+  Printf("KIVI:%d:%d:%d\n", EVENT_NODES_SWAPPED, a, b);
   KIVI_SWAP(now.node_ready[a], now.node_ready[b]);
   KIVI_SWAP(now.cordoned[a], now.cordoned[b]);
   KIVI_SWAP(now.maintained[a], now.maintained[b]);

@@ -3,6 +3,7 @@
 
 use super::namer::{Namer, scales_on_cpu};
 use super::*;
+use crate::model::trace::Event;
 
 /// A decoded step before its effect is attached.
 pub(super) struct Told {
@@ -29,20 +30,26 @@ pub(super) fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
         pod: None,
         node: Some(namer.node(at(1))),
     };
-    Some(match at(0) {
-        1 => pod(Change::PodCreated),
-        2 => pod_on(Change::PodBound),
-        3 => pod(Change::PodUnschedulable),
-        4 => pod_on(Change::PodStarted),
-        5 | 12 | 15 | 16 | 29 | 32 => pod_on(Change::PodRemoved),
-        7 => pod(Change::PodRemoved),
-        10 | 17 | 28 => node(Change::NodeDown),
-        11 | 19 | 30 => node(Change::NodeUp),
-        31 | 41 => node(Change::NodeCordoned),
-        33 => node(Change::NodeUncordoned),
-        40 => node(Change::NodeUp),
-        42 => pod_on(Change::PodRemoved),
-        44 => node(Change::NodeDown),
+    let event = Event::from_code(at(0))?;
+    Some(match event {
+        Event::PodCreated => pod(Change::PodCreated),
+        Event::PodBound => pod_on(Change::PodBound),
+        Event::PodUnschedulable => pod(Change::PodUnschedulable),
+        Event::PodStarted => pod_on(Change::PodStarted),
+        Event::PodRemoved
+        | Event::TaintEvicted
+        | Event::PodLostWithNode
+        | Event::DeschedulerEvicted
+        | Event::FailureEvicted
+        | Event::DrainEvicted => pod_on(Change::PodRemoved),
+        Event::PodDeleted => pod(Change::PodRemoved),
+        Event::MaintenanceStarted | Event::NodeOverloaded | Event::NodeFailed => node(Change::NodeDown),
+        Event::MaintenanceEnded | Event::NodeRestarted | Event::NodeRecovered => node(Change::NodeUp),
+        Event::DrainStarted | Event::ScaleDownStarted => node(Change::NodeCordoned),
+        Event::DrainEnded => node(Change::NodeUncordoned),
+        Event::NodeAdded => node(Change::NodeUp),
+        Event::AutoscalerEvicted => pod_on(Change::PodRemoved),
+        Event::NodeRemoved => node(Change::NodeDown),
         _ => return None,
     })
 }
@@ -58,18 +65,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             continue;
         }
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        let step = match at(0) {
-            1 => Told {
+        let step = match Event::from_code(at(0)) {
+            Some(Event::PodCreated) => Told {
                 actor: namer.controller(at(1)),
                 message: format!("creates pod {}", namer.pod(at(1))),
                 location: namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])),
             },
-            2 => Told {
+            Some(Event::PodBound) => Told {
                 actor: Actor::Scheduler,
                 message: format!("binds {} to {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            3 => {
+            Some(Event::PodUnschedulable) => {
                 let (static_fail, resource_fail, spread_nodes, spread_mask, not_ready, node_name) =
                     (at(2), at(3), at(4), at(5), at(6), at(7));
                 let (affinity_nodes, affinity_mask, cordoned) = (at(8), at(9), at(10));
@@ -173,17 +180,17 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            4 => Told {
+            Some(Event::PodStarted) => Told {
                 actor: Actor::Kubelet,
                 message: format!("starts {} on {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            5 => Told {
+            Some(Event::PodRemoved) => Told {
                 actor: Actor::Kubelet,
                 message: format!("removes {} from {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            6 => {
+            Some(Event::HpaScaled) => {
                 let workload = namer.workload(at(1));
                 let hpa = workload.and_then(|w| namer.autoscaler_of(w));
                 let usage = if hpa.is_none_or(scales_on_cpu) {
@@ -206,12 +213,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     }),
                 }
             }
-            7 => Told {
+            Some(Event::PodDeleted) => Told {
                 actor: namer.controller(at(1)),
                 message: format!("deletes pod {}", namer.pod(at(1))),
                 location: None,
             },
-            8 => {
+            Some(Event::LoadChanged) => {
                 let workload = namer.workload(at(1));
                 let name = workload.map_or_else(String::new, |w| w.id.to_string());
                 let message = if workload.and_then(|w| namer.autoscaler_of(w)).is_none_or(scales_on_cpu) {
@@ -228,22 +235,22 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: None,
                 }
             }
-            9 => Told {
+            Some(Event::PendingForever) => Told {
                 actor: Actor::Check,
                 message: "the cluster has settled with a pod that no node can take".into(),
                 location: None,
             },
-            10 => Told {
+            Some(Event::MaintenanceStarted) => Told {
                 actor: Actor::NodeMaintenance,
                 message: format!("{} goes down for maintenance", namer.node(at(1))),
                 location: None,
             },
-            11 => Told {
+            Some(Event::MaintenanceEnded) => Told {
                 actor: Actor::NodeMaintenance,
                 message: format!("{} is back", namer.node(at(1))),
                 location: None,
             },
-            12 => {
+            Some(Event::TaintEvicted) => {
                 let location = namer
                     .owner(at(1))
                     .and_then(|(_, o)| objects[o].workload().map(|w| w.template.spec.span));
@@ -257,7 +264,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location,
                 }
             }
-            13 => {
+            Some(Event::BelowMinimum) => {
                 let workload = namer.workload(at(1));
                 let span = workload.map(replicas_span);
                 location = span;
@@ -273,7 +280,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            14 => {
+            Some(Event::EvictionLoop) => {
                 let workload = namer.workload(at(1));
                 // What brings the pods back: a time-limited toleration, or a pinned node name.
                 let span = workload.map(|w| {
@@ -306,7 +313,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            17 => Told {
+            Some(Event::NodeOverloaded) => Told {
                 actor: Actor::NodeOverload,
                 message: format!(
                     "{} is overloaded (its pods use {}m of {}m cpu) and crashes",
@@ -316,7 +323,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            18 => {
+            Some(Event::OverloadCheck) => {
                 // The requests that filled the node: those of the pods it lost in the last crash.
                 let span = trace
                     .iter()
@@ -331,12 +338,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            19 => Told {
+            Some(Event::NodeRestarted) => Told {
                 actor: Actor::NodeOverload,
                 message: format!("{} has restarted", namer.node(at(1))),
                 location: None,
             },
-            20 => {
+            Some(Event::GitopsReset) => {
                 let workload = namer.workload(at(1));
                 Told {
                     actor: Actor::GitopsSync,
@@ -349,12 +356,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: workload.map(replicas_span),
                 }
             }
-            21 => Told {
+            Some(Event::StartupEnded) => Told {
                 actor: Actor::Time,
                 message: format!("{} is past its startup phase and uses its steady cpu", namer.pod(at(1))),
                 location: None,
             },
-            22 => {
+            Some(Event::Oscillation) => {
                 let workload = namer.workload(at(1));
                 let hpa = workload.and_then(|w| namer.autoscaler_of(w));
                 let span = hpa.and_then(|h| match &h.body {
@@ -373,7 +380,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            23 => {
+            Some(Event::Unbalanced) => {
                 let workload = namer.workload(at(1));
                 let span = workload.map(balance_span);
                 location = span;
@@ -391,7 +398,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            25 => {
+            Some(Event::RolloutApplied) => {
                 let workload = namer.workload(at(1));
                 Told {
                     actor: Actor::Apply,
@@ -402,7 +409,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.span)),
                 }
             }
-            26 => {
+            Some(Event::RolloutStuck) => {
                 let workload = namer.workload(at(1));
                 let stateful = workload
                     .and_then(|w| w.workload())
@@ -444,7 +451,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            27 => Told {
+            Some(Event::RolloutDone) => Told {
                 actor: Actor::DeploymentController,
                 message: format!(
                     "the rollout of {} is complete",
@@ -452,7 +459,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            34 => {
+            Some(Event::ApplyReplicas) => {
                 let workload = namer.workload(at(1));
                 let after = at(3);
                 let message = match workload.and_then(|w| w.workload()).map(|w| w.replicas.is_some()) {
@@ -473,7 +480,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: workload.map(replicas_span),
                 }
             }
-            35 => {
+            Some(Event::DrainStuck) => {
                 let budgets = namer.budgets_of_slot(at(1));
                 let span = budgets
                     .first()
@@ -497,12 +504,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            crate::engine::CYCLE_START => Told {
+            None if at(0) == crate::engine::CYCLE_START => Told {
                 actor: Actor::Cycle,
                 message: "from here on, the steps below repeat forever while the environment stays the same".into(),
                 location: None,
             },
-            37 => {
+            Some(Event::NotStable) => {
                 let workload = namer.workload(at(1));
                 let pending = at(4);
                 let mut parts = Vec::new();
@@ -528,12 +535,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: span,
                 }
             }
-            28 => Told {
+            Some(Event::NodeFailed) => Told {
                 actor: Actor::NodeFailure,
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
                 location: None,
             },
-            29 => Told {
+            Some(Event::FailureEvicted) => Told {
                 actor: Actor::TaintEvictionController,
                 message: format!(
                     "deletes {} from the unreachable {}: its toleration has run out",
@@ -542,17 +549,17 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            30 => Told {
+            Some(Event::NodeRecovered) => Told {
                 actor: Actor::NodeFailure,
                 message: format!("{} reports again", namer.node(at(1))),
                 location: None,
             },
-            31 => Told {
+            Some(Event::DrainStarted) => Told {
                 actor: Actor::NodeDrain,
                 message: format!("cordons {} and starts draining it", namer.node(at(1))),
                 location: None,
             },
-            32 => {
+            Some(Event::DrainEvicted) => {
                 let budgets = namer.budgets_of_slot(at(1));
                 let why = if budgets.is_empty() {
                     "no PodDisruptionBudget selects it".to_string()
@@ -566,7 +573,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: budgets.first().map(|b| budget_span(b)),
                 }
             }
-            40 => {
+            Some(Event::NodeAdded) => {
                 let zone = usize::try_from(at(1) - 1)
                     .ok()
                     .and_then(|i| names.node_zones.get(i).cloned().flatten());
@@ -585,7 +592,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: pool.map(|p| p.1),
                 }
             }
-            41 => Told {
+            Some(Event::ScaleDownStarted) => Told {
                 actor: Actor::ClusterAutoscaler,
                 message: format!(
                     "{} is unneeded (its pods request under the scale-down threshold and fit elsewhere): taints it and drains it",
@@ -593,7 +600,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            42 => {
+            Some(Event::AutoscalerEvicted) => {
                 let budgets = namer.budgets_of_slot(at(1));
                 Told {
                     actor: Actor::ClusterAutoscaler,
@@ -601,7 +608,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: budgets.first().map(|b| budget_span(b)),
                 }
             }
-            43 => {
+            Some(Event::AutoscalerRefused) => {
                 let budgets = namer.budgets_of_slot(at(1));
                 Told {
                     actor: Actor::ClusterAutoscaler,
@@ -613,7 +620,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: budgets.first().map(|b| budget_span(b)),
                 }
             }
-            45 => {
+            Some(Event::ScaleUpWanted) => {
                 let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
                 Told {
                     actor: Actor::ClusterAutoscaler,
@@ -630,7 +637,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: pool.map(|p| p.1),
                 }
             }
-            46 => Told {
+            Some(Event::InformerCaughtUp) => Told {
                 actor: Actor::Informer,
                 message: format!(
                     "delivers the deletion of {} from {}: the scheduler and the descheduler see it gone",
@@ -643,7 +650,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: names.stale_reads,
             },
-            47 => Told {
+            Some(Event::StaleDeletion) => Told {
                 actor: Actor::Informer,
                 message: format!(
                     "has not delivered the deletion of {} yet: to the scheduler and the descheduler it still runs on {} (stale-reads)",
@@ -652,17 +659,17 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: names.stale_reads,
             },
-            44 => Told {
+            Some(Event::NodeRemoved) => Told {
                 actor: Actor::ClusterAutoscaler,
                 message: format!("deletes the drained {}", namer.node(at(1))),
                 location: None,
             },
-            33 => Told {
+            Some(Event::DrainEnded) => Told {
                 actor: Actor::NodeDrain,
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
-            16 => {
+            Some(Event::DeschedulerEvicted) => {
                 let plugin = match at(3) {
                     1 => "RemoveDuplicates: another pod of its workload shares the node",
                     2 => "RemovePodsViolatingTopologySpreadConstraint: its spread domains are unbalanced",
@@ -679,14 +686,14 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         .and_then(|i| names.descheduler_plugins.get(i).copied().flatten()),
                 }
             }
-            15 => Told {
+            Some(Event::PodLostWithNode) => Told {
                 actor: Actor::Node,
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            other => Told {
+            _ => Told {
                 actor: Actor::Model,
-                message: format!("unknown trace event {other}"),
+                message: format!("unknown trace event {}", at(0)),
                 location: None,
             },
         };

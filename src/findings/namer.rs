@@ -51,11 +51,12 @@ impl<'a> Namer<'a> {
     /// Follow pods through event `v` before it is told: a pod keeps its name for its life and
     /// a new pod gets a new one, although the model reuses a freed slot for it and moves pods
     /// between the slots of their workload (symmetry reduction, `KIVI:48:a:b` swaps two
-    /// slots; `KIVI:49:a:b` two nodes). True when the event only moved pods or nodes.
+    /// slots; `KIVI:49:a:b` two nodes: `Event::PodsSwapped`, `Event::NodesSwapped`). True when the event only moved pods or nodes.
     pub(super) fn follow(&mut self, v: &[i64]) -> bool {
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        match at(0) {
-            48 => {
+        use crate::model::trace::Event;
+        match Event::from_code(at(0)) {
+            Some(Event::PodsSwapped) => {
                 let (a, b) = (self.pod_numbers.remove(&at(1)), self.pod_numbers.remove(&at(2)));
                 if let Some(n) = a {
                     self.pod_numbers.insert(at(2), n);
@@ -72,11 +73,11 @@ impl<'a> Namer<'a> {
                 }
                 true
             }
-            47 => {
+            Some(Event::StaleDeletion) => {
                 self.undelivered.insert(at(1), self.pod(at(1)));
                 false
             }
-            49 => {
+            Some(Event::NodesSwapped) => {
                 if let (Ok(a), Ok(b)) = (usize::try_from(at(1)), usize::try_from(at(2)))
                     && a < self.node_at.len()
                     && b < self.node_at.len()
@@ -85,7 +86,7 @@ impl<'a> Namer<'a> {
                 }
                 true
             }
-            1 => {
+            Some(Event::PodCreated) => {
                 if let Some((w, _)) = self.owner(at(1)) {
                     self.pod_numbers.insert(at(1), self.next_number[w]);
                     self.next_number[w] += 1;

@@ -4,6 +4,7 @@
 pub mod input;
 pub mod ir;
 pub mod symmetry;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -143,6 +144,8 @@ struct Context<'a> {
     check_names: &'a [&'static str],
     /// `init`'s statement per input table.
     input_tables: Vec<String>,
+    /// The trace events' `#define`s ([`trace::defines`]).
+    trace_defines: String,
 }
 
 impl<'a> Context<'a> {
@@ -158,6 +161,7 @@ impl<'a> Context<'a> {
             rollouts: ir.checks.contains(&"rollout-completes") && ir.workloads.iter().any(|w| w.rollout.is_some()),
             check_names: &ir.checks,
             input_tables: input::assignments(),
+            trace_defines: trace::defines(),
         }
     }
 }

@@ -32,7 +32,7 @@ end_check_drain_completes:
          }
        }
        if
-       :: dc_left > 0 && dc_free == 0 -> printf("KIVI:35:%d:%d:%d\n", dc_stuck, draining, dc_left); assert(false)
+       :: dc_left > 0 && dc_free == 0 -> printf("KIVI:%d:%d:%d:%d\n", EVENT_DRAIN_STUCK, dc_stuck, draining, dc_left); assert(false)
        :: else -> dc_left = 0; dc_free = 0; dc_stuck = 0
        fi
      }

@@ -21,9 +21,9 @@ end_check_eventually_stable:
        if
 {% for w in ir.workloads %}
        :: running[{{ loop.index }}] != spec[{{ loop.index }}] || (rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}]) ->
-          printf("KIVI:37:{{ loop.index }}:%d:%d:%d:%d\n", running[{{ loop.index }}], spec[{{ loop.index }}], to_schedule + unschedulable, rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}])
+          printf("KIVI:%d:{{ loop.index }}:%d:%d:%d:%d\n", EVENT_NOT_STABLE, running[{{ loop.index }}], spec[{{ loop.index }}], to_schedule + unschedulable, rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}])
 {% endfor %}
-       :: else -> printf("KIVI:37:0:0:0:%d:0\n", to_schedule + unschedulable)
+       :: else -> printf("KIVI:%d:0:0:0:%d:0\n", EVENT_NOT_STABLE, to_schedule + unschedulable)
        fi
      }
   od

@@ -14,7 +14,7 @@ end_check_min_replicas_available:
        if
 {% for w in ir.workloads %}
        :: min_reached[{{ loop.index }}] && running[{{ loop.index }}] < MIN_BOUND({{ loop.index }}) ->
-          printf("KIVI:13:{{ loop.index }}:%d:%d\n", running[{{ loop.index }}], MIN_BOUND({{ loop.index }}))
+          printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_BELOW_MINIMUM, running[{{ loop.index }}], MIN_BOUND({{ loop.index }}))
 {% endfor %}
        fi;
        assert(false)

@@ -11,7 +11,7 @@ end_check_no_eviction_loop:
        ({% for w in ir.workloads %}{% if not loop.first %} || {% endif %}loops[{{ loop.index }}] >= EVICTION_LOOPS{% endfor %}) ->
        if
 {% for w in ir.workloads %}
-       :: loops[{{ loop.index }}] >= EVICTION_LOOPS -> printf("KIVI:14:{{ loop.index }}:%d\n", loops[{{ loop.index }}])
+       :: loops[{{ loop.index }}] >= EVICTION_LOOPS -> printf("KIVI:%d:{{ loop.index }}:%d\n", EVENT_EVICTION_LOOP, loops[{{ loop.index }}])
 {% endfor %}
        fi;
        assert(false)

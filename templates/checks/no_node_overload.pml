@@ -9,7 +9,7 @@ end_check_no_node_overload:
        ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}overloads[{{ n }}] >= 2{% endfor %}) ->
        if
 {% for n in range(1, shape.max_nodes + 1) %}
-       :: overloads[{{ n }}] >= 2 -> printf("KIVI:18:{{ n }}\n")
+       :: overloads[{{ n }}] >= 2 -> printf("KIVI:%d:{{ n }}\n", EVENT_OVERLOAD_CHECK)
 {% endfor %}
        fi;
        assert(false)

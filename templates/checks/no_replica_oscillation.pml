@@ -11,7 +11,7 @@ end_check_no_replica_oscillation:
        if
 {% for w in ir.workloads %}{% if w.autoscaler %}
        :: at_max[{{ loop.index }}] && (spec[{{ loop.index }}] <= hpa_min[{{ loop.index }}] || spec[{{ loop.index }}] + 3 <= hpa_max[{{ loop.index }}]) ->
-          printf("KIVI:22:{{ loop.index }}:%d:%d\n", hpa_max[{{ loop.index }}], spec[{{ loop.index }}])
+          printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_OSCILLATION, hpa_max[{{ loop.index }}], spec[{{ loop.index }}])
 {% endif %}{% endfor %}
        :: else -> skip
        fi;

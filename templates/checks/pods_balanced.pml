@@ -49,7 +49,7 @@ end_check_pods_balanced:
        }
        if
        :: b_bad > 0 ->
-          printf("KIVI:23:%d:%d:%d:%d:%d:{{ ir.balance_skew }}\n", b_bad, b_max_node, b_max, b_min_node, b_min);
+          printf("KIVI:%d:%d:%d:%d:%d:%d:{{ ir.balance_skew }}\n", EVENT_UNBALANCED, b_bad, b_max_node, b_max, b_min_node, b_min);
           assert(false)
        :: else -> skip
        fi

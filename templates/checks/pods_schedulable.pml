@@ -8,7 +8,7 @@ end_check_pods_schedulable:
   do
   :: atomic {
        QUIESCENT && ENVIRONMENT_SETTLED && unschedulable > 0 ->
-       printf("KIVI:9\n");
+       printf("KIVI:%d\n", EVENT_PENDING_FOREVER);
        assert(false)
      }
   od

@@ -208,7 +208,7 @@ end_autoscaler:
             down_seen[w] = h_desired;
             mark_hpa(w)
          :: h_desired != h_current && !(STABILIZED(w) && down_seen[w] != h_desired) ->
-            printf("KIVI:6:%d:%d:%d:%d\n", w, h_current, h_desired, h_shown);
+            printf("KIVI:%d:%d:%d:%d:%d\n", EVENT_HPA_SCALED, w, h_current, h_desired, h_shown);
             spec[w] = h_desired; down_seen[w] = 0;
             if
             :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1

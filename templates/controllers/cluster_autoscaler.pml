@@ -66,7 +66,7 @@ end_cluster_autoscaler:
          if
          :: ca_n > 0 ->
             absent[ca_n] = 0; node_ready[ca_n] = 1; pool_nodes[k]++;
-            printf("KIVI:40:%d:%d\n", ca_n, k)
+            printf("KIVI:%d:%d:%d\n", EVENT_NODE_ADDED, ca_n, k)
          :: else -> skip
          fi;
          retry_unschedulable();
@@ -115,7 +115,7 @@ end_cluster_autoscaler:
          /* Drain: taint the node, evict its pods; the first refusal ends the attempt. */
          if
          :: ca_ok ->
-            printf("KIVI:41:%d\n", ca_k);
+            printf("KIVI:%d:%d\n", EVENT_SCALE_DOWN_STARTED, ca_k);
             cordoned[ca_k] = 1;
             for (ca_q : 1 .. PODS) {
               if
@@ -123,11 +123,11 @@ end_cluster_autoscaler:
                  disruption_allowed(ca_q);
                  if
                  :: b_ok ->
-                    printf("KIVI:42:%d:%d\n", ca_q, ca_k);
+                    printf("KIVI:%d:%d:%d\n", EVENT_AUTOSCALER_EVICTED, ca_q, ca_k);
                     terminate_running(ca_q);
                     mark_hpa(WORKLOAD_OF(ca_q))
                  :: else ->
-                    printf("KIVI:43:%d:%d\n", ca_q, ca_k);
+                    printf("KIVI:%d:%d:%d\n", EVENT_AUTOSCALER_REFUSED, ca_q, ca_k);
                     ca_ok = 0
                  fi
               :: else -> skip
@@ -163,7 +163,7 @@ end_cluster_autoscaler:
            :: else -> skip
            fi
          }
-         printf("KIVI:44:%d\n", ca_removing);
+         printf("KIVI:%d:%d\n", EVENT_NODE_REMOVED, ca_removing);
          absent[ca_removing] = 1; node_ready[ca_removing] = 0; cordoned[ca_removing] = 0;
          pool_nodes[node_pool[ca_removing]]--;
          ca_removing = 0;

@@ -70,14 +70,14 @@ inline reconcile_deployment(w) {
   deployment_complete(spec[w], d_old_active + d_new_active, d_new_active, d_old_available + d_new_available);
   if
   :: rolled[w] && !rollout_done[w] && ru_complete ->
-     rollout_done[w] = 1; printf("KIVI:27:%d\n", w)
+     rollout_done[w] = 1; printf("KIVI:%d:%d\n", EVENT_ROLLOUT_DONE, w)
   :: else -> skip
   fi
 }
 
 /* The controller deletes pod v. */
 inline delete_pod(v) {
-  printf("KIVI:7:%d\n", v);
+  printf("KIVI:%d:%d\n", EVENT_POD_DELETED, v);
   if
   :: pod[v].status == PENDING ->
      if
@@ -116,7 +116,7 @@ inline manage_stateful(w) {
        pod[d_q].status = PENDING; pod[d_q].node = 0; pod[d_q].unschedulable = 0;
        pod[d_q].rev = (rolled[w] && ORDINAL(w, d_q) >= rollout_partition[w] -> 1 : 0);
        to_schedule++; d_key = 0;
-       printf("KIVI:1:%d\n", d_q)
+       printf("KIVI:%d:%d\n", EVENT_POD_CREATED, d_q)
     :: else -> skip
     fi
   }
@@ -163,7 +163,7 @@ inline manage_stateful(w) {
   RS(w, 0) = d_old_pods; RS(w, 1) = d_new_available;
   if
   :: rolled[w] && !rollout_done[w] && d_old_pods == 0 && d_new_available + (rollout_partition[w] < spec[w] -> rollout_partition[w] : spec[w]) == spec[w] ->
-     rollout_done[w] = 1; printf("KIVI:27:%d\n", w)
+     rollout_done[w] = 1; printf("KIVI:%d:%d\n", EVENT_ROLLOUT_DONE, w)
   :: else -> skip
   fi;
   d_victim = 0
@@ -185,7 +185,7 @@ inline manage_replicas(w, r) {
        :: d_active < RS(w, r) && pod[d_q].status == FREE ->
           pod[d_q].status = PENDING; pod[d_q].node = 0; pod[d_q].unschedulable = 0; pod[d_q].rev = r;
           to_schedule++; d_active++;
-          printf("KIVI:1:%d\n", d_q)
+          printf("KIVI:%d:%d\n", EVENT_POD_CREATED, d_q)
        :: else -> skip
        fi
      }

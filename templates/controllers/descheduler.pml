@@ -493,7 +493,7 @@ inline descheduler_run() {
        fi;
        if
        :: ds_y ->
-          printf("KIVI:16:%d:%d:%d\n", ds_q, pod[ds_q].node, ds_mark[ds_q]);
+          printf("KIVI:%d:%d:%d:%d\n", EVENT_DESCHEDULER_EVICTED, ds_q, pod[ds_q].node, ds_mark[ds_q]);
 {% if "descheduler-probe" in check_names %}
           printf("KIVI:93:%d:%d:%d\n", ds_q, ds_mark[ds_q], (ds_calls[ds_q] > 0 -> ds_calls[ds_q] : 1));
 {% endif %}

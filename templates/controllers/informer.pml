@@ -18,7 +18,7 @@ end_informer:
          :: phantom[inf_k] == 0 -> inf_k--
          :: else -> break
          od;
-         printf("KIVI:46:%d:%d\n", phantom[inf_k], phantom_node[inf_k]);
+         printf("KIVI:%d:%d:%d\n", EVENT_INFORMER_CAUGHT_UP, phantom[inf_k], phantom_node[inf_k]);
          phantom[inf_k] = 0; phantom_node[inf_k] = 0; phantom_rev[inf_k] = 0;
          inf_k = 0;
          retry_unschedulable();

@@ -30,7 +30,7 @@ end_kubelet:
          :: pod[q].status == BOUND ->
             pod[q].status = RUNNING;
             pod[q].warm = (workload_startup[WORKLOAD_OF(q)] == 0);
-            printf("KIVI:4:%d:%d\n", q, pod[q].node);
+            printf("KIVI:%d:%d:%d\n", EVENT_POD_STARTED, q, pod[q].node);
             running[WORKLOAD_OF(q)]++;
             if
             :: running[WORKLOAD_OF(q)] >= min_available[WORKLOAD_OF(q)] -> min_reached[WORKLOAD_OF(q)] = 1
@@ -46,7 +46,7 @@ end_kubelet:
             :: else -> skip
             fi
          :: else ->
-            printf("KIVI:5:%d:%d\n", q, pod[q].node);
+            printf("KIVI:%d:%d:%d\n", EVENT_POD_REMOVED, q, pod[q].node);
             pod_gone(q);
             pod[q].status = FREE; pod[q].node = 0; pod[q].warm = 0; pod[q].rev = 0;
             /* the ReplicaSet sees the deletion (and may use the freed slot) */

@@ -436,7 +436,7 @@ end_scheduler:
        :: top == 0 ->
           d_step {
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
-            printf("KIVI:3:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned)
+            printf("KIVI:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", EVENT_POD_UNSCHEDULABLE, p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned)
 {% if ir.cluster_autoscaler %}
             ;
             for (s_n : 1 .. NODES) {
@@ -454,14 +454,14 @@ end_scheduler:
               fi
             }
             if
-            :: s_ca == 0 && template_node_name[s_t] == 0 -> printf("KIVI:45:%d:%d\n", p, s_x)
+            :: s_ca == 0 && template_node_name[s_t] == 0 -> printf("KIVI:%d:%d:%d\n", EVENT_SCALE_UP_WANTED, p, s_x)
             :: else -> skip
             fi
 {% endif %}
           }
 {% for n in range(1, shape.max_nodes + 1) %}
        :: BIT(top, {{ n }}) ->
-          d_step { pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:2:%d:{{ n }}\n", p) }
+          d_step { pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:%d:%d:{{ n }}\n", EVENT_POD_BOUND, p) }
 {% endfor %}
        fi;
        p = 0;

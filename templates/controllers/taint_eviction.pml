@@ -17,7 +17,7 @@ end_taint_eviction:
          :: pod[t_q].status == RUNNING && BIT(template_no_execute[slot_template[t_q]], pod[t_q].node) -> break
          :: else -> t_q++
          od;
-         printf("KIVI:12:%d:%d\n", t_q, pod[t_q].node);
+         printf("KIVI:%d:%d:%d\n", EVENT_TAINT_EVICTED, t_q, pod[t_q].node);
          terminate_running(t_q);
          evicted[WORKLOAD_OF(t_q)] = 1;
          t_q = 0;

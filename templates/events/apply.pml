@@ -16,11 +16,11 @@ end_apply:
        d_step {
          applied = 1;
 {% for w in ir.workloads %}{% set wi = loop.index %}{% if ir.apply.replicas[wi] >= 0 %}
-         printf("KIVI:34:{{ wi }}:%d:%d\n", spec[{{ wi }}], apply_replicas[{{ wi }}]);
+         printf("KIVI:%d:{{ wi }}:%d:%d\n", EVENT_APPLY_REPLICAS, spec[{{ wi }}], apply_replicas[{{ wi }}]);
          spec[{{ wi }}] = apply_replicas[{{ wi }}]; mark_dc({{ wi }}); mark_hpa({{ wi }});
 {% endif %}{% if ir.apply.template_changed[wi] %}
          if
-         :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:25:{{ wi }}\n"); mark_dc({{ wi }})
+         :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:%d:{{ wi }}\n", EVENT_ROLLOUT_APPLIED); mark_dc({{ wi }})
          :: else -> skip
          fi;
 {% endif %}{% endfor %}

@@ -12,7 +12,7 @@ end_gitops_sync:
        if
 {% for w in ir.workloads %}{% if w.manifest_replicas >= 0 %}
        :: spec[{{ loop.index }}] != workload_manifest_replicas[{{ loop.index }}] ->
-          printf("KIVI:20:{{ loop.index }}:%d:%d\n", spec[{{ loop.index }}], workload_manifest_replicas[{{ loop.index }}]);
+          printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_GITOPS_RESET, spec[{{ loop.index }}], workload_manifest_replicas[{{ loop.index }}]);
           spec[{{ loop.index }}] = workload_manifest_replicas[{{ loop.index }}];
           mark_dc({{ loop.index }});
           mark_hpa({{ loop.index }})

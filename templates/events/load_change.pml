@@ -10,7 +10,7 @@ end_load_change:
        QUIESCENT ->
        if
 {% for w in ir.workloads %}{% set wi = loop.index %}{% if w.load_levels|length > 1 %}{% for l in w.load_levels %}
-       :: load[{{ wi }}] != {{ loop.index }} -> load[{{ wi }}] = {{ loop.index }}; at_max[{{ wi }}] = 0; printf("KIVI:8:{{ wi }}:{{ l }}\n"); mark_hpa({{ wi }})
+       :: load[{{ wi }}] != {{ loop.index }} -> load[{{ wi }}] = {{ loop.index }}; at_max[{{ wi }}] = 0; printf("KIVI:%d:{{ wi }}:{{ l }}\n", EVENT_LOAD_CHANGED); mark_hpa({{ wi }})
 {% endfor %}{% endif %}{% endfor %}
        fi
      }{% if "eventually-stable" in check_names %};

@@ -9,7 +9,7 @@ inline take_down(n) {
   for (m_q : 1 .. PODS) {
     if
     :: pod[m_q].node == n && pod[m_q].status != FREE && pod[m_q].status != PENDING ->
-       printf("KIVI:15:%d:%d\n", m_q, n);
+       printf("KIVI:%d:%d:%d\n", EVENT_POD_LOST_WITH_NODE, m_q, n);
        if
        :: pod[m_q].status == RUNNING -> stop_running(m_q)
        :: else -> kubelet_work--

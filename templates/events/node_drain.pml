@@ -16,7 +16,7 @@ end_node_drain:
        QUIESCENT && ENVIRONMENT_SETTLED && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !drained[{{ n }}]){% endfor %}) ->
        if
 {% for n in range(1, shape.max_nodes + 1) %}
-       :: node_ready[{{ n }}] && !drained[{{ n }}] -> draining = {{ n }}; cordoned[{{ n }}] = 1; printf("KIVI:31:{{ n }}\n")
+       :: node_ready[{{ n }}] && !drained[{{ n }}] -> draining = {{ n }}; cordoned[{{ n }}] = 1; printf("KIVI:%d:{{ n }}\n", EVENT_DRAIN_STARTED)
 {% endfor %}
        fi
      }{% if "eventually-stable" in check_names %};
@@ -43,7 +43,7 @@ end_node_drain:
          }
          if
          :: e_victim > 0 ->
-            printf("KIVI:32:%d:%d\n", e_victim, draining);
+            printf("KIVI:%d:%d:%d\n", EVENT_DRAIN_EVICTED, e_victim, draining);
             if
             :: pod[e_victim].status == RUNNING -> stop_running(e_victim); kubelet_work++
             :: else -> skip
@@ -52,7 +52,7 @@ end_node_drain:
             mark_dc(WORKLOAD_OF(e_victim));
             mark_hpa(WORKLOAD_OF(e_victim))
          :: e_victim == 0 && e_left == 0 ->
-            printf("KIVI:33:%d\n", draining);
+            printf("KIVI:%d:%d\n", EVENT_DRAIN_ENDED, draining);
             cordoned[draining] = 0; drained[draining] = 1; draining = 0;
             retry_unschedulable()
          :: else -> skip  /* every eviction is refused for now: kubectl retries */

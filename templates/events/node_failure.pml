@@ -65,7 +65,7 @@ end_node_failure:
        QUIESCENT && ENVIRONMENT_SETTLED && failures < FAILURES && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}(node_ready[{{ n }}] && !failed_once[{{ n }}]){% endfor %}) ->
        if
 {% for n in range(1, shape.max_nodes + 1) %}
-       :: node_ready[{{ n }}] && !failed_once[{{ n }}] -> printf("KIVI:28:{{ n }}\n"); fail_node({{ n }})
+       :: node_ready[{{ n }}] && !failed_once[{{ n }}] -> printf("KIVI:%d:{{ n }}\n", EVENT_NODE_FAILED); fail_node({{ n }})
 {% endfor %}
        fi;
        canonical()
@@ -78,7 +78,7 @@ end_node_failure:
          for (f_q : 1 .. PODS) {
            if
            :: pod[f_q].status == UNREACHABLE && template_failure_eviction[slot_template[f_q]] ->
-              printf("KIVI:29:%d:%d\n", f_q, pod[f_q].node);
+              printf("KIVI:%d:%d:%d\n", EVENT_FAILURE_EVICTED, f_q, pod[f_q].node);
               pod[f_q].status = GONE; lost_work--;
               mark_dc(WORKLOAD_OF(f_q))
            :: else -> skip
@@ -94,7 +94,7 @@ end_node_failure:
        CONTROLLERS_IDLE && nodes_down > 0 ->
        if
 {% for n in range(1, shape.max_nodes + 1) %}
-       :: failed_once[{{ n }}] && !node_ready[{{ n }}] -> printf("KIVI:30:{{ n }}\n"); recover_node({{ n }})
+       :: failed_once[{{ n }}] && !node_ready[{{ n }}] -> printf("KIVI:%d:{{ n }}\n", EVENT_NODE_RECOVERED); recover_node({{ n }})
 {% endfor %}
        fi;
        canonical()

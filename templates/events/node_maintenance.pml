@@ -12,7 +12,7 @@ end_node_maintenance:
        QUIESCENT && in_maintenance == 0 && ({% for n in range(1, shape.max_nodes + 1) %}{% if not loop.first %} || {% endif %}({{ n }} <= NODES && !maintained[{{ n }}] && !absent[{{ n }}]){% endfor %}) ->
        if
 {% for n in range(1, shape.max_nodes + 1) %}
-       :: {{ n }} <= NODES && !maintained[{{ n }}] && !absent[{{ n }}] -> in_maintenance = {{ n }}; printf("KIVI:10:{{ n }}\n"); take_down({{ n }})
+       :: {{ n }} <= NODES && !maintained[{{ n }}] && !absent[{{ n }}] -> in_maintenance = {{ n }}; printf("KIVI:%d:{{ n }}\n", EVENT_MAINTENANCE_STARTED); take_down({{ n }})
 {% endfor %}
        fi;
        canonical()
@@ -21,7 +21,7 @@ end_node_maintenance:
   :: atomic {
        QUIESCENT && in_maintenance > 0 ->
        d_step {
-         printf("KIVI:11:%d\n", in_maintenance);
+         printf("KIVI:%d:%d\n", EVENT_MAINTENANCE_ENDED, in_maintenance);
          node_ready[in_maintenance] = 1; maintained[in_maintenance] = 1; in_maintenance = 0;
          retry_unschedulable();
          canonical()

@@ -9,7 +9,7 @@ hidden int o_n, o_q, o_w, o_used, o_over;
 hidden int o_load[MAX_NODES + 1];   /* cpu the node's pods use, millicores */
 
 inline crash(n) {
-  printf("KIVI:17:%d:%d:%d\n", n, o_load[n], node_cpu[n]);
+  printf("KIVI:%d:%d:%d:%d\n", EVENT_NODE_OVERLOADED, n, o_load[n], node_cpu[n]);
   restarting = n;
   if
   :: overloads[n] < 2 -> overloads[n]++
@@ -56,7 +56,7 @@ end_node_overload:
   :: atomic {
        QUIESCENT && restarting > 0 ->
        d_step {
-         printf("KIVI:19:%d\n", restarting);
+         printf("KIVI:%d:%d\n", EVENT_NODE_RESTARTED, restarting);
          node_ready[restarting] = 1; restarting = 0;
          retry_unschedulable();
          canonical()

@@ -14,7 +14,7 @@ end_rollout:
        rollout_applied = 1;
        if
 {% for wi in ir.rollout_order %}
-       :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:25:{{ wi }}\n"); mark_dc({{ wi }})
+       :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:%d:{{ wi }}\n", EVENT_ROLLOUT_APPLIED); mark_dc({{ wi }})
 {% endfor %}
        fi
      }{% if "eventually-stable" in check_names %};

@@ -12,7 +12,7 @@ end_startup:
        CONTROLLERS_IDLE && ({% for s in range(1, shape.max_pods + 1) %}COLD({{ s }}) || {% endfor %}false) ->
        if
 {% for s in range(1, shape.max_pods + 1) %}
-       :: COLD({{ s }}) -> pod[{{ s }}].warm = 1; printf("KIVI:21:{{ s }}\n"); mark_hpa(WORKLOAD_OF({{ s }}))
+       :: COLD({{ s }}) -> pod[{{ s }}].warm = 1; printf("KIVI:%d:{{ s }}\n", EVENT_STARTUP_ENDED); mark_hpa(WORKLOAD_OF({{ s }}))
 {% endfor %}
        fi;
        canonical()

@@ -1,0 +1,187 @@
+//! The trace protocol between a generated model and the decoder. A step the counterexample
+//! must tell prints `KIVI:<event>:<values>` (`printf("KIVI:%d:...", EVENT_..., ...)`): the
+//! event's `#define` comes from this table ([`defines`], rendered into main.pml as `TABLES`
+//! is for inputs), and `findings::decode` matches on the same enum, so the two sides cannot
+//! drift apart. The values after the event are listed where each is printed.
+//!
+//! The conformance probes (`templates/probes/`, codes 88 to 99) have a protocol of their own,
+//! read by `tests/conformance`.
+
+macro_rules! events {
+    ($($(#[doc = $doc:literal])* $name:ident = $code:literal, $define:literal;)*) => {
+        /// A trace event of the verification model.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Event {
+            $($(#[doc = $doc])* $name = $code,)*
+        }
+
+        impl Event {
+            /// Every event, in code order.
+            pub const ALL: &'static [Event] = &[$(Event::$name),*];
+
+            /// The event of a trace line's first number.
+            pub fn from_code(code: i64) -> Option<Event> {
+                match code {
+                    $($code => Some(Event::$name),)*
+                    _ => None,
+                }
+            }
+
+            /// The macro the templates print it with.
+            pub fn define(self) -> &'static str {
+                match self {
+                    $(Event::$name => $define,)*
+                }
+            }
+
+            pub fn code(self) -> i64 {
+                self as i64
+            }
+        }
+    };
+}
+
+events! {
+    /// A controller creates a pod: slot.
+    PodCreated = 1, "EVENT_POD_CREATED";
+    /// The scheduler binds a pod: slot, node.
+    PodBound = 2, "EVENT_POD_BOUND";
+    /// The scheduler finds no node: slot and the filters' counts.
+    PodUnschedulable = 3, "EVENT_POD_UNSCHEDULABLE";
+    /// The kubelet starts a pod: slot, node.
+    PodStarted = 4, "EVENT_POD_STARTED";
+    /// The kubelet removes a terminated pod: slot, node.
+    PodRemoved = 5, "EVENT_POD_REMOVED";
+    /// The HPA rescales: workload, current, desired, the usage it saw.
+    HpaScaled = 6, "EVENT_HPA_SCALED";
+    /// A controller deletes a pod: slot.
+    PodDeleted = 7, "EVENT_POD_DELETED";
+    /// `load-change`: workload, level.
+    LoadChanged = 8, "EVENT_LOAD_CHANGED";
+    /// Check `pods-schedulable` fires.
+    PendingForever = 9, "EVENT_PENDING_FOREVER";
+    /// `node-maintenance` takes a node down: node.
+    MaintenanceStarted = 10, "EVENT_MAINTENANCE_STARTED";
+    /// `node-maintenance` brings it back: node.
+    MaintenanceEnded = 11, "EVENT_MAINTENANCE_ENDED";
+    /// Taint eviction of a pod that does not tolerate a NoExecute taint: slot, node.
+    TaintEvicted = 12, "EVENT_TAINT_EVICTED";
+    /// Check `min-replicas-available` fires: workload, running, bound.
+    BelowMinimum = 13, "EVENT_BELOW_MINIMUM";
+    /// Check `no-eviction-loop` fires: workload, alternations.
+    EvictionLoop = 14, "EVENT_EVICTION_LOOP";
+    /// A pod goes with its node during maintenance: slot, node.
+    PodLostWithNode = 15, "EVENT_POD_LOST_WITH_NODE";
+    /// The descheduler evicts a pod: slot, node, the strategy.
+    DeschedulerEvicted = 16, "EVENT_DESCHEDULER_EVICTED";
+    /// `node-overload` crashes a node: node, load, cpu.
+    NodeOverloaded = 17, "EVENT_NODE_OVERLOADED";
+    /// Check `no-node-overload` fires: node.
+    OverloadCheck = 18, "EVENT_OVERLOAD_CHECK";
+    /// The overloaded node is back: node.
+    NodeRestarted = 19, "EVENT_NODE_RESTARTED";
+    /// `gitops-sync` resets replicas: workload, live, manifest.
+    GitopsReset = 20, "EVENT_GITOPS_RESET";
+    /// Pods leave their startup phase: the pod.
+    StartupEnded = 21, "EVENT_STARTUP_ENDED";
+    /// Check `no-replica-oscillation` fires: workload, max, replicas.
+    Oscillation = 22, "EVENT_OSCILLATION";
+    /// Check `pods-balanced` fires: the unbalanced pair of nodes and counts, the skew.
+    Unbalanced = 23, "EVENT_UNBALANCED";
+    /// A new revision is applied: workload.
+    RolloutApplied = 25, "EVENT_ROLLOUT_APPLIED";
+    /// Check `rollout-completes` fires: workload, old and new ReplicaSet replicas.
+    RolloutStuck = 26, "EVENT_ROLLOUT_STUCK";
+    /// A rollout is complete: workload.
+    RolloutDone = 27, "EVENT_ROLLOUT_DONE";
+    /// `node-failure` takes a node: node.
+    NodeFailed = 28, "EVENT_NODE_FAILED";
+    /// The tolerations of a failed node's pod run out: slot, node.
+    FailureEvicted = 29, "EVENT_FAILURE_EVICTED";
+    /// A failed node comes back: node.
+    NodeRecovered = 30, "EVENT_NODE_RECOVERED";
+    /// `node-drain` cordons a node: node.
+    DrainStarted = 31, "EVENT_DRAIN_STARTED";
+    /// The drain evicts a pod: slot, node.
+    DrainEvicted = 32, "EVENT_DRAIN_EVICTED";
+    /// The drained node is uncordoned: node.
+    DrainEnded = 33, "EVENT_DRAIN_ENDED";
+    /// `apply` sets replicas: workload, before, after.
+    ApplyReplicas = 34, "EVENT_APPLY_REPLICAS";
+    /// Check `drain-completes` fires: the stuck pod, node, pods left.
+    DrainStuck = 35, "EVENT_DRAIN_STUCK";
+    /// Check `eventually-stable` fires (a cycle's start).
+    NotStable = 37, "EVENT_NOT_STABLE";
+    /// The cluster autoscaler adds a node: node, pool.
+    NodeAdded = 40, "EVENT_NODE_ADDED";
+    /// The cluster autoscaler starts draining a node to remove it: node.
+    ScaleDownStarted = 41, "EVENT_SCALE_DOWN_STARTED";
+    /// It evicts a pod: slot, node.
+    AutoscalerEvicted = 42, "EVENT_AUTOSCALER_EVICTED";
+    /// A PodDisruptionBudget refuses its eviction: slot, node.
+    AutoscalerRefused = 43, "EVENT_AUTOSCALER_REFUSED";
+    /// It removes the node: node.
+    NodeRemoved = 44, "EVENT_NODE_REMOVED";
+    /// It wants a node for a pending pod: slot, pool.
+    ScaleUpWanted = 45, "EVENT_SCALE_UP_WANTED";
+    /// An informer delivers a late deletion (`stale-reads`): slot, node.
+    InformerCaughtUp = 46, "EVENT_INFORMER_CAUGHT_UP";
+    /// A deletion the informers have not delivered yet: slot, node.
+    StaleDeletion = 47, "EVENT_STALE_DELETION";
+    /// The symmetry reduction swaps two pod slots.
+    PodsSwapped = 48, "EVENT_PODS_SWAPPED";
+    /// The symmetry reduction swaps two nodes.
+    NodesSwapped = 49, "EVENT_NODES_SWAPPED";
+}
+
+/// The `#define` of every event, for main.pml.
+pub fn defines() -> String {
+    Event::ALL
+        .iter()
+        .map(|e| format!("#define {} {}\n", e.define(), e.code()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes and macro names are unique and round-trip.
+    #[test]
+    fn events_are_distinct_and_round_trip() {
+        let mut codes = std::collections::BTreeSet::new();
+        let mut names = std::collections::BTreeSet::new();
+        for &e in Event::ALL {
+            assert!(codes.insert(e.code()) && names.insert(e.define()), "{e:?}");
+            assert_eq!(Event::from_code(e.code()), Some(e));
+        }
+    }
+
+    /// Every template prints its events by name: no bare number after `KIVI:` in a
+    /// verification template, and every event is printed somewhere.
+    #[test]
+    fn templates_print_events_by_name() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let mut text = String::new();
+        for dir in ["", "controllers", "events", "checks"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+                if entry.path().extension().is_some_and(|x| x == "pml") {
+                    text.push_str(&std::fs::read_to_string(entry.path()).unwrap());
+                }
+            }
+        }
+        for (i, _) in text.match_indices("\"KIVI:") {
+            let rest = &text[i + 6..];
+            let number: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            // Codes from 88 on are the conformance probes' own lines.
+            assert!(
+                rest.starts_with('%') || number.parse::<i64>().is_ok_and(|n| n >= 88),
+                "a bare event number: {}",
+                &text[i..i + 16]
+            );
+        }
+        for &e in Event::ALL {
+            assert!(text.contains(e.define()), "{e:?} is never printed");
+        }
+    }
+}
