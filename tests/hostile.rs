@@ -1112,3 +1112,48 @@ fn log_lines_escape_the_paths_they_quote() {
     assert!(stderr.contains("using config"), "{stderr}");
     assert!(stderr.lines().all(|l| !l.starts_with("::")), "{stderr}");
 }
+
+/// A kustomization naming a pipe or a device as a transformer's config: kivi-lint never opens
+/// it (a pipe blocks, a device never ends), reports the entry where it is written and ends.
+#[test]
+fn kustomize_entries_naming_pipes_or_devices_are_not_read() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("kustomization.yaml")
+        .write_str("resources: [cm.yaml]\ntransformers: [pipe, zero]\n")
+        .unwrap();
+    dir.child("cm.yaml")
+        .write_str("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+        .unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("kivi-lint");
+    let mut child = std::process::Command::new(binary)
+        .args(["--no-fixes", "--format", "json"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed().as_secs() > 60 {
+            let _ = child.kill();
+            panic!("kivi-lint still runs after 60 s: it opened the pipe or reads the device");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`pipe` is not a regular file or a directory") && stderr.contains("kustomization.yaml:2"),
+        "{stderr}"
+    );
+}

@@ -180,9 +180,15 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             // kustomize accepts globs in a few fields; it resolves them itself.
             k.resources_only = false;
         } else {
+            // A pipe, a socket or a device is not a file kustomize can load.
+            let what = if path.exists() {
+                "is not a regular file or a directory"
+            } else {
+                "does not exist"
+            };
             k.problems.push(Diagnostic::error(
                 node.span,
-                format!("`{}` does not exist", truncate(path_text)),
+                format!("`{}` {what}", truncate(path_text)),
             ));
         }
     }
@@ -197,7 +203,15 @@ fn plugin(dir: &Path, key: &str, node: &Node) -> Option<Diagnostic> {
     let config = if text.contains('\n') {
         text.to_string()
     } else {
-        std::fs::read_to_string(dir.join(text.trim())).ok()?
+        // Only a regular file below the kustomization (kustomize's root-only load
+        // restriction), read within the size limit: a path in a pull request must not make
+        // kivi-lint open a pipe, read a device or look at a file elsewhere on the machine.
+        let path = std::fs::canonicalize(dir.join(text.trim())).ok()?;
+        let root = std::fs::canonicalize(dir).ok()?;
+        if !path.starts_with(&root) || !path.is_file() {
+            return None;
+        }
+        crate::source::read_text(&path).ok()?
     };
     let stream = yaml::parse(&config, FileId(u32::MAX), &yaml::Limits::default());
     for doc in &stream.documents {
