@@ -64,7 +64,19 @@ bit min_reached[WORKLOADS + 1];     /* min-replicas-available: the bound was rea
 bit evicted[WORKLOADS + 1];     /* no-eviction-loop: a controller evicted a pod of it */
 byte loops[WORKLOADS + 1];      /* no-eviction-loop: evict/recreate alternations so far */
 bit at_max[WORKLOADS + 1];      /* no-replica-oscillation: the HPA reached maxReplicas, no load change since */
-short down_seen[WORKLOADS + 1]; /* HPA: a recommendation waiting out its stabilisation window, 0 for none */
+/* The HPA's logs (controllers/autoscaler_normalization.pml): recommendations and scale events,
+   oldest first, each with its age class. */
+#define HPA_LOG {{ shape.hpa_log }}
+#define HPA_POLICIES {{ shape.hpa_policies }}
+short hpa_rec[(WORKLOADS + 1) * HPA_LOG];
+byte hpa_rec_age[(WORKLOADS + 1) * HPA_LOG];
+byte hpa_rec_len[WORKLOADS + 1];
+short hpa_event[(WORKLOADS + 1) * 2 * HPA_LOG];
+byte hpa_event_age[(WORKLOADS + 1) * 2 * HPA_LOG];
+bit hpa_event_outdated[(WORKLOADS + 1) * 2 * HPA_LOG];
+byte hpa_event_len[(WORKLOADS + 1) * 2];
+bit hpa_held[WORKLOADS + 1];    /* the HPA's logs held its last decision back */
+byte hpa_held_count;
 short rs_spec[(WORKLOADS + 1) * 2];  /* spec.replicas of each workload's old (0) and new (1) ReplicaSet */
 bit rolled[WORKLOADS + 1];      /* a new revision was applied */
 bit rollout_done[WORKLOADS + 1];
@@ -192,12 +204,17 @@ hidden short workload_level_count[WORKLOADS + 1];
 hidden short workload_base[WORKLOADS + 1];   /* replicas that share the load at its levels */
 hidden short workload_startup[WORKLOADS + 1];  /* usage in the startup phase, percent of the request; 0: none */
 hidden byte workload_startup_unready[WORKLOADS + 1];  /* pods are not ready during the startup phase */
-hidden byte hpa_stabilize_down[WORKLOADS + 1];
-hidden byte hpa_stabilize_up[WORKLOADS + 1];
 hidden byte hpa_behavior[WORKLOADS + 1];        /* spec.behavior is set */
-#define HPA_TABLE {{ shape.hpa_table }}
-hidden short hpa_up_limit[(WORKLOADS + 1) * HPA_TABLE];    /* per current replicas: most after one decision */
-hidden short hpa_down_limit[(WORKLOADS + 1) * HPA_TABLE];  /* ... fewest */
+/* Its rules per direction (up 0, down 1), durations as age classes (autoscaler_normalization.pml). */
+hidden byte hpa_select[(WORKLOADS + 1) * 2];
+hidden byte hpa_window[(WORKLOADS + 1) * 2];
+hidden byte hpa_longest[(WORKLOADS + 1) * 2];
+hidden byte hpa_policy[(WORKLOADS + 1) * 2 * HPA_POLICIES];
+hidden int hpa_policy_value[(WORKLOADS + 1) * 2 * HPA_POLICIES];
+hidden byte hpa_policy_period[(WORKLOADS + 1) * 2 * HPA_POLICIES];
+hidden byte hpa_sync_age[WORKLOADS + 1];       /* the class of an entry one sync period (15 s) old */
+hidden byte hpa_rec_expiry[WORKLOADS + 1];     /* from this class a recommendation is in no window */
+hidden byte hpa_event_expiry[WORKLOADS + 1];   /* from this class an event is in no period */
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden byte workload_symmetric[WORKLOADS + 1]; /* its pods are interchangeable (see canonical below) */

@@ -175,3 +175,26 @@ fn an_autoscaler_on_custom_metrics_scales() {
         }
     }
 }
+
+/// Item 6 (stabilisation and policy periods). The autoscaler keeps upstream's logs with age
+/// classes for time (README, "Time in the autoscaler"). With a long scale-down window and
+/// policy periods longer than the sync period in both directions, a decision the logs hold
+/// back is taken again once time has moved an entry past a boundary: every wait ends, so
+/// eventually-stable holds, and nothing else is claimed.
+#[test]
+fn an_autoscaler_waits_out_its_windows_and_periods() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: w, count: 3, min: 3, max: 3, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents:\n  - {type: load-change, workloads: ['*'], max: 300%}\nchecks:\n  enable: [eventually-stable, pods-schedulable]\n")
+        .unwrap();
+    dir.child("api.yaml")
+        .write_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec:\n      containers:\n      - name: c\n        image: api:1\n        resources: {requests: {cpu: '1', memory: 1Gi}}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: api}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}\n  minReplicas: 2\n  maxReplicas: 4\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}\n  behavior:\n    scaleUp:\n      policies: [{type: Pods, value: 1, periodSeconds: 120}]\n    scaleDown:\n      stabilizationWindowSeconds: 600\n      policies: [{type: Pods, value: 1, periodSeconds: 60}]\n")
+        .unwrap();
+    let (v, out) = scan(dir.path());
+    assert_eq!(v.len(), 2, "{v:?}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        v.iter().all(|(_, verdict)| verdict == "verified"),
+        "{v:?}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -94,6 +94,9 @@ pub struct HorizontalPodAutoscaler {
     pub min_replicas: Spanned<i32>,
     pub max_replicas: Spanned<i32>,
     pub metrics: Vec<Metric>,
+    /// `spec.behavior` is set, even as `{}`: upstream then normalises with the behavior
+    /// rules (defaults for an absent direction) instead of the legacy rules.
+    pub behavior: bool,
     pub scale_up: Option<ScalingRules>,
     pub scale_down: Option<ScalingRules>,
 }
@@ -163,7 +166,9 @@ impl HorizontalPodAutoscaler {
                 listed
             }
         };
-        let (scale_up, scale_down) = match r.map(spec, "behavior") {
+        let behavior_node = r.map(spec, "behavior");
+        let behavior = behavior_node.is_some();
+        let (scale_up, scale_down) = match behavior_node {
             Some(b) => (read_rules(r, b, "scaleUp"), read_rules(r, b, "scaleDown")),
             None => (None, None),
         };
@@ -172,6 +177,7 @@ impl HorizontalPodAutoscaler {
             min_replicas,
             max_replicas,
             metrics,
+            behavior,
             scale_up,
             scale_down,
         })

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::Ir;
-use super::ir::{IrAffinityTerm, IrConstraint};
+use super::ir::{HPA_SYNC_SECONDS, IrAffinityTerm, IrAutoscaler, IrConstraint, SelectPolicy};
 
 /// The sizes one compiled model is built for: the largest over the topologies it serves.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -18,8 +18,11 @@ pub struct Shape {
     /// Largest domain count of a spread constraint or affinity term (at least 1: SPIN rejects
     /// empty constant loops).
     pub max_domain: u32,
-    /// Entries per workload in the autoscaler's limit tables.
-    pub hpa_table: usize,
+    /// Entries of an autoscaler's recommendations log and of each scale events log (1 when no
+    /// autoscaler keeps one).
+    pub hpa_log: usize,
+    /// Most scaling policies of one direction of an autoscaler (at least 1).
+    pub hpa_policies: usize,
     /// Some topology has a NoExecute taint a pod does not tolerate.
     pub taints: bool,
     /// Most zones a pool the cluster autoscaler scales spans (at least 1).
@@ -31,7 +34,8 @@ impl Shape {
     pub fn of<'a>(irs: impl IntoIterator<Item = &'a Ir>) -> Shape {
         let mut shape = Shape {
             max_domain: 1,
-            hpa_table: 1,
+            hpa_log: 1,
+            hpa_policies: 1,
             max_zones: 1,
             ..Shape::default()
         };
@@ -44,11 +48,13 @@ impl Shape {
                 .map(|c| c.domain_count)
                 .chain(terms.iter().map(|t| t.domain_count))
                 .fold(shape.max_domain, u32::max);
-            shape.hpa_table = ir
-                .workloads
-                .iter()
-                .filter_map(|w| w.autoscaler.as_ref().map(|a| a.up_limit.len()))
-                .fold(shape.hpa_table, usize::max);
+            for a in ir.workloads.iter().filter_map(|w| w.autoscaler.as_ref()) {
+                if a.keeps_logs() {
+                    shape.hpa_log = shape.hpa_log.max(HPA_MODEL_LOG);
+                }
+                let policies = a.scale_up.policies.len().max(a.scale_down.policies.len());
+                shape.hpa_policies = shape.hpa_policies.max(policies);
+            }
             shape.taints |= ir.templates.iter().any(|t| t.no_execute != 0);
             if let Some(ca) = &ir.cluster_autoscaler {
                 shape.max_zones = ca.pools.iter().map(|p| p.zones).fold(shape.max_zones, u32::max);
@@ -65,7 +71,8 @@ impl Shape {
             max_nodes: self.max_nodes.max(other.max_nodes),
             max_pods: self.max_pods.max(other.max_pods),
             max_domain: self.max_domain.max(other.max_domain),
-            hpa_table: self.hpa_table.max(other.hpa_table),
+            hpa_log: self.hpa_log.max(other.hpa_log),
+            hpa_policies: self.hpa_policies.max(other.hpa_policies),
             taints: self.taints || other.taints,
             max_zones: self.max_zones.max(other.max_zones),
         }
@@ -173,10 +180,6 @@ pub const TABLES: &[&str] = &[
     "hpa_min[]",
     "hpa_max[]",
     "hpa_target[]",
-    "hpa_stabilize_down[]",
-    "hpa_stabilize_up[]",
-    "hpa_up_limit[]",
-    "hpa_down_limit[]",
     "rollout_kind[]",
     "rollout_surge[]",
     "rollout_unavailable[]",
@@ -226,6 +229,18 @@ pub const TABLES: &[&str] = &[
     "cordoned[]",
     "hpa_metrics[]",
     "hpa_memory_target[]",
+    "hpa_select[]",
+    "hpa_window[]",
+    "hpa_longest[]",
+    "hpa_policy[]",
+    "hpa_policy_value[]",
+    "hpa_policy_period[]",
+    "hpa_sync_age[]",
+    "hpa_rec_expiry[]",
+    "hpa_event_expiry[]",
+    "hpa_rec[]",
+    "hpa_rec_age[]",
+    "hpa_rec_len[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -242,6 +257,41 @@ pub fn assignments() -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Entries of each HPA log in a verification model: past them the oldest entry is dropped, as
+/// if it had aged out (README, Model fidelity).
+const HPA_MODEL_LOG: usize = 2;
+
+/// An autoscaler's rules as the model's tables (templates/controllers/autoscaler_normalization.pml)
+/// for workload `wi`, with `policies` entries per direction: `(table, index, value)`, durations
+/// as age classes.
+pub fn autoscaler_rules(a: &IrAutoscaler, wi: usize, policies: usize) -> Vec<(&'static str, usize, i64)> {
+    let mut rows = vec![
+        ("hpa_behavior", wi, i64::from(a.behavior)),
+        ("hpa_sync_age", wi, a.class(HPA_SYNC_SECONDS)),
+        ("hpa_rec_expiry", wi, a.recommendation_expiry()),
+        ("hpa_event_expiry", wi, a.event_expiry()),
+    ];
+    for (d, rules) in [&a.scale_up, &a.scale_down].into_iter().enumerate() {
+        let dir = wi * 2 + d;
+        let select = match rules.select {
+            SelectPolicy::Max => 0,
+            SelectPolicy::Min => 1,
+            SelectPolicy::Disabled => 2,
+        };
+        rows.push(("hpa_select", dir, select));
+        rows.push(("hpa_window", dir, a.class(rules.window)));
+        let longest = rules.policies.iter().map(|p| p.period).max().unwrap_or(0);
+        rows.push(("hpa_longest", dir, a.class(longest)));
+        for (i, p) in rules.policies.iter().enumerate().take(policies) {
+            let at = dir * policies + i;
+            rows.push(("hpa_policy", at, if p.percent { 2 } else { 1 }));
+            rows.push(("hpa_policy_value", at, p.value));
+            rows.push(("hpa_policy_period", at, a.class(p.period)));
+        }
+    }
+    rows
 }
 
 /// Collects `table index value` lines; tables by name, so a typo fails loudly in tests.
@@ -399,12 +449,16 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
             w.set("hpa_target", wi, a.target);
             w.set("hpa_metrics", wi, a.metrics.bits());
             w.nonzero("hpa_memory_target", wi, a.metrics.memory);
-            w.nonzero("hpa_stabilize_down", wi, i64::from(a.stabilize_down));
-            w.nonzero("hpa_stabilize_up", wi, i64::from(a.stabilize_up));
-            w.nonzero("hpa_behavior", wi, i64::from(a.behavior));
-            for (k, (up, down)) in a.up_limit.iter().zip(&a.down_limit).enumerate() {
-                w.nonzero("hpa_up_limit", wi * shape.hpa_table + k, *up);
-                w.nonzero("hpa_down_limit", wi * shape.hpa_table + k, *down);
+            for (table, index, value) in autoscaler_rules(a, wi, shape.hpa_policies) {
+                w.nonzero(table, index, value);
+            }
+            // The autoscaler has been running: its last recommendation, one sync period old,
+            // is the starting replicas (aging may forget it at once: a new autoscaler).
+            let sync = a.class(HPA_SYNC_SECONDS);
+            if sync < a.recommendation_expiry() {
+                w.set("hpa_rec", wi * shape.hpa_log, wl.replicas);
+                w.set("hpa_rec_age", wi * shape.hpa_log, sync);
+                w.set("hpa_rec_len", wi, 1);
             }
         }
         if let Some(r) = &wl.rollout {

@@ -29,6 +29,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "controllers/kubelet.pml",
     "controllers/autoscaler.pml",
     "controllers/replica_calculator.pml",
+    "controllers/autoscaler_normalization.pml",
     "controllers/taint_eviction.pml",
     "controllers/descheduler.pml",
     "controllers/cluster_autoscaler.pml",

@@ -4,13 +4,14 @@
  *    running pods; outside the 10% tolerance desired = ceil(ready x utilisation / target);
  *    when scaling up, pods not running yet count with no usage, and a result back inside the
  *    tolerance keeps the current count;
- *  - horizontal.go normalizeDesiredReplicas: clamp to [minReplicas, min(maxReplicas,
- *    max(2 x current, 4))]; with spec.behavior (normalizeDesiredReplicasWithBehaviors) the
- *    scale-up and scale-down policies bound one decision instead (tables computed before the
- *    model; each decision starts its own period, as there is no clock);
- *  - stabilisation windows (stabilizeRecommendation, 300 s down by default; up only with a
- *    behavior): without a clock, a recommendation in a stabilised direction is applied only
- *    when the autoscaler sees it a second time, with anything else free to happen in between.
+ *  - horizontal.go normalizeDesiredReplicas(WithBehaviors): stabilisation windows over the
+ *    recommendations log, then the bounds and the scaling policies over the scale events log
+ *    (autoscaler_normalization.pml, upstream's own arithmetic);
+ *  - time between decisions: the logs' entries carry age classes. Before each decision every
+ *    entry is at least one sync period older, and any more time may have passed. When its
+ *    logs hold a decision back (a stabilised recommendation, a policy's period not over), the
+ *    autoscaler decides again once time has moved some entry past a boundary (the tick below),
+ *    so waiting out a window always ends.
  * The load is a total demand, level (percent of one pod's request) x the workload's starting
  * replicas, shared by every Ready pod, as a load balancer shares it: per-pod usage falls as
  * pods are added. A Ready pod still in its startup phase uses the more of its startup usage
@@ -27,10 +28,9 @@
  * the model knows the pod's requests, not one container's.
  * It acts once the other controllers are idle, on the settled state.
  */
-/* A recommendation in a direction with a stabilisation window. */
-#define STABILIZED(w) ((h_desired < h_current && hpa_stabilize_down[w]) || (h_desired > h_current && hpa_stabilize_up[w]))
-hidden int h_demand, h_target, h_current, h_desired, h_request, h_q, h_warm, h_cold;
+hidden int h_demand, h_target, h_current, h_desired, h_request, h_q, h_warm, h_cold, h_free;
 {% include "controllers/replica_calculator.pml" %}
+{% include "controllers/autoscaler_normalization.pml" %}
 
 hidden int h_best, h_invalid, h_ratio, h_shown, h_ready, h_pod_usage;
 
@@ -128,6 +128,211 @@ inline h_custom_metrics(w) {
 }
 
 
+/* The aging loops run outside d_step, where pan backtracks through their choices: their
+   variables belong to the state (a hidden one would keep the value of another branch), and
+   are zero again once the decision is made. */
+byte h_ceiling, h_a, h_done, h_w;
+
+/* Time passes: each entry of log AGE (oldest first, `entries` of them) moves up any number of
+   classes, never past the older entry before it nor past `expiry` (forgotten). */
+#define HPA_AGE_LOG(AGE, entries, expiry) \
+  h_ceiling = expiry; \
+  h_a = 0; \
+  do \
+  :: h_a < entries -> \
+     do \
+     :: AGE(h_a) < h_ceiling -> AGE(h_a)++ \
+     :: break \
+     od; \
+     h_ceiling = AGE(h_a); \
+     h_a++ \
+  :: else -> break \
+  od
+
+/* The next boundary crossing: the oldest entry of some class in log AGE moves up one. */
+#define HPA_TICK_LOG(AGE, entries) \
+  h_a = 0; h_done = 0; \
+  do \
+  :: h_a < entries && !h_done && (h_a == 0 || AGE(h_a - 1) > AGE(h_a)) -> AGE(h_a)++; h_done = 1 \
+  :: h_a < entries && !h_done -> h_a++ \
+  :: else -> break \
+  od; \
+  if \
+  :: !h_done -> AGE(0)++ \
+  :: else -> skip \
+  fi
+
+/* The age of entry i of workload h_w's logs. */
+#define REC_AGE(i) hpa_rec_age[HPA_REC(h_w, i)]
+#define UP_AGE(i) hpa_event_age[HPA_EVENT(h_w, 0, i)]
+#define DOWN_AGE(i) hpa_event_age[HPA_EVENT(h_w, 1, i)]
+
+/* Forget the entries no window or period can count again: recommendations past both windows
+   or redundant (a newer one in every window it is in, at least as high for the scale-down
+   window's maximum and at most as high for the scale-up window's minimum), events past every
+   period. Events stay oldest first (storeScaleEvent may reuse a slot in the middle). One state
+   per content that decides alike. */
+inline hpa_forget(w) {
+  h_a = 0;
+  do
+  :: h_a < hpa_rec_len[w] ->
+     h_done = (hpa_rec_age[HPA_REC(w, h_a)] >= hpa_window[HPA_DIR(w, 0)] && hpa_rec_age[HPA_REC(w, h_a)] >= hpa_window[HPA_DIR(w, 1)]);
+     h_p = h_a + 1;
+     do
+     :: h_p < hpa_rec_len[w] && !h_done ->
+        h_done = ((hpa_rec_age[HPA_REC(w, h_a)] >= hpa_window[HPA_DIR(w, 1)] || hpa_rec[HPA_REC(w, h_p)] >= hpa_rec[HPA_REC(w, h_a)]) &&
+                  (hpa_rec_age[HPA_REC(w, h_a)] >= hpa_window[HPA_DIR(w, 0)] || hpa_rec[HPA_REC(w, h_p)] <= hpa_rec[HPA_REC(w, h_a)]));
+        h_p++
+     :: else -> break
+     od;
+     if
+     :: h_done -> hpa_rec_drop(w, h_a)
+     :: else -> h_a++
+     fi
+  :: else -> break
+  od;
+  for (h_d : 0 .. 1) {
+    h_a = 0;
+    do
+    :: h_a < hpa_event_len[HPA_DIR(w, h_d)] && hpa_event_age[HPA_EVENT(w, h_d, h_a)] >= hpa_event_expiry[w] -> hpa_event_drop(w, h_d, h_a)
+    :: h_a < hpa_event_len[HPA_DIR(w, h_d)] && hpa_event_age[HPA_EVENT(w, h_d, h_a)] < hpa_event_expiry[w] -> h_a++
+    :: else -> break
+    od;
+    /* insertion sort, oldest (highest class) first, stable */
+    h_a = 1;
+    do
+    :: h_a < hpa_event_len[HPA_DIR(w, h_d)] ->
+       h_p = h_a;
+       do
+       :: h_p > 0 && hpa_event_age[HPA_EVENT(w, h_d, h_p - 1)] < hpa_event_age[HPA_EVENT(w, h_d, h_p)] ->
+          h_sum = hpa_event[HPA_EVENT(w, h_d, h_p)];
+          hpa_event[HPA_EVENT(w, h_d, h_p)] = hpa_event[HPA_EVENT(w, h_d, h_p - 1)];
+          hpa_event[HPA_EVENT(w, h_d, h_p - 1)] = h_sum;
+          h_sum = hpa_event_age[HPA_EVENT(w, h_d, h_p)];
+          hpa_event_age[HPA_EVENT(w, h_d, h_p)] = hpa_event_age[HPA_EVENT(w, h_d, h_p - 1)];
+          hpa_event_age[HPA_EVENT(w, h_d, h_p - 1)] = h_sum;
+          h_sum = hpa_event_outdated[HPA_EVENT(w, h_d, h_p)];
+          hpa_event_outdated[HPA_EVENT(w, h_d, h_p)] = hpa_event_outdated[HPA_EVENT(w, h_d, h_p - 1)];
+          hpa_event_outdated[HPA_EVENT(w, h_d, h_p - 1)] = h_sum;
+          h_p--
+       :: else -> break
+       od;
+       h_a++
+    :: else -> break
+    od
+  }
+}
+
+/* A full log (HPA_LOG entries) loses its oldest before a decision stores one more: the
+   model's bound, that a decision finds at most HPA_LOG - 1 earlier entries of a log that still
+   count (README, Model fidelity). */
+#define HPA_BOUND_LOG(AGE, entries, expiry) \
+  if \
+  :: entries >= HPA_LOG -> AGE(0) = expiry \
+  :: else -> skip \
+  fi
+
+/* Time passes before a decision on h_w (any amount). */
+inline hpa_age() {
+  HPA_AGE_LOG(REC_AGE, hpa_rec_len[h_w], hpa_rec_expiry[h_w]);
+  HPA_AGE_LOG(UP_AGE, hpa_event_len[HPA_DIR(h_w, 0)], hpa_event_expiry[h_w]);
+  HPA_AGE_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(h_w, 1)], hpa_event_expiry[h_w]);
+  HPA_BOUND_LOG(REC_AGE, hpa_rec_len[h_w], hpa_rec_expiry[h_w]);
+  HPA_BOUND_LOG(UP_AGE, hpa_event_len[HPA_DIR(h_w, 0)], hpa_event_expiry[h_w]);
+  HPA_BOUND_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(h_w, 1)], hpa_event_expiry[h_w])
+}
+
+/* The autoscaler's decision on workload w, on the settled state. */
+inline hpa_decide(w) {
+  hpa_forget(w);
+  h_current = spec[w]; h_target = hpa_target[w];
+  h_warm = 0; h_cold = 0;
+  rc_begin(h_current, h_target);
+  /* every pod with the workload's request (1000: usage is in per mille of it) */
+  h_request = (template_cpu[workload_template[w]] > 0 -> 1000 : 0);
+  for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
+    if
+    :: pod[h_q].status == RUNNING && !pod[h_q].warm && workload_startup_unready[w] ->
+       rc_add_pod(RC_RUNNING, 0, 0, 1, h_request, 0)
+    :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) ->
+       rc_add_pod(RC_RUNNING, 1, 0, 1, h_request, 0);
+       if
+       :: pod[h_q].warm -> h_warm++
+       :: else -> h_cold++
+       fi
+    :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> rc_add_pod(RC_PENDING, 0, 0, 0, h_request, 0)
+    /* a pod on an unreachable node is still Running, but its kubelet reports no
+       metrics: a missing pod (groupPods), 0% when scaling up, the fallback when
+       scaling down, not a pod that vanished and left its load to the others */
+    :: pod[h_q].status == UNREACHABLE -> rc_add_pod(RC_RUNNING, 0, 0, 0, h_request, 0)
+    :: else -> skip
+    fi
+  }
+  /* total usage of the ready pods, in per mille of one pod's request */
+  h_demand = LEVEL(w, load[w]) * workload_base[w] * 10;
+  if
+  :: h_warm + h_cold == 0 -> rc_usage = 0
+  :: h_warm + h_cold > 0 && workload_startup[w] * 10 * (h_warm + h_cold) > h_demand ->
+     rc_usage = h_demand * h_warm / (h_warm + h_cold) + h_cold * workload_startup[w] * 10
+  :: else -> rc_usage = h_demand
+  fi;
+  h_demand = rc_usage;
+  h_shown = (rc_ready > 0 -> h_demand / (10 * rc_ready) : 0);
+  h_free = h_current;
+  if
+  :: h_current > hpa_max[w] -> h_desired = hpa_max[w]; h_free = h_desired
+  :: h_current < hpa_min[w] -> h_desired = hpa_min[w]; h_free = h_desired
+  :: h_current == 0 -> h_desired = h_current
+  :: h_current > 0 && hpa_min[w] <= h_current && h_current <= hpa_max[w] ->
+     h_best = -1; h_invalid = 0;
+     if
+     :: hpa_metrics[w] & 1 -> rc_calculate(); h_propose()
+     :: else -> skip
+     fi;
+     if
+     :: hpa_metrics[w] > 1 -> h_custom_metrics(w)
+     :: else -> skip
+     fi;
+     if
+     /* the autoscaler cannot compute (every metric invalid), or would scale down with
+        one of them invalid: it leaves the replicas (computeReplicasForMetrics) */
+     :: h_best < 0 || (h_invalid > 0 && h_best < h_current) -> h_desired = h_current
+     :: else ->
+        /* first without the logs: what the decision would be once they have aged out */
+        h_no_log = 1;
+        hpa_normalize(w, h_current, h_best, hpa_min[w], hpa_max[w]);
+        h_free = rc_normalized;
+        h_no_log = 0; h_fresh_age = hpa_sync_age[w];
+        hpa_normalize(w, h_current, h_best, hpa_min[w], hpa_max[w]);
+        h_desired = rc_normalized
+     fi
+  fi;
+  /* shown: the cpu usage per running pod, or the custom metrics' level against their targets */
+  if
+  :: !(hpa_metrics[w] & 1) -> h_shown = LEVEL(w, load[w]) * 100 / h_target
+  :: else -> skip
+  fi;
+  if
+  :: h_desired != h_current ->
+     printf("KIVI:%d:%d:%d:%d:%d\n", EVENT_HPA_SCALED, w, h_current, h_desired, h_shown);
+     spec[w] = h_desired;
+     hpa_store_event(w, h_current, h_desired);
+     if
+     :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1
+     :: else -> skip
+     fi;
+     mark_dc(w)
+  :: else -> skip
+  fi;
+  /* the logs hold the decision back: decide again once time has passed */
+  if
+  :: h_desired != h_free && !hpa_held[w] -> hpa_held[w] = 1; hpa_held_count++
+  :: h_desired == h_free && hpa_held[w] -> hpa_held[w] = 0; hpa_held_count--
+  :: else -> skip
+  fi;
+  hpa_forget(w)
+}
+
 proctype Autoscaler() {
   byte w;
 end_autoscaler:
@@ -140,84 +345,41 @@ end_autoscaler:
          :: hpa_dirty[w] -> break
          :: else -> w++
          od;
-         hpa_dirty[w] = 0; hpa_work--;
-         h_current = spec[w]; h_target = hpa_target[w];
-         h_warm = 0; h_cold = 0;
-         rc_begin(h_current, h_target);
-         /* every pod with the workload's request (1000: usage is in per mille of it) */
-         h_request = (template_cpu[workload_template[w]] > 0 -> 1000 : 0);
-         for (h_q : workload_first_slot[w] .. workload_first_slot[w] + workload_slots[w] - 1) {
-           if
-           :: pod[h_q].status == RUNNING && !pod[h_q].warm && workload_startup_unready[w] ->
-              rc_add_pod(RC_RUNNING, 0, 0, 1, h_request, 0)
-           :: pod[h_q].status == RUNNING && !(!pod[h_q].warm && workload_startup_unready[w]) ->
-              rc_add_pod(RC_RUNNING, 1, 0, 1, h_request, 0);
-              if
-              :: pod[h_q].warm -> h_warm++
-              :: else -> h_cold++
-              fi
-           :: pod[h_q].status == PENDING || pod[h_q].status == BOUND -> rc_add_pod(RC_PENDING, 0, 0, 0, h_request, 0)
-           /* a pod on an unreachable node is still Running, but its kubelet reports no
-              metrics: a missing pod (groupPods), 0% when scaling up, the fallback when
-              scaling down, not a pod that vanished and left its load to the others */
-           :: pod[h_q].status == UNREACHABLE -> rc_add_pod(RC_RUNNING, 0, 0, 0, h_request, 0)
-           :: else -> skip
-           fi
-         }
-         /* total usage of the ready pods, in per mille of one pod's request */
-         h_demand = LEVEL(w, load[w]) * workload_base[w] * 10;
-         if
-         :: h_warm + h_cold == 0 -> rc_usage = 0
-         :: h_warm + h_cold > 0 && workload_startup[w] * 10 * (h_warm + h_cold) > h_demand ->
-            rc_usage = h_demand * h_warm / (h_warm + h_cold) + h_cold * workload_startup[w] * 10
-         :: else -> rc_usage = h_demand
-         fi;
-         h_demand = rc_usage;
-         h_shown = (rc_ready > 0 -> h_demand / (10 * rc_ready) : 0);
-         if
-         :: h_current > hpa_max[w] -> h_desired = hpa_max[w]
-         :: h_current < hpa_min[w] -> h_desired = hpa_min[w]
-         :: h_current == 0 -> h_desired = h_current
-         :: h_current > 0 && hpa_min[w] <= h_current && h_current <= hpa_max[w] ->
-            h_best = -1; h_invalid = 0;
-            if
-            :: hpa_metrics[w] & 1 -> rc_calculate(); h_propose()
-            :: else -> skip
-            fi;
-            if
-            :: hpa_metrics[w] > 1 -> h_custom_metrics(w)
-            :: else -> skip
-            fi;
-            if
-            /* the autoscaler cannot compute (every metric invalid), or would scale down with
-               one of them invalid: it leaves the replicas (computeReplicasForMetrics) */
-            :: h_best < 0 || (h_invalid > 0 && h_best < h_current) -> h_desired = h_current
-            :: else ->
-               rc_normalize(h_current, h_best, hpa_min[w], hpa_max[w], hpa_behavior[w], hpa_up_limit[w * HPA_TABLE + h_current], hpa_down_limit[w * HPA_TABLE + h_current]);
-               h_desired = rc_normalized
-            fi
-         fi;
-         /* shown: the cpu usage per running pod, or the custom metrics' level against their targets */
-         if
-         :: !(hpa_metrics[w] & 1) -> h_shown = LEVEL(w, load[w]) * 100 / h_target
-         :: else -> skip
-         fi;
-         if
-         :: STABILIZED(w) && down_seen[w] != h_desired ->
-            /* wait out the window: decide again later */
-            down_seen[w] = h_desired;
-            mark_hpa(w)
-         :: h_desired != h_current && !(STABILIZED(w) && down_seen[w] != h_desired) ->
-            printf("KIVI:%d:%d:%d:%d:%d\n", EVENT_HPA_SCALED, w, h_current, h_desired, h_shown);
-            spec[w] = h_desired; down_seen[w] = 0;
-            if
-            :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1
-            :: else -> skip
-            fi;
-            mark_dc(w)
-         :: else -> down_seen[w] = 0
-         fi;
-         w = 0
+         hpa_dirty[w] = 0; hpa_work--
+       }
+       h_w = w;
+       hpa_age();
+       d_step {
+         hpa_decide(w);
+         w = 0; h_w = 0; h_a = 0; h_done = 0; h_ceiling = 0
+       }
+     }
+  /* a decision held back by the logs: time passes until some entry crosses a boundary, and
+     the autoscaler decides again */
+  :: atomic {
+       hpa_work == 0 && hpa_held_count > 0 && CONTROLLERS_IDLE ->
+       d_step {
+         w = 1;
+         do
+         :: hpa_held[w] -> break
+         :: else -> w++
+         od
+       }
+       h_w = w;
+       if
+       /* not the newest recommendation: the decision stores a fresh one of the same value
+          (nothing has changed but time), so its aging would change nothing and the wait
+          would not advance */
+       :: hpa_rec_len[w] > 1 -> HPA_TICK_LOG(REC_AGE, hpa_rec_len[w] - 1)
+       :: hpa_event_len[HPA_DIR(w, 0)] > 0 -> HPA_TICK_LOG(UP_AGE, hpa_event_len[HPA_DIR(w, 0)])
+       :: hpa_event_len[HPA_DIR(w, 1)] > 0 -> HPA_TICK_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(w, 1)])
+       :: else -> skip
+       fi;
+       h_w = w;
+       hpa_age();
+       d_step {
+         hpa_decide(w);
+         w = 0; h_w = 0; h_a = 0; h_done = 0; h_ceiling = 0
        }
      }
   od

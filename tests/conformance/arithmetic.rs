@@ -305,29 +305,23 @@ const CONDITIONS: [&str; 5] = [
     "ScaleDownLimit",
 ];
 
-/// An HPA manifest with the case's bounds and behavior, read by kivi-lint; its limits table
-/// (the most and fewest replicas one decision may reach, per current count) as the model
-/// gets it.
-fn limits(input: &Json, rules: Option<(&str, &Json)>, extent: i64) -> Result<(Vec<i64>, Vec<i64>), String> {
-    let mut behavior = serde_json::Map::new();
-    for key in ["scaleUp", "scaleDown"] {
-        let r = match rules {
-            Some((k, r)) if k == key => r,
-            Some(_) => &Json::Null,
-            None => &input["behavior"][key],
-        };
-        if !r.is_null() {
-            behavior.insert(key.into(), r.clone());
-        }
-    }
+/// An HPA manifest with `behavior` (none when `Null`), read by kivi-lint, as the model's
+/// autoscaler: its rules, and the age classes its logs are compared in.
+fn autoscaler(behavior: &Json, min: i64, max: i64) -> Result<ir::IrAutoscaler, String> {
     let mut spec = json!({
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-        "minReplicas": input["minReplicas"].as_i64().unwrap_or(1).max(1),
-        "maxReplicas": input["maxReplicas"].as_i64().unwrap_or(extent).max(1),
+        "minReplicas": min.max(1),
+        "maxReplicas": max.max(1),
         "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
     });
-    if !behavior.is_empty() || rules.is_some() || input["behavior"].is_object() {
-        spec["behavior"] = Json::Object(behavior);
+    if let Json::Object(b) = behavior {
+        // `scaleUp: null` is the default rules, as an absent key.
+        let b: serde_json::Map<String, Json> = b
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        spec["behavior"] = Json::Object(b);
     }
     let text = json!({
         "apiVersion": "autoscaling/v2",
@@ -345,36 +339,83 @@ fn limits(input: &Json, rules: Option<(&str, &Json)>, extent: i64) -> Result<(Ve
     let Some(Body::HorizontalPodAutoscaler(h)) = loaded.objects.first().map(|o| &o.body) else {
         return Err("no HPA read".into());
     };
-    Ok(ir::scaling_limits(h, extent))
+    let (scale_up, scale_down) = ir::scaling_rules(h);
+    Ok(ir::IrAutoscaler {
+        min: min.max(1),
+        max: max.max(1),
+        target: 50,
+        metrics: ir::IrMetrics::default(),
+        behavior: h.behavior,
+        scale_up,
+        scale_down,
+    })
 }
 
-/// horizontal.go normalisation: through replica_calculator.pml's rc_normalize with the limits
-/// table kivi-lint computes; the limit functions compare that table directly.
+/// Statements that give workload 1 of the probe the autoscaler's rules (the model's tables, as
+/// kivi-lint writes them) and the case's logs, each entry's age as its class.
+fn setup(a: &ir::IrAutoscaler, recommendations: &Json, up_events: &Json, down_events: &Json) -> Result<String, String> {
+    let mut s = String::from("    probe_reset();\n");
+    for (table, index, value) in kivi_lint::model::input::autoscaler_rules(a, 1, 10) {
+        let _ = writeln!(s, "    {table}[{index}] = {value};");
+    }
+    for r in recommendations.as_array().into_iter().flatten() {
+        let replicas = int(&r["replicas"], "replicas")?;
+        let age = a.class(int(&r["ageSeconds"], "ageSeconds")?);
+        let _ = writeln!(s, "    probe_add_recommendation({replicas}, {age});");
+    }
+    for (d, events) in [up_events, down_events].into_iter().enumerate() {
+        for e in events.as_array().into_iter().flatten() {
+            let change = int(&e["replicaChange"], "replicaChange")?;
+            let age = a.class(int(&e["ageSeconds"], "ageSeconds")?);
+            let _ = writeln!(s, "    probe_add_event({d}, {change}, {age});");
+        }
+    }
+    Ok(s)
+}
+
+/// The logged values a probe line lists after its `entries` count, `width` numbers per entry.
+fn entries(l: &[i64], width: usize) -> Vec<&[i64]> {
+    let n = l[1].max(0) as usize;
+    l[2..].chunks(width).take(n).collect()
+}
+
+/// horizontal.go normalisation, stabilisation and scale-event bookkeeping, through
+/// autoscaler_normalization.pml with the rules and age classes kivi-lint computes.
 fn normalization(k: i64, case: &Json) -> Result<Prepared, String> {
     let input = &case["input"];
     let expect = case["expect"].clone();
-    let current = int(&input["currentReplicas"], "currentReplicas")?;
+    let none = Json::Null;
     match case["function"].as_str() {
-        Some("calculateScaleUpLimitWithScalingRules" | "calculateScaleDownLimitWithBehaviors") => {
-            let up = case["function"] == json!("calculateScaleUpLimitWithScalingRules");
-            let key = if up { "scaleUp" } else { "scaleDown" };
-            let (ups, downs) = limits(input, Some((key, &input["rules"])), current)?;
-            let got = if up { ups } else { downs }[current as usize];
+        Some(f @ ("calculateScaleUpLimitWithScalingRules" | "calculateScaleDownLimitWithBehaviors")) => {
+            let d = i64::from(f == "calculateScaleDownLimitWithBehaviors");
+            let key = if d == 0 { "scaleUp" } else { "scaleDown" };
+            let current = int(&input["currentReplicas"], "currentReplicas")?;
+            let a = autoscaler(&json!({ key: input["rules"].clone() }), 1, current.max(1))?;
+            let mut statements = setup(&a, &none, &input["scaleUpEvents"], &input["scaleDownEvents"])?;
+            let _ = writeln!(statements, "    probe_policy_limit({k}, {d}, {current});");
             Ok(Prepared {
-                statements: String::new(),
-                judge: Box::new(move |_| compare("limit", got, &expect["limit"])),
+                statements,
+                judge: Box::new(move |lines| compare("limit", line(lines, 93, 1)?[0], &expect["limit"])),
             })
         }
         Some(f @ ("convertDesiredReplicasWithRules" | "convertDesiredReplicasWithBehaviorRate")) => {
-            let behavior = f == "convertDesiredReplicasWithBehaviorRate";
+            let current = int(&input["currentReplicas"], "currentReplicas")?;
             let desired = int(&input["desiredReplicas"], "desiredReplicas")?;
             let min = int(&input["minReplicas"], "minReplicas")?;
             let max = int(&input["maxReplicas"], "maxReplicas")?;
-            let (ups, downs) = limits(input, None, max.max(current))?;
-            let (up, down) = (ups[current as usize], downs[current as usize]);
-            let statements = format!(
-                "    probe_normalization({k}, {current}, {desired}, {min}, {max}, {}, {up}, {down});\n",
-                i64::from(behavior)
+            let behavior = if f == "convertDesiredReplicasWithBehaviorRate" {
+                match &input["behavior"] {
+                    Json::Null => json!({}),
+                    b => b.clone(),
+                }
+            } else {
+                Json::Null
+            };
+            let a = autoscaler(&behavior, min, max)?;
+            let mut statements = setup(&a, &none, &input["scaleUpEvents"], &input["scaleDownEvents"])?;
+            let _ = writeln!(
+                statements,
+                "    probe_normalization({k}, {current}, {desired}, {min}, {max});"
             );
             Ok(Prepared {
                 statements,
@@ -390,6 +431,118 @@ fn normalization(k: i64, case: &Json) -> Result<Prepared, String> {
                             expect["condition"]
                         ))
                     }
+                }),
+            })
+        }
+        Some(f @ ("stabilizeRecommendation" | "stabilizeRecommendationWithBehaviors")) => {
+            let desired = int(&input["desiredReplicas"], "desiredReplicas")?;
+            let a = if f == "stabilizeRecommendation" {
+                // The legacy window is the controller's flag, 5 minutes unless set.
+                let window = int(&input["downscaleStabilizationWindowSeconds"], "window")?;
+                if window != ir::LEGACY_DOWNSCALE_WINDOW {
+                    return Err(format!(
+                        "a downscale window of {window} s is a controller flag kivi-lint does not read"
+                    ));
+                }
+                autoscaler(&Json::Null, 1, 1)?
+            } else {
+                autoscaler(
+                    &json!({
+                        "scaleUp": {"stabilizationWindowSeconds": input["scaleUpStabilizationWindowSeconds"].clone()},
+                        "scaleDown": {"stabilizationWindowSeconds": input["scaleDownStabilizationWindowSeconds"].clone()},
+                    }),
+                    1,
+                    1,
+                )?
+            };
+            // The legacy function has no current count; it is not read there.
+            let current = input["currentReplicas"].as_i64().unwrap_or(0);
+            let mut statements = setup(&a, &input["recommendations"], &none, &none)?;
+            let _ = writeln!(statements, "    probe_stabilize({k}, {current}, {desired});");
+            Ok(Prepared {
+                statements,
+                judge: Box::new(move |lines| {
+                    let l = line(lines, 92, 10)?;
+                    compare("replicas", l[0], &expect["replicas"])?;
+                    if let Some(n) = expect.get("recommendationsLogLength") {
+                        compare("recommendationsLogLength", l[1], n)?;
+                    }
+                    if let Some(want) = expect["storedRecommendations"].as_array() {
+                        let got: Vec<i64> = entries(l, 1).iter().map(|e| e[0]).collect();
+                        let want: Vec<i64> = want.iter().filter_map(Json::as_i64).collect();
+                        if got != want {
+                            return Err(format!("stored recommendations: kivi-lint {got:?}, upstream {want:?}"));
+                        }
+                    }
+                    Ok(())
+                }),
+            })
+        }
+        Some("getReplicasChangePerPeriod+storeScaleEvent") => {
+            // Upstream checks both directions: events of one direction, a change of
+            // `replicaChange` from 10 replicas, rules (or none: no behavior) for that direction.
+            let period = int(&input["periodSeconds"], "periodSeconds")?;
+            let change = int(&input["replicaChange"], "replicaChange")?;
+            let rules = &input["rules"];
+            let mut statements = String::new();
+            for (d, key) in [(0, "scaleUp"), (1, "scaleDown")] {
+                // getReplicasChangePerPeriod is asked about `period`, which need not be one of
+                // the rules' periods (kivi-lint only ever asks about an autoscaler's own): a
+                // policy of that period in the other direction, which storing this direction's
+                // event does not read, puts it among the age classes. Without rules, that policy
+                // stands for them too and storing stays off (no behavior).
+                let other = if d == 0 { "scaleDown" } else { "scaleUp" };
+                let query = json!({"policies": [{"type": "Pods", "value": 1, "periodSeconds": period}]});
+                let classes = if rules.is_null() {
+                    json!({ key: query.clone(), other: query })
+                } else {
+                    json!({ key: rules.clone(), other: query })
+                };
+                let a = autoscaler(&classes, 1, 20)?;
+                let (up, down) = if d == 0 {
+                    (&input["previousEvents"], &none)
+                } else {
+                    (&none, &input["previousEvents"])
+                };
+                statements.push_str(&setup(&a, &none, up, down)?);
+                let _ = writeln!(statements, "    hpa_behavior[1] = {};", i64::from(!rules.is_null()));
+                let new = if d == 0 { 10 + change } else { 10 - change };
+                let _ = writeln!(
+                    statements,
+                    "    probe_store_event({k}, {d}, {}, 10, {new});",
+                    a.class(period)
+                );
+            }
+            Ok(Prepared {
+                statements,
+                judge: Box::new(move |lines| {
+                    for d in 0..2 {
+                        let direction = if d == 0 { "up" } else { "down" };
+                        let l = line(lines, 91 - d, 18)?;
+                        compare(
+                            &format!("{direction}: replicasChangePerPeriod"),
+                            l[0],
+                            &expect["replicasChangePerPeriod"],
+                        )?;
+                        let got: Vec<(i64, bool)> = entries(l, 2).iter().map(|e| (e[0], e[1] != 0)).collect();
+                        let want: Vec<(i64, bool)> = expect["storedEvents"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|e| {
+                                (
+                                    e["replicaChange"].as_i64().unwrap_or(-1),
+                                    e["outdated"].as_bool().unwrap_or(false),
+                                )
+                            })
+                            .collect();
+                        if got != want {
+                            return Err(format!(
+                                "{direction}: stored events (change, outdated): kivi-lint {got:?}, upstream {want:?}"
+                            ));
+                        }
+                    }
+                    Ok(())
                 }),
             })
         }

@@ -11,20 +11,13 @@ pub struct IrAutoscaler {
     pub target: i64,
     /// The metrics it scales on, by how upstream turns them into replicas.
     pub metrics: IrMetrics,
-    /// A scale-down needs the lower recommendation to hold over a window (300 s unless
-    /// `behavior.scaleDown.stabilizationWindowSeconds` is 0).
-    pub stabilize_down: bool,
-    /// A scale-up needs the higher recommendation to hold (`behavior.scaleUp` window > 0).
-    pub stabilize_up: bool,
-    /// `spec.behavior` is set: the scaling policies bound a decision in its direction only
-    /// (convertDesiredReplicasWithBehaviorRate).
+    /// `spec.behavior` is set: upstream normalises with normalizeDesiredReplicasWithBehaviors
+    /// (the scaling policies bound a decision in its direction only).
     pub behavior: bool,
-    /// Most replicas one decision may reach from `current` replicas (index `current`,
-    /// 0..=max): `max(2 × current, 4)` without a behavior, else the scale-up policies.
-    pub up_limit: Vec<i64>,
-    /// Fewest replicas one decision may reach from `current`: 0 without a behavior, else the
-    /// scale-down policies.
-    pub down_limit: Vec<i64>,
+    /// The scale-up rules, defaults applied.
+    pub scale_up: IrScalingRules,
+    /// The scale-down rules, defaults applied.
+    pub scale_down: IrScalingRules,
 }
 
 /// An autoscaler's metrics by kind of arithmetic (replica_calculator.go): the model's load
@@ -90,66 +83,131 @@ pub(super) fn load_levels(config: &Config, workload: &str, autoscaler: &Option<I
     std::iter::once(steady).chain(levels).collect()
 }
 
-/// Per current replica count (0..=max), the most and the fewest replicas one autoscaler
-/// decision may reach (horizontal.go convertDesiredReplicasWithRules, or with a behavior
-/// calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors). Without a
-/// clock each decision starts its own period: the period's start is the current count.
-pub fn scaling_limits(h: &crate::manifest::HorizontalPodAutoscaler, max: i64) -> (Vec<i64>, Vec<i64>) {
-    use crate::manifest::autoscaling::{ScalingPolicyType, SelectPolicy};
-    let behavior = h.scale_up.is_some() || h.scale_down.is_some();
-    let currents = 0..=max.max(0);
-    if !behavior {
-        return (
-            currents.clone().map(|c| (2 * c).max(4)).collect(),
-            currents.map(|_| 0).collect(),
-        );
-    }
-    // pkg/apis/autoscaling/v2 defaults.
-    let default_up = [(ScalingPolicyType::Pods, 4), (ScalingPolicyType::Percent, 100)];
-    let default_down = [(ScalingPolicyType::Percent, 100)];
-    let rules = |r: Option<&crate::manifest::autoscaling::ScalingRules>, default: &[(ScalingPolicyType, i32)]| {
-        let select = r.and_then(|r| r.select_policy).unwrap_or(SelectPolicy::Max);
-        let policies: Vec<(ScalingPolicyType, i64)> = match r {
-            Some(r) if !r.policies.is_empty() => {
-                r.policies.iter().map(|p| (p.policy_type, i64::from(p.value))).collect()
-            }
-            _ => default.iter().map(|(t, v)| (*t, i64::from(*v))).collect(),
+/// One direction of an autoscaler's rules, with the Kubernetes defaults applied
+/// (pkg/apis/autoscaling/v2/defaults.go). Without `spec.behavior` upstream uses the legacy
+/// rules instead: no policies (horizontal.go calculateScaleUpLimit, max(2 × current, 4), and no
+/// bound down) and the controller's downscale window.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrScalingRules {
+    pub select: SelectPolicy,
+    pub policies: Vec<IrScalingPolicy>,
+    /// The stabilisation window, seconds (0: none).
+    pub window: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IrScalingPolicy {
+    /// A Percent policy; else Pods.
+    pub percent: bool,
+    pub value: i64,
+    pub period: i64,
+}
+
+pub use crate::manifest::autoscaling::SelectPolicy;
+
+/// The HPA controller's resync period (`--horizontal-pod-autoscaler-sync-period`, 15 s): two
+/// decisions on one autoscaler are at least this far apart.
+pub const HPA_SYNC_SECONDS: i64 = 15;
+
+/// The controller's `--horizontal-pod-autoscaler-downscale-stabilization` (5 minutes), the
+/// window of an autoscaler without `spec.behavior`.
+pub const LEGACY_DOWNSCALE_WINDOW: i64 = 300;
+
+/// Largest policy value the model takes: a Percent step beyond it reaches any maxReplicas the
+/// model holds, and start × (100 + value) stays within 32 bits.
+const MAX_POLICY_VALUE: i64 = 100_000;
+
+/// Both directions' rules of `h`, defaults applied.
+pub fn scaling_rules(h: &crate::manifest::HorizontalPodAutoscaler) -> (IrScalingRules, IrScalingRules) {
+    use crate::manifest::autoscaling::ScalingPolicyType;
+    if !h.behavior {
+        let none = |window| IrScalingRules {
+            select: SelectPolicy::Max,
+            policies: Vec::new(),
+            window,
         };
-        (select, policies)
+        return (none(0), none(LEGACY_DOWNSCALE_WINDOW));
+    }
+    let policy = |percent, value, period| IrScalingPolicy {
+        percent,
+        value: i64::min(value, MAX_POLICY_VALUE),
+        period,
     };
-    let (up_select, up) = rules(h.scale_up.as_ref(), &default_up);
-    let (down_select, down) = rules(h.scale_down.as_ref(), &default_down);
-    let up_limit = currents
-        .clone()
-        .map(|c| {
-            let limits = up.iter().map(|(t, v)| match t {
-                ScalingPolicyType::Pods => c + v,
-                ScalingPolicyType::Percent => (c * (100 + v) + 99) / 100,
-            });
-            match up_select {
-                SelectPolicy::Max => limits.max().unwrap_or(c),
-                SelectPolicy::Min => limits.min().unwrap_or(c),
-                SelectPolicy::Disabled => c,
-            }
-            .max(c)
-            // A percent policy may ask for any multiple; 16 bits hold more than maxReplicas.
-            .min(i64::from(i16::MAX))
-        })
-        .collect();
-    let down_limit = currents
-        .map(|c| {
-            let limits = down.iter().map(|(t, v)| match t {
-                ScalingPolicyType::Pods => c - v,
-                ScalingPolicyType::Percent => c * (100 - v) / 100,
-            });
-            match down_select {
-                SelectPolicy::Max => limits.min().unwrap_or(c),
-                SelectPolicy::Min => limits.max().unwrap_or(c),
-                SelectPolicy::Disabled => c,
-            }
-            .min(c)
-            .max(0)
-        })
-        .collect();
-    (up_limit, down_limit)
+    let rules = |r: Option<&crate::manifest::autoscaling::ScalingRules>, default: Vec<IrScalingPolicy>, window| {
+        let policies = match r {
+            Some(r) if !r.policies.is_empty() => r
+                .policies
+                .iter()
+                .map(|p| {
+                    policy(
+                        p.policy_type == ScalingPolicyType::Percent,
+                        i64::from(p.value),
+                        i64::from(p.period_seconds),
+                    )
+                })
+                .collect(),
+            _ => default,
+        };
+        IrScalingRules {
+            select: r.and_then(|r| r.select_policy).unwrap_or(SelectPolicy::Max),
+            policies,
+            window: r.and_then(|r| r.stabilization_window_seconds).map_or(window, i64::from),
+        }
+    };
+    (
+        // GenerateHPAScaleUpRules: 4 pods or 100 % per 15 s, the larger, no window.
+        rules(
+            h.scale_up.as_ref(),
+            vec![policy(false, 4, 15), policy(true, 100, 15)],
+            0,
+        ),
+        // GenerateHPAScaleDownRules: 100 % per 15 s, a 300 s window.
+        rules(h.scale_down.as_ref(), vec![policy(true, 100, 15)], 300),
+    )
+}
+
+impl IrAutoscaler {
+    /// The durations its logs are compared with, ascending: every policy period and window.
+    pub fn thresholds(&self) -> Vec<i64> {
+        let mut t: Vec<i64> = [&self.scale_up, &self.scale_down]
+            .iter()
+            .flat_map(|r| r.policies.iter().map(|p| p.period).chain([r.window]))
+            .filter(|d| *d > 0)
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
+    /// The age class of `seconds`: how many thresholds it has reached. A log entry of age `a`
+    /// counts within a duration `d` exactly when `class(a) < class(d)` (for `a != d`).
+    pub fn class(&self, seconds: i64) -> i64 {
+        self.thresholds().iter().filter(|t| **t <= seconds).count() as i64
+    }
+
+    /// The class from which a recommendation is in no window.
+    pub fn recommendation_expiry(&self) -> i64 {
+        self.class(self.scale_up.window.max(self.scale_down.window))
+    }
+
+    /// The class from which a scale event counts in no period (events are logged only with a
+    /// behavior).
+    pub fn event_expiry(&self) -> i64 {
+        if !self.behavior {
+            return 0;
+        }
+        let longest = [&self.scale_up, &self.scale_down]
+            .iter()
+            .flat_map(|r| r.policies.iter().map(|p| p.period))
+            .max()
+            .unwrap_or(0);
+        self.class(longest)
+    }
+
+    /// Whether the model must keep a log: an entry can still count at the next decision, one
+    /// sync period later.
+    pub fn keeps_logs(&self) -> bool {
+        let sync = self.class(HPA_SYNC_SECONDS);
+        self.recommendation_expiry() > sync || self.event_expiry() > sync
+    }
 }

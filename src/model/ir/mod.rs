@@ -352,27 +352,15 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             // The model's replica tables are 16-bit: maxReplicas: 100000 would overflow them.
             let min = i64::from(h.min_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
             let max = i64::from(h.max_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
-            let behavior = h.scale_up.is_some() || h.scale_down.is_some();
-            let (up_limit, down_limit) = scaling_limits(h, max);
+            let (scale_up, scale_down) = scaling_rules(h);
             Some(IrAutoscaler {
                 min,
                 max,
                 target,
                 metrics,
-                stabilize_down: h
-                    .scale_down
-                    .as_ref()
-                    .and_then(|r| r.stabilization_window_seconds)
-                    .is_none_or(|w| w > 0),
-                // Only a behavior sets a scale-up window (default 0).
-                stabilize_up: behavior
-                    && h.scale_up
-                        .as_ref()
-                        .and_then(|r| r.stabilization_window_seconds)
-                        .is_some_and(|w| w > 0),
-                behavior,
-                up_limit,
-                down_limit,
+                behavior: h.behavior,
+                scale_up,
+                scale_down,
             })
         });
         let max_pods = match (&autoscaler, workload.kind) {

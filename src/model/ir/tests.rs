@@ -41,35 +41,56 @@ fn hpa(behavior: &str) -> crate::manifest::HorizontalPodAutoscaler {
 }
 
 #[test]
-fn legacy_scale_up_limit_is_twice_current_or_four() {
-    // horizontal_test.go TestConvertDesiredReplicasWithRules: calculateScaleUpLimit(3) = 6.
-    let (up, down) = scaling_limits(&hpa(""), 10);
-    assert_eq!(up[3], 6);
-    assert_eq!(up[1], 4);
-    assert_eq!(down[7], 0);
+fn legacy_rules_have_only_the_controllers_downscale_window() {
+    let h = hpa("");
+    let (up, down) = scaling_rules(&h);
+    assert!(!h.behavior);
+    assert!(up.policies.is_empty() && down.policies.is_empty());
+    assert_eq!((up.window, down.window), (0, LEGACY_DOWNSCALE_WINDOW));
 }
 
 #[test]
-fn behavior_policies_follow_the_upstream_cases() {
-    let rules = "    stabilizationWindowSeconds: 300\n    selectPolicy: Min\n    policies:\n    - {type: Pods, value: 2, periodSeconds: 60}\n    - {type: Percent, value: 50, periodSeconds: 60}\n";
+fn an_empty_behavior_takes_the_behavior_defaults() {
+    // `behavior: {}` is a behavior (normalizeDesiredReplicasWithBehaviors), all defaults.
+    let h = hpa("  behavior: {}\n");
+    assert!(h.behavior);
+    let (up, down) = scaling_rules(&h);
+    assert_eq!(up.policies.len(), 2);
+    assert_eq!((up.window, down.window), (0, 300));
+    assert_eq!(
+        down.policies,
+        vec![IrScalingPolicy {
+            percent: true,
+            value: 100,
+            period: 15
+        }]
+    );
+    let h = hpa("  behavior:\n    scaleDown: {selectPolicy: Disabled, stabilizationWindowSeconds: 60}\n");
+    let (_, down) = scaling_rules(&h);
+    assert_eq!((down.select, down.window), (SelectPolicy::Disabled, 60));
+}
+
+#[test]
+fn age_classes_count_the_thresholds_reached() {
+    let rules = "    stabilizationWindowSeconds: 300\n    policies:\n    - {type: Pods, value: 2, periodSeconds: 60}\n";
     let h = hpa(&format!("  behavior:\n   scaleUp:\n{rules}   scaleDown:\n{rules}").replace("\n    ", "\n     "));
-    let (up, down) = scaling_limits(&h, 10);
-    // TestCalculateScaleUpLimitWithScalingRules: current 1 → 2.
-    assert_eq!(up[1], 2);
-    // TestCalculateScaleDownLimitWithBehaviors: current 5 → 3.
-    assert_eq!(down[5], 3);
-}
-
-#[test]
-fn behavior_defaults_and_disabled_directions() {
-    // Defaults: up max(current + 4, 2 × current); down to 0 at once.
-    let h = hpa("  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60}\n");
-    let (up, down) = scaling_limits(&h, 10);
-    assert_eq!((up[1], up[6]), (5, 12));
-    assert_eq!(down[6], 0);
-    let h = hpa("  behavior:\n    scaleDown: {selectPolicy: Disabled}\n");
-    let (_, down) = scaling_limits(&h, 10);
-    assert_eq!(down[6], 6);
+    let (scale_up, scale_down) = scaling_rules(&h);
+    let a = IrAutoscaler {
+        min: 1,
+        max: 10,
+        target: 50,
+        metrics: IrMetrics::default(),
+        behavior: true,
+        scale_up,
+        scale_down,
+    };
+    assert_eq!(a.thresholds(), vec![60, 300]);
+    // An event 59 s old counts in a 60 s period, one 61 s old does not (getReplicasChangePerPeriod).
+    assert!(a.class(59) < a.class(60));
+    assert!(a.class(61) >= a.class(60));
+    assert_eq!(a.class(HPA_SYNC_SECONDS), 0);
+    assert_eq!((a.event_expiry(), a.recommendation_expiry()), (1, 2));
+    assert!(a.keeps_logs());
 }
 
 /// The descheduler IR of some manifests on two plain nodes.
