@@ -232,9 +232,14 @@ inline hpa_forget(w) {
   :: else -> skip \
   fi
 
-/* Time passes before a decision on h_w (any amount). */
+/*
+ * Time passes before a decision on h_w (any amount) for the scale events: their age is the time
+ * since that scaling. Not for the recommendations: while nothing changes the autoscaler stores
+ * the same recommendation every sync period, so at a decision the newest is one sync old and an
+ * older one is as old as the change that superseded it; that time passes in the wait (the tick
+ * below) when such an entry holds a decision back, and changes nothing when it does not.
+ */
 inline hpa_age() {
-  HPA_AGE_LOG(REC_AGE, hpa_rec_len[h_w], hpa_rec_expiry[h_w]);
   HPA_AGE_LOG(UP_AGE, hpa_event_len[HPA_DIR(h_w, 0)], hpa_event_expiry[h_w]);
   HPA_AGE_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(h_w, 1)], hpa_event_expiry[h_w]);
   HPA_BOUND_LOG(REC_AGE, hpa_rec_len[h_w], hpa_rec_expiry[h_w]);
@@ -298,13 +303,21 @@ inline hpa_decide(w) {
         one of them invalid: it leaves the replicas (computeReplicasForMetrics) */
      :: h_best < 0 || (h_invalid > 0 && h_best < h_current) -> h_desired = h_current
      :: else ->
-        /* first without the logs: what the decision would be once they have aged out */
-        h_no_log = 1;
-        hpa_normalize(w, h_current, h_best, hpa_min[w], hpa_max[w]);
-        h_free = rc_normalized;
-        h_no_log = 0; h_fresh_age = hpa_sync_age[w];
-        hpa_normalize(w, h_current, h_best, hpa_min[w], hpa_max[w]);
-        h_desired = rc_normalized
+        /* The recommendation within [minReplicas, maxReplicas]: the bounds apply to whatever
+           the windows make of it, so a decision is the same, and the log holds fewer values. */
+        h_best = (h_best < hpa_min[w] -> hpa_min[w] : h_best);
+        h_best = (h_best > hpa_max[w] -> hpa_max[w] : h_best);
+        /* first without the logs (what the decision would be once they have aged out), then
+           with them; one copy of the arithmetic */
+        h_no_log = 1; h_fresh_age = hpa_sync_age[w];
+        do
+        :: true ->
+           hpa_normalize(w, h_current, h_best, hpa_min[w], hpa_max[w]);
+           if
+           :: h_no_log -> h_free = rc_normalized; h_no_log = 0
+           :: else -> h_desired = rc_normalized; break
+           fi
+        od
      fi
   fi;
   /* shown: the cpu usage per running pod, or the custom metrics' level against their targets */
@@ -338,44 +351,39 @@ proctype Autoscaler() {
 end_autoscaler:
   do
   :: atomic {
-       hpa_work > 0 && CONTROLLERS_IDLE ->
-       d_step {
-         w = 1;
-         do
-         :: hpa_dirty[w] -> break
-         :: else -> w++
-         od;
-         hpa_dirty[w] = 0; hpa_work--
-       }
-       h_w = w;
-       hpa_age();
-       d_step {
-         hpa_decide(w);
-         w = 0; h_w = 0; h_a = 0; h_done = 0; h_ceiling = 0
-       }
-     }
-  /* a decision held back by the logs: time passes until some entry crosses a boundary, and
-     the autoscaler decides again */
-  :: atomic {
-       hpa_work == 0 && hpa_held_count > 0 && CONTROLLERS_IDLE ->
-       d_step {
-         w = 1;
-         do
-         :: hpa_held[w] -> break
-         :: else -> w++
-         od
-       }
-       h_w = w;
+       (hpa_work > 0 || hpa_held_count > 0) && CONTROLLERS_IDLE ->
        if
-       /* not the newest recommendation: the decision stores a fresh one of the same value
-          (nothing has changed but time), so its aging would change nothing and the wait
-          would not advance */
-       :: hpa_rec_len[w] > 1 -> HPA_TICK_LOG(REC_AGE, hpa_rec_len[w] - 1)
-       :: hpa_event_len[HPA_DIR(w, 0)] > 0 -> HPA_TICK_LOG(UP_AGE, hpa_event_len[HPA_DIR(w, 0)])
-       :: hpa_event_len[HPA_DIR(w, 1)] > 0 -> HPA_TICK_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(w, 1)])
-       :: else -> skip
+       :: hpa_work > 0 ->
+          d_step {
+            w = 1;
+            do
+            :: hpa_dirty[w] -> break
+            :: else -> w++
+            od;
+            hpa_dirty[w] = 0; hpa_work--;
+            h_w = w
+          }
+       /* a decision held back by the logs: time passes until some entry crosses a boundary,
+          and the autoscaler decides again */
+       :: else ->
+          d_step {
+            w = 1;
+            do
+            :: hpa_held[w] -> break
+            :: else -> w++
+            od;
+            h_w = w
+          }
+          if
+          /* not the newest recommendation: the decision stores a fresh one of the same value
+             (nothing has changed but time), so its aging would change nothing and the wait
+             would not advance */
+          :: hpa_rec_len[w] > 1 -> HPA_TICK_LOG(REC_AGE, hpa_rec_len[w] - 1)
+          :: hpa_event_len[HPA_DIR(w, 0)] > 0 -> HPA_TICK_LOG(UP_AGE, hpa_event_len[HPA_DIR(w, 0)])
+          :: hpa_event_len[HPA_DIR(w, 1)] > 0 -> HPA_TICK_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(w, 1)])
+          :: else -> skip
+          fi
        fi;
-       h_w = w;
        hpa_age();
        d_step {
          hpa_decide(w);
