@@ -23,6 +23,9 @@ pub struct Shape {
     pub hpa_log: usize,
     /// Most scaling policies of one direction of an autoscaler (at least 1).
     pub hpa_policies: usize,
+    /// Some autoscaler keeps scale events (a policy period longer than the sync period): the
+    /// model then ages and forgets them.
+    pub hpa_events: bool,
     /// Some topology has a NoExecute taint a pod does not tolerate.
     pub taints: bool,
     /// Most zones a pool the cluster autoscaler scales spans (at least 1).
@@ -52,6 +55,7 @@ impl Shape {
                 if a.keeps_logs() {
                     shape.hpa_log = shape.hpa_log.max(HPA_MODEL_LOG);
                 }
+                shape.hpa_events |= a.event_expiry() > a.class(HPA_SYNC_SECONDS);
                 let policies = a.scale_up.policies.len().max(a.scale_down.policies.len());
                 shape.hpa_policies = shape.hpa_policies.max(policies);
             }
@@ -73,6 +77,7 @@ impl Shape {
             max_domain: self.max_domain.max(other.max_domain),
             hpa_log: self.hpa_log.max(other.hpa_log),
             hpa_policies: self.hpa_policies.max(other.hpa_policies),
+            hpa_events: self.hpa_events || other.hpa_events,
             taints: self.taints || other.taints,
             max_zones: self.max_zones.max(other.max_zones),
         }

@@ -191,6 +191,7 @@ inline hpa_forget(w) {
      fi
   :: else -> break
   od;
+{% if shape.hpa_events %}
   for (h_d : 0 .. 1) {
     h_a = 0;
     do
@@ -221,6 +222,8 @@ inline hpa_forget(w) {
     :: else -> break
     od
   }
+{% endif %}
+  skip
 }
 
 /* A full log (HPA_LOG entries) loses its oldest before a decision stores one more: the
@@ -240,11 +243,13 @@ inline hpa_forget(w) {
  * below) when such an entry holds a decision back, and changes nothing when it does not.
  */
 inline hpa_age() {
+{% if shape.hpa_events %}
   HPA_AGE_LOG(UP_AGE, hpa_event_len[HPA_DIR(h_w, 0)], hpa_event_expiry[h_w]);
   HPA_AGE_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(h_w, 1)], hpa_event_expiry[h_w]);
-  HPA_BOUND_LOG(REC_AGE, hpa_rec_len[h_w], hpa_rec_expiry[h_w]);
   HPA_BOUND_LOG(UP_AGE, hpa_event_len[HPA_DIR(h_w, 0)], hpa_event_expiry[h_w]);
-  HPA_BOUND_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(h_w, 1)], hpa_event_expiry[h_w])
+  HPA_BOUND_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(h_w, 1)], hpa_event_expiry[h_w]);
+{% endif %}
+  HPA_BOUND_LOG(REC_AGE, hpa_rec_len[h_w], hpa_rec_expiry[h_w])
 }
 
 /* The autoscaler's decision on workload w, on the settled state. */
@@ -329,7 +334,9 @@ inline hpa_decide(w) {
   :: h_desired != h_current ->
      printf("KIVI:%d:%d:%d:%d:%d\n", EVENT_HPA_SCALED, w, h_current, h_desired, h_shown);
      spec[w] = h_desired;
+{% if shape.hpa_events %}
      hpa_store_event(w, h_current, h_desired);
+{% endif %}
      if
      :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1
      :: else -> skip
@@ -379,8 +386,10 @@ end_autoscaler:
              (nothing has changed but time), so its aging would change nothing and the wait
              would not advance */
           :: hpa_rec_len[w] > 1 -> HPA_TICK_LOG(REC_AGE, hpa_rec_len[w] - 1)
+{% if shape.hpa_events %}
           :: hpa_event_len[HPA_DIR(w, 0)] > 0 -> HPA_TICK_LOG(UP_AGE, hpa_event_len[HPA_DIR(w, 0)])
           :: hpa_event_len[HPA_DIR(w, 1)] > 0 -> HPA_TICK_LOG(DOWN_AGE, hpa_event_len[HPA_DIR(w, 1)])
+{% endif %}
           :: else -> skip
           fi
        fi;
