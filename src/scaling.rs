@@ -306,6 +306,13 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
     if let Some(floor) = &options.shape_floor {
         plan.shape = plan.shape.join(floor);
     }
+    // The autoscaler's logs hold one earlier entry each (README, "Time in the autoscaler").
+    if plan.shape.hpa_log > 1 {
+        if !plan.bound.is_empty() {
+            plan.bound.push_str(", ");
+        }
+        plan.bound.push_str("one earlier entry per autoscaler log");
+    }
     for (topology, ir, names) in built {
         let rendered = match generator.render(&ir, &plan.shape) {
             Ok(text) => text,
