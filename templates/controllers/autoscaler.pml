@@ -8,7 +8,8 @@
  *    recommendations log, then the bounds and the scaling policies over the scale events log
  *    (autoscaler_normalization.pml, upstream's own arithmetic);
  *  - time between decisions: the logs' entries carry age classes. Before each decision every
- *    entry is at least one sync period older, and any more time may have passed. When its
+ *    scale event is at least one sync period older, and any more time may have passed (a
+ *    recommendation is refreshed every sync while nothing changes: see hpa_age). When its
  *    logs hold a decision back (a stabilised recommendation, a policy's period not over), the
  *    autoscaler decides again once time has moved some entry past a boundary (the tick below),
  *    so waiting out a window always ends.
