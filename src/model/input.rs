@@ -458,10 +458,11 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
                 w.nonzero(table, index, value);
             }
             // The autoscaler has been running: its last recommendation, one sync period old,
-            // is the starting replicas (aging may forget it at once: a new autoscaler).
+            // is the starting replicas, within [min, max] as the model keeps every one
+            // (templates/controllers/autoscaler.pml).
             let sync = a.class(HPA_SYNC_SECONDS);
             if sync < a.recommendation_expiry() {
-                w.set("hpa_rec", wi * shape.hpa_log, wl.replicas);
+                w.set("hpa_rec", wi * shape.hpa_log, wl.replicas.max(a.min).min(a.max));
                 w.set("hpa_rec_age", wi * shape.hpa_log, sync);
                 w.set("hpa_rec_len", wi, 1);
             }
