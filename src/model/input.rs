@@ -55,7 +55,7 @@ impl Shape {
                 if a.keeps_logs() {
                     shape.hpa_log = shape.hpa_log.max(HPA_MODEL_LOG);
                 }
-                shape.hpa_events |= a.event_expiry() > a.class(HPA_SYNC_SECONDS);
+                shape.hpa_events |= a.keeps_events();
                 let policies = a.scale_up.policies.len().max(a.scale_down.policies.len());
                 shape.hpa_policies = shape.hpa_policies.max(policies);
             }

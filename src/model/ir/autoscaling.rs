@@ -207,7 +207,12 @@ impl IrAutoscaler {
     /// Whether the model must keep a log: an entry can still count at the next decision, one
     /// sync period later.
     pub fn keeps_logs(&self) -> bool {
-        let sync = self.class(HPA_SYNC_SECONDS);
-        self.recommendation_expiry() > sync || self.event_expiry() > sync
+        self.recommendation_expiry() > self.class(HPA_SYNC_SECONDS) || self.keeps_events()
+    }
+
+    /// Whether a scale event can still count at the next decision (a policy period longer
+    /// than the sync period): only then does the model store, age and forget events.
+    pub fn keeps_events(&self) -> bool {
+        self.event_expiry() > self.class(HPA_SYNC_SECONDS)
     }
 }
