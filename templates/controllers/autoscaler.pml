@@ -339,7 +339,7 @@ inline hpa_decide(w) {
      hpa_store_event(w, h_current, h_desired);
 {% endif %}
      if
-     :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = 1
+     :: h_desired == hpa_max[w] && hpa_max[w] != hpa_min[w] -> at_max[w] = MONITORS_OSCILLATION
      :: else -> skip
      fi;
      mark_dc(w)

@@ -498,7 +498,7 @@ inline descheduler_run() {
           printf("KIVI:93:%d:%d:%d\n", ds_q, ds_mark[ds_q], (ds_calls[ds_q] > 0 -> ds_calls[ds_q] : 1));
 {% endif %}
           terminate_running(ds_q);
-          evicted[WORKLOAD_OF(ds_q)] = 1
+          evicted[WORKLOAD_OF(ds_q)] = MONITORS_EVICTION_LOOP
        :: else -> skip
        fi
     :: else -> skip

@@ -33,7 +33,7 @@ end_kubelet:
             printf("KIVI:%d:%d:%d\n", EVENT_POD_STARTED, q, pod[q].node);
             running[WORKLOAD_OF(q)]++;
             if
-            :: running[WORKLOAD_OF(q)] >= min_available[WORKLOAD_OF(q)] -> min_reached[WORKLOAD_OF(q)] = 1
+            :: running[WORKLOAD_OF(q)] >= min_available[WORKLOAD_OF(q)] && MONITORS_MIN_REPLICAS -> min_reached[WORKLOAD_OF(q)] = 1
             :: else -> skip
             fi;
             if

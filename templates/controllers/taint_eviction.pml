@@ -19,7 +19,7 @@ end_taint_eviction:
          od;
          printf("KIVI:%d:%d:%d\n", EVENT_TAINT_EVICTED, t_q, pod[t_q].node);
          terminate_running(t_q);
-         evicted[WORKLOAD_OF(t_q)] = 1;
+         evicted[WORKLOAD_OF(t_q)] = MONITORS_EVICTION_LOOP;
          t_q = 0;
          canonical()
        }
