@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::checks::CheckId;
 use crate::config::{Config, EnvironmentEvent, PreviousWorkload};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::discover::{self, Scope};
@@ -53,13 +54,13 @@ impl Analysis {
     }
 
     /// A check's level: config `checks.severity`, else the check's default.
-    pub fn check_level(&self, check: &str) -> crate::checks::Level {
+    pub fn check_level(&self, check: CheckId) -> crate::checks::Level {
         self.config
             .checks
             .severity
-            .get(check)
+            .get(&check)
             .copied()
-            .or_else(|| crate::checks::find(check).map(|c| c.level))
+            .or(Some(check.check().level))
             .unwrap_or(crate::checks::Level::Error)
     }
 }

@@ -150,7 +150,7 @@ fn violation_key(
     analysis: &Analysis,
     scope: &str,
     result: &UnitResult,
-    check: &str,
+    check: crate::checks::CheckId,
     location: Option<crate::source::Span>,
 ) -> String {
     let unit = &analysis.units[result.unit];

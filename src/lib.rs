@@ -25,5 +25,6 @@ pub mod run;
 pub mod scaling;
 pub mod scopes;
 pub mod source;
+pub mod trace;
 pub mod units;
 pub mod yaml;

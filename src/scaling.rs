@@ -19,26 +19,11 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::analysis::Analysis;
+use crate::checks::{self, CheckId};
 use crate::engine::{self, Engine, TraceEvent};
-use crate::findings::{self, CheckResult, Verdict};
+use crate::findings::{CheckResult, Verdict};
 use crate::model::{self, Generator, Ir, Names, Shape, Topology};
 pub use topologies::{Plan, Scale};
-
-/// Checks the model has a template for; the others are reported as not checked yet.
-pub const MODELLED_CHECKS: &[&str] = &[
-    "pods-schedulable",
-    "min-replicas-available",
-    "no-eviction-loop",
-    "no-replica-oscillation",
-    "no-node-overload",
-    "pods-balanced",
-    "rollout-completes",
-    "drain-completes",
-    "eventually-stable",
-];
-
-/// Checks that are liveness properties, searched as non-progress cycles.
-pub const LIVENESS_CHECKS: &[&str] = &["eventually-stable"];
 
 /// Environment events of the config the model does not explore yet: verdicts hold without them.
 pub fn unmodelled_events(config: &crate::config::Config) -> Vec<&'static str> {
@@ -113,7 +98,7 @@ pub struct Options {
     pub shape_floor: Option<Shape>,
     /// Monitor only these of a unit's checks (a fix candidate's); its models still hold the
     /// others, unmonitored, so they are the unit's own models.
-    pub monitor: Option<Vec<&'static str>>,
+    pub monitor: Option<Vec<CheckId>>,
 }
 
 impl Default for Options {
@@ -144,7 +129,7 @@ struct Point {
 struct UnitPlan {
     unit: usize,
     name: String,
-    checks: Vec<&'static str>,
+    checks: Vec<CheckId>,
     points: Vec<Point>,
     models: Vec<String>,
     shape: Shape,
@@ -167,8 +152,8 @@ enum PointVerdict {
 /// The runs at one topology, starting from a set of checks.
 #[derive(Clone, Debug)]
 struct PointResult {
-    group: Vec<&'static str>,
-    verdicts: Vec<(&'static str, PointVerdict)>,
+    group: Vec<CheckId>,
+    verdicts: Vec<(CheckId, PointVerdict)>,
     timings: engine::Timings,
     states: u64,
 }
@@ -255,11 +240,10 @@ pub fn fingerprints(analysis: &Analysis, generator: &Generator, engine: &Engine,
 fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: usize) -> UnitPlan {
     let unit = &analysis.units[i];
     let started = Instant::now();
-    let checks: Vec<&'static str> = unit
+    let checks: Vec<CheckId> = unit
         .checks
         .iter()
         .copied()
-        .filter(|c| MODELLED_CHECKS.contains(c))
         .filter(|c| options.monitor.as_ref().is_none_or(|m| m.contains(c)))
         .collect();
     let mut plan = UnitPlan {
@@ -372,12 +356,12 @@ struct Job {
     id: u64,
     plan: usize,
     point: usize,
-    group: Vec<&'static str>,
+    group: Vec<CheckId>,
     cancel: Arc<AtomicBool>,
 }
 
 /// A run under way: the checks it monitors, its cancel flag, its job id.
-type Running = (Vec<&'static str>, Arc<AtomicBool>, u64);
+type Running = (Vec<CheckId>, Arc<AtomicBool>, u64);
 
 /// Per unit: the accepted result of each point, and for how long its runs took.
 type Searched = (Vec<Option<PointResult>>, Duration);
@@ -387,7 +371,7 @@ struct Walk {
     /// The first point without an accepted result (points.len() when finished).
     next: usize,
     /// Checks still open at `next`.
-    open: Vec<&'static str>,
+    open: Vec<CheckId>,
     /// Points the verdicts rest on: up to the one that decided the last open check. Results
     /// past it (run speculatively, in parallel) are not part of the search.
     decided: usize,
@@ -512,7 +496,7 @@ fn search(
             }
             // Accept what is consistent, cancel what no longer is, and queue the next runs.
             let mut finished_units = 0;
-            let mut candidates: Vec<(usize, usize, Vec<&'static str>)> = Vec::new();
+            let mut candidates: Vec<(usize, usize, Vec<CheckId>)> = Vec::new();
             state.runs = 0;
             state.runs_done = 0;
             for (u, plan) in plans.iter().enumerate() {
@@ -607,7 +591,7 @@ fn search(
 fn run_point(
     plan: &UnitPlan,
     t: usize,
-    group: &[&'static str],
+    group: &[CheckId],
     engine: &Engine,
     verdicts_only: bool,
     cancel: &AtomicBool,
@@ -621,8 +605,7 @@ fn run_point(
         states: 0,
     };
     // Liveness checks need pan's cycle search, a build of their own: each runs alone.
-    let (liveness, open): (Vec<&'static str>, Vec<&'static str>) =
-        group.iter().partition(|c| LIVENESS_CHECKS.contains(c));
+    let (liveness, open): (Vec<CheckId>, Vec<CheckId>) = group.iter().partition(|c| c.check().liveness);
     std::thread::scope(|scope| {
         // Two builds ahead (the cycle search's and the safety search's): the second compiles
         // while the first runs.
@@ -651,8 +634,8 @@ fn run_checks(
     point: &Point,
     plan: &UnitPlan,
     model: &str,
-    liveness: Vec<&'static str>,
-    mut open: Vec<&'static str>,
+    liveness: Vec<CheckId>,
+    mut open: Vec<CheckId>,
     engine: &Engine,
     verdicts_only: bool,
     cancel: &AtomicBool,
@@ -703,7 +686,7 @@ fn run_checks(
                 result.verdicts.extend(inconclusive(&open, &why));
                 break;
             }
-            engine::Verdict::Violated { trace, violation } => match findings::violated_check(&trace) {
+            engine::Verdict::Violated { trace, violation } => match violated_check(&trace) {
                 Some(check) if open.contains(&check) => {
                     open.retain(|c| *c != check);
                     result.verdicts.push((check, PointVerdict::Violated(trace)));
@@ -721,8 +704,14 @@ fn run_checks(
     Some(())
 }
 
+/// The check whose monitor fired, from the last event of a trail.
+fn violated_check(trace: &[TraceEvent]) -> Option<CheckId> {
+    let code = *trace.last()?.values.first()?;
+    checks::violated_by(crate::trace::Event::from_code(code)?)
+}
+
 /// Every check of `checks` inconclusive for the same reason.
-fn inconclusive(checks: &[&'static str], why: &engine::Inconclusive) -> Vec<(&'static str, PointVerdict)> {
+fn inconclusive(checks: &[CheckId], why: &engine::Inconclusive) -> Vec<(CheckId, PointVerdict)> {
     checks
         .iter()
         .map(|c| (*c, PointVerdict::Inconclusive(why.clone())))
@@ -759,8 +748,8 @@ fn conclude(
         shape: plan.shape.clone(),
     };
     // Per check: its verdict once decided, else the largest topology it was verified on.
-    let mut decided: BTreeMap<&'static str, (Verdict, Topology)> = BTreeMap::new();
-    let mut verified: BTreeMap<&'static str, Topology> = BTreeMap::new();
+    let mut decided: BTreeMap<CheckId, (Verdict, Topology)> = BTreeMap::new();
+    let mut verified: BTreeMap<CheckId, Topology> = BTreeMap::new();
     for (t, r) in accepted.iter().enumerate() {
         add(&mut out.timings, &r.timings);
         out.states += r.states;
@@ -771,14 +760,14 @@ fn conclude(
             }
             match verdict {
                 PointVerdict::Verified => {
-                    verified.insert(check, point.topology.clone());
+                    verified.insert(*check, point.topology.clone());
                 }
                 PointVerdict::Violated(trace) => {
-                    let (steps, location) = findings::decode(trace, &point.ir, &point.names, &analysis.objects);
-                    decided.insert(check, (Verdict::Violated { steps, location }, point.topology.clone()));
+                    let (steps, location) = crate::findings::decode(trace, &point.ir, &point.names, &analysis.objects);
+                    decided.insert(*check, (Verdict::Violated { steps, location }, point.topology.clone()));
                 }
                 PointVerdict::Inconclusive(why) => {
-                    decided.insert(check, (Verdict::Inconclusive(why.clone()), point.topology.clone()));
+                    decided.insert(*check, (Verdict::Inconclusive(why.clone()), point.topology.clone()));
                 }
             }
         }
@@ -814,7 +803,7 @@ fn conclude(
             )
         };
         out.results.push(CheckResult {
-            check,
+            check: *check,
             verdict,
             topology,
             baseline: None,

@@ -534,15 +534,8 @@ inline terminate_running(q) {
 {% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
 {% if startup %}{% include "events/startup.pml" %}{% endif %}
 {% if rollouts %}{% include "events/rollout.pml" %}{% endif %}
-{% if "pods-schedulable" in check_names %}{% include "checks/pods_schedulable.pml" %}{% endif %}
-{% if "min-replicas-available" in check_names %}{% include "checks/min_replicas_available.pml" %}{% endif %}
-{% if "no-eviction-loop" in check_names %}{% include "checks/no_eviction_loop.pml" %}{% endif %}
-{% if "no-node-overload" in check_names %}{% include "checks/no_node_overload.pml" %}{% endif %}
-{% if "no-replica-oscillation" in check_names %}{% include "checks/no_replica_oscillation.pml" %}{% endif %}
-{% if "pods-balanced" in check_names %}{% include "checks/pods_balanced.pml" %}{% endif %}
-{% if "rollout-completes" in check_names %}{% include "checks/rollout_completes.pml" %}{% endif %}
-{% if "drain-completes" in check_names and ir.node_drain %}{% include "checks/drain_completes.pml" %}{% endif %}
-{% if "eventually-stable" in check_names %}{% include "checks/eventually_stable.pml" %}{% endif %}
+{# the checks' monitors, from the registry (src/checks/) #}
+{% for m in monitors %}{% include m.template %}{% endfor %}
 
 /*
  * The topology, read in init from the file named by KIVI_INPUT: lines of
@@ -575,7 +568,7 @@ init {
     od;
     in_table = 0; in_index = 0; in_value = 0
   }
-{% if "descheduler-probe" in check_names %}
+{% if ir.probe == "descheduler" %}
   /* conformance: one descheduler run on the cluster as the input starts it */
   d_step { descheduler_run() }
 {% endif %}
@@ -597,15 +590,7 @@ init {
 {% endif %}{% if ir.gitops_sync %}    run GitopsSync();
 {% endif %}{% if startup %}    run StartupEnds();
 {% endif %}{% if rollouts %}    run Rollout();
-{% endif %}{% for check in check_names %}{% set k = loop.index %}{% if check == "pods-schedulable" %}    if :: check_on[{{ k }}] -> run CheckPodsSchedulable() :: else -> skip fi;
-{% elif check == "min-replicas-available" %}    if :: check_on[{{ k }}] -> run CheckMinReplicasAvailable() :: else -> skip fi;
-{% elif check == "no-eviction-loop" %}    if :: check_on[{{ k }}] -> run CheckNoEvictionLoop() :: else -> skip fi;
-{% elif check == "no-node-overload" %}    if :: check_on[{{ k }}] -> run CheckNoNodeOverload() :: else -> skip fi;
-{% elif check == "no-replica-oscillation" %}    if :: check_on[{{ k }}] -> run CheckNoReplicaOscillation() :: else -> skip fi;
-{% elif check == "pods-balanced" %}    if :: check_on[{{ k }}] -> run CheckPodsBalanced() :: else -> skip fi;
-{% elif check == "rollout-completes" %}    if :: check_on[{{ k }}] -> run CheckRolloutCompletes() :: else -> skip fi;
-{% elif check == "drain-completes" and ir.node_drain %}    if :: check_on[{{ k }}] -> run CheckDrainCompletes() :: else -> skip fi;
-{% elif check == "eventually-stable" %}    if :: check_on[{{ k }}] -> run CheckEventuallyStable() :: else -> skip fi;
-{% endif %}{% endfor %}    skip
+{% endif %}{% for m in monitors %}    if :: check_on[{{ loop.index }}] -> run {{ m.proctype }}() :: else -> skip fi;
+{% endfor %}    skip
   }
 }

@@ -182,9 +182,17 @@ fn every_check_has_a_template_docs_an_explanation_and_a_fixture_pair() {
         .collect();
     assert!(verdicts.len() > 20, "the verdict table of tests/cli.rs: {verdicts:?}");
     for check in kivi_lint::checks::CHECKS {
-        let id = check.id;
-        let template = root.join(format!("templates/checks/{}.pml", id.replace('-', "_")));
-        assert!(template.is_file(), "{id}: {}", template.display());
+        let id = check.id.as_str();
+        let template = root.join("templates").join(check.template);
+        let monitor =
+            std::fs::read_to_string(&template).unwrap_or_else(|e| panic!("{id}: {}: {e}", template.display()));
+        assert!(
+            monitor.contains(&format!("proctype {}()", check.proctype)) && monitor.contains(check.violation.define()),
+            "{id}: {} defines {} and prints {}",
+            template.display(),
+            check.proctype,
+            check.violation.define()
+        );
         assert!(
             rules.contains(&format!("\n## {id}\n")),
             "{id}: a section of docs/rules.md"

@@ -11,7 +11,7 @@ mod reader;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::checks::{self, Level};
+use crate::checks::{self, CheckId, Level};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::manifest::ObjectId;
 use crate::manifest::pod::Amounts;
@@ -145,17 +145,17 @@ impl EnvironmentEvent {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChecksConfig {
     /// Canonical ids; empty means every check that applies.
-    pub enable: Vec<&'static str>,
-    pub disable: Vec<&'static str>,
-    pub severity: BTreeMap<&'static str, Level>,
-    pub params: BTreeMap<&'static str, BTreeMap<&'static str, i64>>,
+    pub enable: Vec<CheckId>,
+    pub disable: Vec<CheckId>,
+    pub severity: BTreeMap<CheckId, Level>,
+    pub params: BTreeMap<CheckId, BTreeMap<&'static str, i64>>,
 }
 
 impl ChecksConfig {
     /// A check runs when `enable` lists it, or when `enable` is empty and the check is on by
     /// default; `disable` always wins.
-    pub fn is_enabled(&self, id: &str) -> bool {
-        let by_default = crate::checks::find(id).is_none_or(|c| c.default_enabled);
+    pub fn is_enabled(&self, id: CheckId) -> bool {
+        let by_default = id.check().default_enabled;
         (if self.enable.is_empty() {
             by_default
         } else {
@@ -177,7 +177,7 @@ pub struct Scaling {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Suppression {
-    pub check: &'static str,
+    pub check: CheckId,
     pub object: ObjectId,
     pub reason: String,
     pub expires: Option<Date>,
@@ -454,7 +454,7 @@ suppressions:
             c.events[4].value,
             EnvironmentEvent::NodeOverload { threshold_percent: 98 }
         );
-        assert_eq!(c.checks.params["no-eviction-loop"]["loops"], 3);
+        assert_eq!(c.checks.params[&CheckId::NoEvictionLoop]["loops"], 3);
         assert_eq!(c.suppressions[0].expires.unwrap().to_string(), "2027-06-30");
         let web = ObjectId::parse("Deployment/default/web").unwrap();
         assert_eq!(c.workloads[&web].startup.as_ref().unwrap().cpu_millis, Some(1000));

@@ -645,7 +645,7 @@ impl ConfigReader<'_, '_> {
         faults
     }
 
-    fn check_name(&mut self, node: &Node) -> Option<&'static str> {
+    fn check_name(&mut self, node: &Node) -> Option<CheckId> {
         let text = node.scalar_text().unwrap_or_default();
         match checks::find(&text) {
             Some(c) => Some(c.id),
@@ -685,7 +685,7 @@ impl ConfigReader<'_, '_> {
         if let Some(params) = self.r.map(node, "params") {
             for (k, v) in params.as_map().unwrap_or_default() {
                 let Some(id) = self.check_name(k) else { continue };
-                let check = checks::find(id).expect("known id");
+                let check = id.check();
                 let names: Vec<&str> = check.params.iter().map(|p| p.name).collect();
                 if names.is_empty() {
                     self.r.error(k.span, format!("check `{id}` has no params"));

@@ -3,7 +3,7 @@
 
 use super::namer::{Namer, scales_on_cpu};
 use super::*;
-use crate::model::trace::Event;
+use crate::trace::Event;
 
 /// A decoded step before its effect is attached.
 pub(super) struct Told {

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::checks::CheckId;
 use crate::engine::{Inconclusive, TraceEvent};
 use crate::manifest::autoscaling::Metric;
 use crate::manifest::{Body, Object};
@@ -177,7 +178,7 @@ pub struct Fix {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckResult {
-    pub check: &'static str,
+    pub check: CheckId,
     pub verdict: Verdict,
     /// Where the verdict was reached: the topology of the violation or of the inconclusive
     /// run, or the largest one a verified check was verified on.
@@ -186,21 +187,6 @@ pub struct CheckResult {
     pub baseline: Option<bool>,
     /// Violations only: a change the model checker verified to make the check hold.
     pub fix: Option<Fix>,
-}
-
-/// The check whose monitor fired, from the last event of a trail.
-pub fn violated_check(trace: &[TraceEvent]) -> Option<&'static str> {
-    match trace.last()?.values.first()? {
-        9 => Some("pods-schedulable"),
-        13 => Some("min-replicas-available"),
-        14 => Some("no-eviction-loop"),
-        18 => Some("no-node-overload"),
-        22 => Some("no-replica-oscillation"),
-        23 => Some("pods-balanced"),
-        26 => Some("rollout-completes"),
-        35 => Some("drain-completes"),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ impl<'a> Namer<'a> {
     /// slots; `KIVI:49:a:b` two nodes: `Event::PodsSwapped`, `Event::NodesSwapped`). True when the event only moved pods or nodes.
     pub(super) fn follow(&mut self, v: &[i64]) -> bool {
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        use crate::model::trace::Event;
+        use crate::trace::Event;
         match Event::from_code(at(0)) {
             Some(Event::PodsSwapped) => {
                 let (a, b) = (self.pod_numbers.remove(&at(1)), self.pod_numbers.remove(&at(2)));

@@ -4,7 +4,7 @@
 //! too. The report then only projects these decisions (`report::Report::new`).
 
 use crate::analysis::Analysis;
-use crate::checks::Level;
+use crate::checks::{CheckId, Level};
 use crate::config::Date;
 use crate::source::Span;
 
@@ -50,7 +50,7 @@ pub struct Suppressed {
 
 impl Policy {
     /// The level of `check`'s findings.
-    pub fn level(&self, a: &Analysis, check: &str) -> Level {
+    pub fn level(&self, a: &Analysis, check: CheckId) -> Level {
         a.check_level(check)
     }
 
@@ -62,7 +62,7 @@ impl Policy {
 
     /// The annotation or config entry that suppresses `check`'s findings in `unit`, if any.
     /// Annotations count on every member object; an expired config entry does not count.
-    pub fn suppression(&self, a: &Analysis, unit: usize, check: &str) -> Option<Suppressed> {
+    pub fn suppression(&self, a: &Analysis, unit: usize, check: CheckId) -> Option<Suppressed> {
         let members = || a.units[unit].members.iter().map(|m| &a.objects[m.object]);
         let inline = members()
             .filter(|_| self.inline_suppressions)

@@ -12,6 +12,7 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis::Analysis;
+use crate::checks::CheckId;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::findings::{Actor, Change, Fix, Step, Verdict};
@@ -113,7 +114,7 @@ fn spec_mut(o: &mut Object) -> Option<&mut PodSpec> {
 
 /// What a candidate is chosen for: the violated check and its counterexample.
 struct Violation<'a> {
-    check: &'static str,
+    check: CheckId,
     steps: &'a [Step],
     topology: Option<&'a Topology>,
 }
@@ -189,7 +190,7 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
     }
     // Declaring what disruption a workload tolerates comes after the specific causes: it makes
     // voluntary evictions wait, it does not stop them.
-    if violation.check == "min-replicas-available"
+    if violation.check == CheckId::MinReplicasAvailable
         && [Actor::Descheduler, Actor::ClusterAutoscaler, Actor::NodeDrain]
             .into_iter()
             .any(|a| violation.by(a))
@@ -328,7 +329,7 @@ fn sized_cpu_request(
         _ => None,
     });
     let (to_pod, why) = match overload
-        .filter(|_| violation.check == "no-node-overload" || violation.by(Actor::NodeOverload))
+        .filter(|_| violation.check == CheckId::NoNodeOverload || violation.by(Actor::NodeOverload))
     {
         Some(threshold) => {
             let limit = node_cpu * threshold / 100;
@@ -431,7 +432,9 @@ fn workload_candidates(
     // Pods that double up on a node when another goes: make a soft spread hard, where that
     // keeps replicas available. Never for balance alone: a hard spread trades availability
     // (Pending pods) for balance, which the workload chose not to do.
-    if violation.check != "pods-balanced" && (at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at)) {
+    if violation.check != CheckId::PodsBalanced
+        && (at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at))
+    {
         for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
             if c.when_unsatisfiable.value == WhenUnsatisfiable::ScheduleAnyway {
                 out.push(Candidate {
@@ -655,7 +658,7 @@ pub fn suggest(
         };
         // A fix must not trade the violation for another: every check that was verified in
         // the unit must stay verified with it.
-        let verified: Vec<&'static str> = r
+        let verified: Vec<CheckId> = r
             .results
             .iter()
             .filter(|x| x.verdict == Verdict::Verified)

@@ -326,7 +326,7 @@ const TERMINATING: i64 = 4;
 
 /// The input of one topology's IR for a model of `shape`, monitoring the `enabled` checks of
 /// `ir.checks`.
-pub fn input(ir: &Ir, shape: &Shape, enabled: &[&str]) -> String {
+pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> String {
     let mut w = Writer { out: String::new() };
     let node_stride = shape.max_nodes + 1;
     w.set("node_count", 0, ir.nodes.len() as i64);

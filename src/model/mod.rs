@@ -4,7 +4,6 @@
 pub mod input;
 pub mod ir;
 pub mod symmetry;
-pub mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +12,9 @@ use serde::Serialize;
 
 pub use input::{Shape, input};
 pub use ir::{Ir, IrError, Names, Topology};
+
+use crate::checks::CheckId;
+use crate::trace;
 
 /// The templates, by name, as shipped (embedded from `templates/`).
 macro_rules! templates {
@@ -142,11 +144,20 @@ struct Context<'a> {
     /// A new revision is applied to each Deployment (the unit checks rollout-completes).
     rollouts: bool,
     /// The checks in the model, numbered from 1 for `check_on`.
-    check_names: &'a [&'static str],
+    check_names: &'a [CheckId],
+    /// Their monitors, in the same order, from the registry ([`crate::checks::CHECKS`]).
+    monitors: Vec<Monitor>,
     /// `init`'s statement per input table.
     input_tables: Vec<String>,
     /// The trace events' `#define`s ([`trace::defines`]).
     trace_defines: String,
+}
+
+/// A check's monitor: the template that defines its proctype.
+#[derive(Serialize)]
+struct Monitor {
+    template: &'static str,
+    proctype: &'static str,
 }
 
 impl<'a> Context<'a> {
@@ -159,8 +170,20 @@ impl<'a> Context<'a> {
             term_count: terms.len(),
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
             startup: ir.workloads.iter().any(|w| w.startup_level > 0),
-            rollouts: ir.checks.contains(&"rollout-completes") && ir.workloads.iter().any(|w| w.rollout.is_some()),
+            rollouts: ir.checks.contains(&CheckId::RolloutCompletes)
+                && ir.workloads.iter().any(|w| w.rollout.is_some()),
             check_names: &ir.checks,
+            monitors: ir
+                .checks
+                .iter()
+                .map(|id| {
+                    let check = id.check();
+                    Monitor {
+                        template: check.template,
+                        proctype: check.proctype,
+                    }
+                })
+                .collect(),
             input_tables: input::assignments(),
             trace_defines: trace::defines(),
         }
@@ -170,6 +193,31 @@ impl<'a> Context<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every template prints its events by name: no bare number after `KIVI:` in a
+    /// verification template, and every event is printed somewhere.
+    #[test]
+    fn templates_print_events_by_name() {
+        // The embedded templates (every file is embedded: model::tests), probes left out.
+        let text: String = super::TEMPLATES
+            .iter()
+            .filter(|(name, _)| !name.starts_with("probes/"))
+            .map(|(_, text)| *text)
+            .collect();
+        for (i, _) in text.match_indices("\"KIVI:") {
+            let rest = &text[i + 6..];
+            let number: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            // Codes from 88 on are the conformance probes' own lines.
+            assert!(
+                rest.starts_with('%') || number.parse::<i64>().is_ok_and(|n| n >= 88),
+                "a bare event number: {}",
+                &text[i..i + 16]
+            );
+        }
+        for &e in crate::trace::Event::ALL {
+            assert!(text.contains(e.define()), "{e:?} is never printed");
+        }
+    }
 
     /// Every template file is embedded: one left out would only fail when a model needs it.
     #[test]

@@ -57,6 +57,7 @@ fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
         gitops_sync: _,
         overload_threshold: _,
         checks: _,
+        probe: _,
         min_available: _,
         min_resettable: _,
         disruption_budgets: _,

@@ -112,7 +112,7 @@ fn level_rank(level: &str) -> u8 {
 }
 
 fn rule_index(check: &str) -> usize {
-    CHECKS.iter().position(|c| c.id == check).unwrap_or(0)
+    CHECKS.iter().position(|c| c.id.as_str() == check).unwrap_or(0)
 }
 
 fn level(l: Level) -> &'static str {

@@ -45,8 +45,8 @@ pub(super) fn result_key(plan: &UnitPlan, options: &Options, engine: &Engine) ->
 }
 
 /// Check names from the cache back to the registry's.
-pub(super) fn known_check(name: &str) -> Option<&'static str> {
-    MODELLED_CHECKS.iter().copied().find(|c| *c == name)
+pub(super) fn known_check(name: &str) -> Option<CheckId> {
+    crate::checks::CHECKS.iter().map(|c| c.id).find(|c| c.as_str() == name)
 }
 
 pub(super) fn load_results(dir: &std::path::Path, key: &str, points: usize) -> Option<Vec<Option<PointResult>>> {

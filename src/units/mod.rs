@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::checks::{self, Applies};
+use crate::checks::{self, Applies, CheckId};
 use crate::config::{Config, NodePool};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
@@ -60,7 +60,7 @@ pub struct Unit {
     pub members: Vec<Member>,
     /// Node pools the unit's pods can use.
     pub node_pools: Vec<String>,
-    pub checks: Vec<&'static str>,
+    pub checks: Vec<CheckId>,
     pub edges: Vec<Edge>,
 }
 
@@ -699,7 +699,7 @@ impl<'a> Graph<'a> {
         }
     }
 
-    fn applicable_checks(&self, workloads: &[usize], attached: &[(usize, Role)]) -> Vec<&'static str> {
+    fn applicable_checks(&self, workloads: &[usize], attached: &[(usize, Role)]) -> Vec<CheckId> {
         let has = |role: Role| attached.iter().any(|(_, r)| *r == role);
         let config = self.config;
         let evictions = has(Role::DeschedulerPolicy)

@@ -52,8 +52,8 @@ fn spread_selector_pdb_and_hpa_join() {
     assert!(!diags.has_errors(), "{diags:?}");
     assert_eq!(names(&units, &objects), [vec!["a", "b"], vec!["c"], vec!["d", "e"]]);
     assert!(units[1].members.iter().any(|m| m.role == Role::Autoscaler));
-    assert!(units[1].checks.contains(&"no-replica-oscillation"));
-    assert!(!units[0].checks.contains(&"no-replica-oscillation"));
+    assert!(units[1].checks.contains(&CheckId::NoReplicaOscillation));
+    assert!(!units[0].checks.contains(&CheckId::NoReplicaOscillation));
     assert_eq!(
         units[0].edges[0].reason,
         "its topologySpreadConstraints[0] counts their pods"
@@ -161,7 +161,7 @@ fn node_utilisation_balancing_joins_evictable_workloads() {
     let m = deployment("a", "{app: a}", "", "100m") + &deployment("b", "{app: b}", "", "100m") + policy;
     let (units, objects, _) = units_of(&m, crate::config::DEFAULT_CONFIG);
     assert_eq!(names(&units, &objects), [vec!["a", "b"]]);
-    assert!(units[0].checks.contains(&"no-eviction-loop"));
+    assert!(units[0].checks.contains(&CheckId::NoEvictionLoop));
     // A per-pod plugin attaches the policy but does not join workloads.
     let policy = policy.replace("LowNodeUtilization", "RemoveDuplicates");
     let m = deployment("a", "{app: a}", "", "100m") + &deployment("b", "{app: b}", "", "100m") + &policy;

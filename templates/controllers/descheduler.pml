@@ -457,12 +457,12 @@ inline low_node_utilization() {
   fi
 }
 {% endif %}
-{% if "descheduler-probe" in check_names %}{% include "probes/descheduler.pml" %}{% endif %}
+{% if ir.probe == "descheduler" %}{% include "probes/descheduler.pml" %}{% endif %}
 /* One run of the descheduler's profile: the plugins mark pods, then each marked pod still
    running goes through the DefaultEvictor's PreEvictionFilter (nodeFit) and the Eviction API. */
 inline descheduler_run() {
   for (ds_q : 1 .. PODS) { ds_mark[ds_q] = 0; ds_calls[ds_q] = 0 }
-{% if "descheduler-probe" in check_names %}
+{% if ir.probe == "descheduler" %}
   probe_descheduler_start();
 {% endif %}
   node_usage();
@@ -494,7 +494,7 @@ inline descheduler_run() {
        if
        :: ds_y ->
           printf("KIVI:%d:%d:%d:%d\n", EVENT_DESCHEDULER_EVICTED, ds_q, pod[ds_q].node, ds_mark[ds_q]);
-{% if "descheduler-probe" in check_names %}
+{% if ir.probe == "descheduler" %}
           printf("KIVI:93:%d:%d:%d\n", ds_q, ds_mark[ds_q], (ds_calls[ds_q] > 0 -> ds_calls[ds_q] : 1));
 {% endif %}
           terminate_running(ds_q);
@@ -505,7 +505,7 @@ inline descheduler_run() {
     fi;
     ds_mark[ds_q] = 0
   }
-{% if "descheduler-probe" in check_names %}
+{% if ir.probe == "descheduler" %}
   probe_descheduler_end();
 {% endif %}
   skip

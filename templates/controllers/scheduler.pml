@@ -292,7 +292,7 @@ inline score_nodes(p) {
   fi
 }
 
-{% if "scheduler-probe" in check_names %}{% include "probes/scheduler.pml" %}{% endif %}
+{% if ir.probe == "scheduler" %}{% include "probes/scheduler.pml" %}{% endif %}
 proctype Scheduler() {
   byte p;
   int top;
@@ -428,7 +428,7 @@ end_scheduler:
               fi
             }
          :: else -> top = 0
-         fi{% if "scheduler-probe" in check_names %};
+         fi{% if ir.probe == "scheduler" %};
          probe_scheduling_cycle(p){% endif %}
 
        }

@@ -19,7 +19,7 @@ use serde_json::{Value as Json, json};
 use crate::scheduler::{load_documents, pool, run_probe};
 
 /// The check name that puts the probe in the model.
-const PROBE: &str = "descheduler-probe";
+const PROBE: &str = "descheduler";
 
 /// A Pod manifest for a case pod. Priority becomes a PriorityClass of that value, as the
 /// Priority admission plugin would have resolved it.
@@ -165,11 +165,12 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         scope: 0,
         members,
         node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
-        checks: vec![PROBE],
+        checks: Vec::new(),
         edges: Vec::new(),
     };
     let (mut built, names) =
         ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;
+    built.probe = Some(PROBE);
     // Upstream's test cluster starts with every pod running where `nodeName` puts it: so does
     // the model (as `cluster.initialPods` would), rather than scheduling them one by one.
     for w in &mut built.workloads {

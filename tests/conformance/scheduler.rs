@@ -26,7 +26,7 @@ use kivi_lint::units::{Member, Role, Unit};
 use serde_json::{Value as Json, json};
 
 /// The check name that puts the probe in the model.
-const PROBE: &str = "scheduler-probe";
+const PROBE: &str = "scheduler";
 
 /// What one run of the probe printed.
 #[derive(Debug, Default)]
@@ -278,11 +278,12 @@ impl<'a> Scenario<'a> {
                 })
                 .collect(),
             node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
-            checks: vec![PROBE],
+            checks: Vec::new(),
             edges: Vec::new(),
         };
         let (mut built, names) =
             ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;
+        built.probe = Some(PROBE);
         isolate(&mut built);
         let trace = run_probe(
             &built,

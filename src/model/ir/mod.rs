@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 
+use crate::checks::CheckId;
 use crate::config::{Config, EnvironmentEvent, NodePool};
 use crate::manifest::autoscaling::{Metric, MetricSource, MetricTarget};
 use crate::manifest::pod::{InclusionPolicy, PodSpec, WhenUnsatisfiable};
@@ -109,7 +110,10 @@ pub struct Ir {
     /// restarts; 0 when the event is not configured.
     pub overload_threshold: i64,
     /// The checks this model monitors.
-    pub checks: Vec<&'static str>,
+    pub checks: Vec<CheckId>,
+    /// A conformance probe the model prints for `tests/conformance` (`scheduler`,
+    /// `descheduler`): set by the harness, never by a scan.
+    pub probe: Option<&'static str>,
     /// `min-replicas-available`: the bound per workload (index 0 unused), 0 for none.
     pub min_available: Vec<i64>,
     /// The bound is the default one (not a `min` param): pods the environment takes away with
@@ -387,7 +391,8 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             (Some(p), None) if p.replicas.is_some() => 1,
             (Some(_), None) => -1,
         };
-        let rollout = rollout_of(workload).filter(|_| unit.checks.contains(&"rollout-completes") || template_changed);
+        let rollout =
+            rollout_of(workload).filter(|_| unit.checks.contains(&CheckId::RolloutCompletes) || template_changed);
         // A rollout keeps old and new pods side by side: up to maxSurge more, and terminating
         // pods hold their slots until the kubelet is done.
         let rollout_room = if rollout.is_some() {
@@ -555,7 +560,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
     // Only manifests that write spec.replicas can drift from what the cluster runs.
     let gitops_sync = config.has_event(|e| matches!(e, EnvironmentEvent::GitopsSync))
         && workloads.iter().any(|w| w.manifest_replicas >= 0);
-    let param = |check: &str, name: &str| config.checks.params.get(check).and_then(|p| p.get(name)).copied();
+    let param = |check: CheckId, name: &str| config.checks.params.get(&check).and_then(|p| p.get(name)).copied();
     // After first reaching it, available replicas stay at least the HPA minimum or
     // spec.replicas, or the `min` param.
     let (disruption_budgets, budget_objects) = disruption_budgets(unit, objects, &workload_objects);
@@ -572,7 +577,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             workloads
                 .iter()
                 .enumerate()
-                .map(|(i, w)| match param("min-replicas-available", "min") {
+                .map(|(i, w)| match param(CheckId::MinReplicasAvailable, "min") {
                     // Nothing recreates a bare Pod: Kubernetes promises it no availability.
                     _ if w.bare => 0,
                     Some(min) => min.min(w.slots as i64),
@@ -663,6 +668,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
     }
     Ok((
         Ir {
+            probe: None,
             memory_unit,
             scalar_resources,
             rollout_order,
@@ -685,7 +691,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
                 .unwrap_or(0),
             checks: unit.checks.clone(),
             min_available,
-            min_resettable: param("min-replicas-available", "min").is_none(),
+            min_resettable: param(CheckId::MinReplicasAvailable, "min").is_none(),
             disruption_budgets,
             node_failure,
             node_drain: config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain)),
@@ -693,8 +699,8 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
                 replicas: apply_replicas,
                 template_changed: apply_templates,
             }),
-            eviction_loops: param("no-eviction-loop", "loops").unwrap_or(3).max(1),
-            balance_skew: param("pods-balanced", "maxSkew").unwrap_or(1).max(0),
+            eviction_loops: param(CheckId::NoEvictionLoop, "loops").unwrap_or(3).max(1),
+            balance_skew: param(CheckId::PodsBalanced, "maxSkew").unwrap_or(1).max(0),
             cluster_autoscaler,
             stale_reads: config.stale_reads.as_ref().map_or(0, |s| i64::from(s.value)),
             controller_lag: config.controller_lag.is_some(),

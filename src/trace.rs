@@ -156,29 +156,4 @@ mod tests {
             assert_eq!(Event::from_code(e.code()), Some(e));
         }
     }
-
-    /// Every template prints its events by name: no bare number after `KIVI:` in a
-    /// verification template, and every event is printed somewhere.
-    #[test]
-    fn templates_print_events_by_name() {
-        // The embedded templates (every file is embedded: model::tests), probes left out.
-        let text: String = super::super::TEMPLATES
-            .iter()
-            .filter(|(name, _)| !name.starts_with("probes/"))
-            .map(|(_, text)| *text)
-            .collect();
-        for (i, _) in text.match_indices("\"KIVI:") {
-            let rest = &text[i + 6..];
-            let number: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            // Codes from 88 on are the conformance probes' own lines.
-            assert!(
-                rest.starts_with('%') || number.parse::<i64>().is_ok_and(|n| n >= 88),
-                "a bare event number: {}",
-                &text[i..i + 16]
-            );
-        }
-        for &e in Event::ALL {
-            assert!(text.contains(e.define()), "{e:?} is never printed");
-        }
-    }
 }

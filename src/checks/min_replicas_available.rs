@@ -1,0 +1,37 @@
+//! The check `min-replicas-available`: what it claims, its defaults and its monitor: the
+//! proctype `CheckMinReplicasAvailable` of `templates/checks/min_replicas_available.pml`, whose violation ends the trace
+//! with `BelowMinimum`.
+
+use super::*;
+
+pub const CHECK: Check = Check {
+    id: CheckId::MinReplicasAvailable,
+    aliases: &["replica_num_always_meet_min", "replica_num_always_meet_exp"],
+    summary: "available replicas never drop below the minimum once reached",
+    definition: "After first reaching it, the number of available replicas of each workload \
+                 never drops below its bound: the HPA's minReplicas (or spec.replicas without \
+                 an HPA), lowered to what a PodDisruptionBudget of the workload declares \
+                 enough; or the `min` param when set. With the default bound, pods the \
+                 environment takes away with their node (node-failure, node-maintenance, \
+                 node-overload) make the check wait until the bound is reached again; a \
+                 `min` param holds throughout.",
+    level: Level::Error,
+    applies: Applies::Always,
+    params: &[Param {
+        name: "min",
+        description: "the bound to hold instead of minReplicas or spec.replicas",
+        default: None,
+    }],
+    tags: &["reliability", "availability", "disruption", "hpa"],
+    example: "A PodDisruptionBudget allows 1 unavailable pod of a 3-replica Deployment, but the descheduler also evicts a pod whose replacement cannot be scheduled: available replicas fall to 1.",
+    default_enabled: true,
+    fixes: &[
+        "Set a PodDisruptionBudget that matches the availability you need.",
+        "Leave room in the cluster for a replacement pod (requests below allocatable with one node gone).",
+        "Raise minReplicas, or spread the pods so that one node or zone holds fewer of them.",
+    ],
+    liveness: false,
+    template: "checks/min_replicas_available.pml",
+    proctype: "CheckMinReplicasAvailable",
+    violation: Event::BelowMinimum,
+};

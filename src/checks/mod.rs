@@ -1,0 +1,313 @@
+//! The registry of checks. Each check is a file of this module holding its registry entry
+//! (id, aliases, definition, default level, params, docs, liveness) and naming its monitor's
+//! template; [`CHECKS`] lists them, and the model includes and runs the monitors from it.
+//!
+//! Ids are stable: they appear in output, configuration and suppressions. Kivi's intent names
+//! are accepted as aliases.
+
+use serde::Serialize;
+
+use crate::trace::Event;
+
+/// The registry: each line names a check's module (its file), its [`CheckId`] and its id.
+/// Adding a check is a line here and a file beside this one.
+macro_rules! registry {
+    ($($module:ident => $variant:ident = $id:literal,)*) => {
+        $(mod $module;)*
+
+        /// A check, by its stable id.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum CheckId {
+            $($variant,)*
+        }
+
+        impl CheckId {
+            /// The id as it appears in output, configuration and suppressions.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(CheckId::$variant => $id,)*
+                }
+            }
+        }
+
+        /// Every check, in the order reports and `kivi-lint rules` list them.
+        pub const CHECKS: &[Check] = &[$($module::CHECK,)*];
+    };
+}
+
+registry! {
+    pods_schedulable => PodsSchedulable = "pods-schedulable",
+    min_replicas_available => MinReplicasAvailable = "min-replicas-available",
+    no_replica_oscillation => NoReplicaOscillation = "no-replica-oscillation",
+    no_eviction_loop => NoEvictionLoop = "no-eviction-loop",
+    no_node_overload => NoNodeOverload = "no-node-overload",
+    pods_balanced => PodsBalanced = "pods-balanced",
+    rollout_completes => RolloutCompletes = "rollout-completes",
+    drain_completes => DrainCompletes = "drain-completes",
+    eventually_stable => EventuallyStable = "eventually-stable",
+}
+
+impl CheckId {
+    /// Its registry entry.
+    pub fn check(self) -> &'static Check {
+        CHECKS
+            .iter()
+            .find(|c| c.id == self)
+            .expect("every CheckId has a registry entry")
+    }
+}
+
+/// Ids order as their text does, so that every listing keeps the order it had as strings.
+impl Ord for CheckId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for CheckId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Display for CheckId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for CheckId {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+/// How serious a finding of a check is (SARIF levels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Level {
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "error" => Some(Level::Error),
+            "warning" => Some(Level::Warning),
+            "note" => Some(Level::Note),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        }
+    }
+}
+
+/// What a unit must contain for a check to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applies {
+    /// Any unit with a workload.
+    Always,
+    /// Units with a HorizontalPodAutoscaler.
+    WithAutoscaler,
+    /// Units with a descheduler policy, or where the environment evicts pods (node failure,
+    /// maintenance, drain, NoExecute taints).
+    WithEvictions,
+    /// When the environment may overload nodes (`node-overload` events).
+    WithOverloadEvents,
+    /// Units with a workload of more than one replica, or a topology spread constraint.
+    WithSpread,
+    /// Units with a Deployment (a rollout to a new pod template can be started).
+    WithRollout,
+    /// When the environment drains nodes (`node-drain` events).
+    WithDrainEvents,
+    /// Units where controllers react to each other's results (an HPA, a descheduler policy,
+    /// NoExecute taints, GitOps sync), so they could keep acting forever.
+    WithFeedback,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub default: Option<i64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Check {
+    pub id: CheckId,
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    pub definition: &'static str,
+    pub level: Level,
+    pub applies: Applies,
+    pub params: &'static [Param],
+    /// SARIF tags (at most 20).
+    pub tags: &'static [&'static str],
+    /// A configuration that violates the check, told in a few lines.
+    pub example: &'static str,
+    /// The usual ways out.
+    pub fixes: &'static [&'static str],
+    /// Runs without being listed in `checks.enable`. New checks that cost a search of their
+    /// own start off (opt-in), so upgrades neither slow down nor break existing pipelines.
+    pub default_enabled: bool,
+    /// A liveness property, searched as a non-progress cycle (a build and a run of its own);
+    /// the others are safety monitors that share one search.
+    pub liveness: bool,
+    /// The monitor's template, under `templates/`.
+    pub template: &'static str,
+    /// The monitor's proctype in that template.
+    pub proctype: &'static str,
+    /// The trace event the monitor prints before it fails.
+    pub violation: Event,
+}
+
+/// Where kivi-lint and its rule documentation live.
+pub const INFORMATION_URI: &str = "https://github.com/kivi-lint/kivi-lint";
+
+/// A file of the repository at this release's tag (`v` and the crate version).
+pub fn docs_uri(path: &str) -> String {
+    format!("{INFORMATION_URI}/blob/v{}/{path}", env!("CARGO_PKG_VERSION"))
+}
+
+impl Check {
+    /// The id in UpperCamelCase, SARIF's `name`.
+    pub fn rule_name(&self) -> String {
+        self.id
+            .as_str()
+            .split('-')
+            .map(|w| {
+                let mut c = w.chars();
+                c.next()
+                    .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+            })
+            .collect()
+    }
+
+    /// The check's documentation as this release wrote it: pinned to the version's tag, so
+    /// an old report never links to a rule a later release changed.
+    pub fn help_uri(&self) -> String {
+        format!("{}#{}", docs_uri("docs/rules.md"), self.id)
+    }
+
+    /// Definition, example and fixes as plain text (`kivi-lint explain`, SARIF `help.text`).
+    pub fn help_text(&self) -> String {
+        let mut out = format!("{}\n\nExample: {}\n\nUsual fixes:\n", self.definition, self.example);
+        if !self.default_enabled {
+            out = format!("Off unless the config's `checks.enable` lists it.\n\n{out}");
+        }
+        for f in self.fixes {
+            out.push_str(&format!("- {f}\n"));
+        }
+        out.push_str(&format!(
+            "\nSuppress with the annotation `ignore-check.kivi-lint.io/{}: \"<reason>\"` on any object of the unit.\n",
+            self.id
+        ));
+        out
+    }
+
+    /// The same as Markdown (SARIF `help.markdown`, `kivi-lint rules --format markdown`).
+    pub fn help_markdown(&self) -> String {
+        let mut out = format!(
+            "{}\n\n**Default level:** {}{}\n\n**Example.** {}\n\n**Usual fixes**\n\n",
+            self.definition,
+            self.level.as_str(),
+            if self.default_enabled {
+                ""
+            } else {
+                "; off unless `checks.enable` lists it (it costs a search of its own)"
+            },
+            self.example
+        );
+        for f in self.fixes {
+            out.push_str(&format!("- {f}\n"));
+        }
+        if !self.params.is_empty() {
+            out.push_str("\n**Parameters** (config `checks.params`)\n\n");
+            for p in self.params {
+                let default = p.default.map(|d| format!(" Default {d}.")).unwrap_or_default();
+                out.push_str(&format!("- `{}`: {}.{default}\n", p.name, p.description));
+            }
+        }
+        if !self.aliases.is_empty() {
+            out.push_str(&format!(
+                "\n**Kivi names:** {}\n",
+                self.aliases
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        out.push_str(&format!(
+            "\n**Suppress:** annotate any object of the unit with `ignore-check.kivi-lint.io/{}: \"<reason>\"`, or add a `suppressions` entry to the config.\n",
+            self.id
+        ));
+        out
+    }
+}
+
+/// Find a check by id or alias.
+pub fn find(name: &str) -> Option<&'static Check> {
+    CHECKS
+        .iter()
+        .find(|c| c.id.as_str() == name || c.aliases.contains(&name))
+}
+
+/// All ids, for messages.
+pub fn known_names() -> String {
+    CHECKS.iter().map(|c| c.id.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// The check whose monitor fired, from the last event of a trail.
+pub fn violated_by(event: Event) -> Option<CheckId> {
+    CHECKS
+        .iter()
+        .find(|c| !c.liveness && c.violation == event)
+        .map(|c| c.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_aliases_resolve() {
+        let mut names: Vec<&str> = CHECKS
+            .iter()
+            .flat_map(|c| std::iter::once(c.id.as_str()).chain(c.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(n, names.len());
+        assert_eq!(find("no_kernel_panic").unwrap().id, CheckId::NoNodeOverload);
+        assert!(find("nope").is_none());
+    }
+
+    /// Each file declares the id its registry line gives it, and no two safety monitors fail
+    /// with the same event (the event tells which check a trail violates).
+    #[test]
+    fn entries_match_their_registry_lines_and_events_tell_checks_apart() {
+        for (i, check) in CHECKS.iter().enumerate() {
+            assert_eq!(check.id as usize, i, "{}", check.id);
+            assert_eq!(find(check.id.as_str()).map(|c| c.id), Some(check.id));
+            if !check.liveness {
+                assert_eq!(violated_by(check.violation), Some(check.id));
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The check `no-replica-oscillation`: what it claims, its defaults and its monitor: the
+//! proctype `CheckNoReplicaOscillation` of `templates/checks/no_replica_oscillation.pml`, whose violation ends the trace
+//! with `Oscillation`.
+
+use super::*;
+
+pub const CHECK: Check = Check {
+    id: CheckId::NoReplicaOscillation,
+    aliases: &["no_oscillation_replica_num"],
+    summary: "the replica count does not swing to max and back without a load change",
+    definition: "Without a change of load, the replica count of an autoscaled workload does \
+                 not rise to maxReplicas and fall back again.",
+    level: Level::Warning,
+    applies: Applies::WithAutoscaler,
+    params: &[],
+    tags: &["reliability", "autoscaling", "hpa"],
+    example: "A container's startup cpu is far above its steady cpu and the HPA's target sits between them: each new pod pushes utilisation over the target, the HPA scales to maxReplicas, and scales back once the pods settle, again and again.",
+    default_enabled: true,
+    fixes: &[
+        "Raise the HPA's target utilisation above the startup burst, or lower the startup burst.",
+        "Add a scale-down stabilisation window (`behavior.scaleDown.stabilizationWindowSeconds`).",
+        "Set the cpu request closer to the steady usage.",
+    ],
+    liveness: false,
+    template: "checks/no_replica_oscillation.pml",
+    proctype: "CheckNoReplicaOscillation",
+    violation: Event::Oscillation,
+};

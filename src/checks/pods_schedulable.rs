@@ -1,0 +1,30 @@
+//! The check `pods-schedulable`: what it claims, its defaults and its monitor: the
+//! proctype `CheckPodsSchedulable` of `templates/checks/pods_schedulable.pml`, whose violation ends the trace
+//! with `PendingForever`.
+
+use super::*;
+
+pub const CHECK: Check = Check {
+    id: CheckId::PodsSchedulable,
+    aliases: &["pod_always_schedulable", "no_feasible_node"],
+    summary: "every pod a controller creates finds a feasible node",
+    definition: "Every pod that a controller creates (including after the HPA scales up to \
+                 maxReplicas, after node failures and during rollouts) is eventually bound to \
+                 a node that passes every scheduler filter.",
+    level: Level::Error,
+    applies: Applies::Always,
+    params: &[],
+    tags: &["reliability", "scheduling", "topology-spread", "affinity"],
+    example: "A Deployment with 6 replicas and a required `topologySpreadConstraint` on `topology.kubernetes.io/zone` (maxSkew 1) runs on 3 zones of which one has a single small node: once the HPA scales to 6, the sixth pod has no zone where it keeps the skew and stays Pending.",
+    default_enabled: true,
+    fixes: &[
+        "Use `whenUnsatisfiable: ScheduleAnyway` for spread constraints that are a preference, not a rule.",
+        "Give every zone (or node pool) the capacity for maxReplicas / zones pods, or lower the HPA's maxReplicas.",
+        "Make required anti-affinity preferred, or allow as many nodes as replicas.",
+        "Check that nodeSelector, affinity and tolerations match a pool that exists.",
+    ],
+    liveness: false,
+    template: "checks/pods_schedulable.pml",
+    proctype: "CheckPodsSchedulable",
+    violation: Event::PendingForever,
+};
