@@ -108,7 +108,7 @@ fn unit_keys(
     engine: &Engine,
     options: &scaling::Options,
 ) -> Vec<String> {
-    let fingerprints = scaling::fingerprints(analysis, generator, engine, options);
+    let fingerprints = scaling::fingerprints(scaling::Subject::of(analysis), generator, engine, options);
     scope_keys(analysis, top)
         .into_iter()
         .zip(fingerprints)
@@ -232,7 +232,15 @@ pub fn mark_existing(
         related.len(),
         base.revision
     );
-    let before = scaling::verify(&base.analysis, &related, generator, engine, options, cancel, progress);
+    let before = scaling::verify(
+        scaling::Subject::of(&base.analysis),
+        &related,
+        generator,
+        engine,
+        options,
+        cancel,
+        progress,
+    );
     let existing = violations(&base.analysis, &base_scopes, &before);
     for (key, (r, c)) in found {
         results[r].results[c].baseline = Some(existing.contains_key(&key));

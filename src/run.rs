@@ -190,7 +190,15 @@ impl Session {
         }
         let on_progress = |p: &scaling::Progress| progress.update(p);
         let cancel = &*self.cancel;
-        let mut results = scaling::verify(analysis, &selected, &generator, &engine, &options, cancel, &on_progress);
+        let mut results = scaling::verify(
+            scaling::Subject::of(analysis),
+            &selected,
+            &generator,
+            &engine,
+            &options,
+            cancel,
+            &on_progress,
+        );
         if let Some(base) = &base {
             crate::changes::mark_existing(
                 analysis,

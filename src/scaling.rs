@@ -20,9 +20,12 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::Analysis;
 use crate::checks::{self, CheckId};
+use crate::config::Config;
 use crate::engine::{self, Engine, TraceEvent};
 use crate::findings::{CheckResult, Verdict};
+use crate::manifest::Object;
 use crate::model::{self, Generator, Ir, Names, Shape, Topology};
+use crate::units::Unit;
 pub use topologies::{Plan, Scale};
 
 /// Environment events of the config the model does not explore yet: verdicts hold without them.
@@ -158,10 +161,29 @@ struct PointResult {
     states: u64,
 }
 
-/// Verify the given units of the analysis (indices into its units). `cancel` (Ctrl-C) stops
+/// What verifying units reads: the units, the objects they are made of and the config. A
+/// scan verifies its analysis ([`Subject::of`]); a fix candidate, an edited copy of it.
+#[derive(Clone, Copy)]
+pub struct Subject<'a> {
+    pub units: &'a [Unit],
+    pub objects: &'a [Object],
+    pub config: &'a Config,
+}
+
+impl<'a> Subject<'a> {
+    pub fn of(analysis: &'a Analysis) -> Subject<'a> {
+        Subject {
+            units: &analysis.units,
+            objects: &analysis.objects,
+            config: &analysis.config,
+        }
+    }
+}
+
+/// Verify the given units of the subject (indices into its units). `cancel` (Ctrl-C) stops
 /// every run; `progress` hears of each finished run.
 pub fn verify(
-    analysis: &Analysis,
+    subject: Subject<'_>,
     units: &[usize],
     generator: &Generator,
     engine: &Engine,
@@ -172,10 +194,10 @@ pub fn verify(
     let started = Instant::now();
     let all_plans: Vec<UnitPlan> = units
         .iter()
-        .map(|&i| plan_unit(analysis, generator, options, i))
+        .map(|&i| plan_unit(subject, generator, options, i))
         .collect();
     if let Some(dir) = &options.emit_models {
-        emit(dir, analysis, &all_plans);
+        emit(dir, subject, &all_plans);
     }
     // Units with the same models and inputs have the same verdicts (the overlays of one base
     // often are): the first is searched, and the others share its runs but decode them with
@@ -221,7 +243,7 @@ pub fn verify(
             let (points, elapsed) = &outcomes[k];
             let leader = leaders[k];
             let elapsed = if leader == i { *elapsed } else { Duration::ZERO };
-            let mut r = conclude(analysis, plan, points, options, elapsed);
+            let mut r = conclude(subject, plan, points, options, elapsed);
             r.cached = cached[k];
             r.shares_runs_with = (leader != i).then(|| all_plans[leader].unit);
             r
@@ -231,14 +253,14 @@ pub fn verify(
 
 /// Per unit, a hash of everything its verdicts depend on (the result cache key): equal
 /// fingerprints mean equal verdicts, whatever the manifests look like.
-pub fn fingerprints(analysis: &Analysis, generator: &Generator, engine: &Engine, options: &Options) -> Vec<String> {
-    (0..analysis.units.len())
-        .map(|i| result_key(&plan_unit(analysis, generator, options, i), options, engine))
+pub fn fingerprints(subject: Subject<'_>, generator: &Generator, engine: &Engine, options: &Options) -> Vec<String> {
+    (0..subject.units.len())
+        .map(|i| result_key(&plan_unit(subject, generator, options, i), options, engine))
         .collect()
 }
 
-fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: usize) -> UnitPlan {
-    let unit = &analysis.units[i];
+fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: usize) -> UnitPlan {
+    let unit = &subject.units[i];
     let started = Instant::now();
     let checks: Vec<CheckId> = unit
         .checks
@@ -261,7 +283,7 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
     if plan.checks.is_empty() {
         return plan;
     }
-    let topologies = topologies::plan(unit, &analysis.objects, &analysis.config, options.scale);
+    let topologies = topologies::plan(unit, subject.objects, subject.config, options.scale);
     plan.bound = topologies.bound;
     if topologies.topologies.is_empty() {
         plan.failure = Some("no topology to verify: no node pool can have a node".into());
@@ -269,7 +291,7 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
     }
     let mut built = Vec::new();
     for topology in topologies.topologies {
-        match model::ir::build(unit, &analysis.objects, &analysis.config, &topology) {
+        match model::ir::build(unit, subject.objects, subject.config, &topology) {
             Ok((ir, names)) => built.push((topology, ir, names)),
             // A larger topology than the model holds ends the search there.
             Err(e) if !built.is_empty() => {
@@ -324,11 +346,11 @@ fn plan_unit(analysis: &Analysis, generator: &Generator, options: &Options, i: u
     plan
 }
 
-fn emit(dir: &std::path::Path, analysis: &Analysis, plans: &[UnitPlan]) {
+fn emit(dir: &std::path::Path, subject: Subject<'_>, plans: &[UnitPlan]) {
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         for plan in plans {
-            let id = &analysis.units[plan.unit].id;
+            let id = &subject.units[plan.unit].id;
             for (k, model) in plan.models.iter().enumerate() {
                 let name = if k == 0 {
                     format!("{id}.pml")
@@ -721,13 +743,13 @@ fn inconclusive(checks: &[CheckId], why: &engine::Inconclusive) -> Vec<(CheckId,
 /// Turn a unit's accepted results into verdicts: each check's first violation (or first
 /// inconclusive run), else verified up to the last topology it ran on.
 fn conclude(
-    analysis: &Analysis,
+    subject: Subject<'_>,
     plan: &UnitPlan,
     results: &[Option<PointResult>],
     options: &Options,
     elapsed: Duration,
 ) -> UnitResult {
-    let unit = &analysis.units[plan.unit];
+    let unit = &subject.units[plan.unit];
     let w = walk(plan, results, options.all);
     let accepted: Vec<&PointResult> = results.iter().take(w.decided).map_while(Option::as_ref).collect();
     let mut out = UnitResult {
@@ -763,7 +785,7 @@ fn conclude(
                     verified.insert(*check, point.topology.clone());
                 }
                 PointVerdict::Violated(trace) => {
-                    let (steps, location) = crate::findings::decode(trace, &point.ir, &point.names, &analysis.objects);
+                    let (steps, location) = crate::findings::decode(trace, &point.ir, &point.names, subject.objects);
                     decided.insert(*check, (Verdict::Violated { steps, location }, point.topology.clone()));
                 }
                 PointVerdict::Inconclusive(why) => {
@@ -830,8 +852,8 @@ fn add(total: &mut engine::Timings, more: &engine::Timings) {
 }
 
 /// A topology in words: `3 nodes (zone-a 2, zone-b 1), php-apache from 5 replicas`.
-pub fn describe(analysis: &Analysis, unit: usize, topology: &Topology) -> String {
-    let pools: Vec<String> = analysis
+pub fn describe(subject: Subject<'_>, unit: usize, topology: &Topology) -> String {
+    let pools: Vec<String> = subject
         .config
         .cluster
         .pools
@@ -846,14 +868,14 @@ pub fn describe(analysis: &Analysis, unit: usize, topology: &Topology) -> String
         if nodes == 1 { "" } else { "s" },
         pools.join(", ")
     );
-    let replicas: Vec<String> = analysis.units[unit]
+    let replicas: Vec<String> = subject.units[unit]
         .workloads()
         .zip(&topology.replicas)
         .filter_map(|(w, r)| {
             r.map(|r| {
                 format!(
                     "{} from {r} replica{}",
-                    analysis.objects[w].id.name,
+                    subject.objects[w].id.name,
                     if r == 1 { "" } else { "s" }
                 )
             })

@@ -155,9 +155,26 @@ pub(super) fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mu
     }
 }
 
-/// The analysis with `edit` applied, unit `unit` checking `checks` only, and the pools at the
+/// What a fix candidate verifies: the analysis's units, objects and config with the edit.
+pub(super) struct Edited {
+    objects: Vec<crate::manifest::Object>,
+    config: Config,
+    units: Vec<crate::units::Unit>,
+}
+
+impl Edited {
+    pub(super) fn subject(&self) -> crate::scaling::Subject<'_> {
+        crate::scaling::Subject {
+            units: &self.units,
+            objects: &self.objects,
+            config: &self.config,
+        }
+    }
+}
+
+/// The analysis's units, objects and config with `edit` applied, and the pools at the
 /// counterexample's node counts (for `Scale::Current`).
-pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::model::Topology>) -> Analysis {
+pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::model::Topology>) -> Edited {
     let mut objects = a.objects.clone();
     let mut config = a.config.clone();
     let mut units = a.units.clone();
@@ -167,16 +184,5 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
             pool.count = n;
         }
     }
-    Analysis {
-        sources: a.sources.clone(),
-        config,
-        scopes: a.scopes.clone(),
-        objects,
-        skipped: Vec::new(),
-        units,
-        diagnostics: Default::default(),
-        files: a.files,
-        renders: a.renders,
-        timings: a.timings,
-    }
+    Edited { objects, config, units }
 }

@@ -707,8 +707,15 @@ pub fn suggest(
                             let topology = c.topology.as_ref();
                             scope.spawn(move || {
                                 let fixed = edited(a, unit, &candidate.edit, topology);
-                                let again =
-                                    scaling::verify(&fixed, &[unit], generator, engine, one_topology, cancel, &|_| {});
+                                let again = scaling::verify(
+                                    fixed.subject(),
+                                    &[unit],
+                                    generator,
+                                    engine,
+                                    one_topology,
+                                    cancel,
+                                    &|_| {},
+                                );
                                 let holds = again.first().is_some_and(|u| {
                                     checks.iter().all(|check| {
                                         u.results
@@ -718,8 +725,8 @@ pub fn suggest(
                                     })
                                 });
                                 holds.then(|| {
-                                    let on = crate::model::Topology::current(&fixed.config);
-                                    scaling::describe(&fixed, unit, &on)
+                                    let on = crate::model::Topology::current(fixed.subject().config);
+                                    scaling::describe(fixed.subject(), unit, &on)
                                 })
                             })
                         })

@@ -515,7 +515,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
             .zip(&t.replicas)
             .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
             .collect(),
-        description: crate::scaling::describe(a, r.unit, t),
+        description: crate::scaling::describe(crate::scaling::Subject::of(a), r.unit, t),
         node_list: crate::model::ir::cluster_nodes(&a.config, t)
             .0
             .iter()
