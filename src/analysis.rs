@@ -68,8 +68,17 @@ impl Analysis {
 pub fn analyze(request: &Request) -> Analysis {
     let mut sources = SourceMap::default();
     let mut diags = Diagnostics::default();
-    let mut config = load_config(request, &mut sources, &mut diags);
-    exclude_previous_revision(&mut config);
+    let config = load_config(request, &mut sources, &mut diags);
+    // The previous revision of an `apply` event is history, not part of the scan.
+    let config = Config {
+        exclude: config
+            .exclude
+            .iter()
+            .cloned()
+            .chain(previous_revision_dir(&config))
+            .collect(),
+        ..config
+    };
 
     let start = Instant::now();
     let discovery = discover::discover(
@@ -113,10 +122,22 @@ pub fn analyze(request: &Request) -> Analysis {
     }
     let mut scopes = discovery.scopes;
     crate::scopes::split_file_scopes(&mut objects, &mut scopes, &sources);
-    crate::config::assumed::admit_static_requirements(&mut config, &objects, &mut diags);
+    // The config as the scan uses it, built once from the loaded one and never changed after:
+    // the assumed cluster widened for the scanned workloads, and what the config names (the
+    // scheduler's profile, the previous revision) read.
+    let cluster = crate::config::assumed::admit_static_requirements(&config.cluster, &objects, &mut diags);
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
-    config.scheduler.profile = load_scheduler_config(&config, &mut sources, &mut diags);
-    config.previous_revision = previous_revision(&config, request, &mut diags);
+    let profile = load_scheduler_config(&config, &mut sources, &mut diags);
+    let previous = previous_revision(&config, request, &mut diags);
+    let config = Config {
+        cluster,
+        scheduler: crate::config::SchedulerOptions {
+            profile,
+            ..config.scheduler
+        },
+        previous_revision: previous,
+        ..config
+    };
     check_duplicates(&mut objects, &scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
     check_ignore_annotations(&objects, &mut diags);
@@ -280,21 +301,20 @@ fn load_scheduler_config(
     }
 }
 
-/// An `apply` event's `from` directory inside the scanned tree holds the previous revision:
-/// it is not part of the current one.
-fn exclude_previous_revision(config: &mut Config) {
+/// The globs that leave out an `apply` event's `from` directory when it is inside the scanned
+/// tree: it holds the previous revision, not part of the current one.
+fn previous_revision_dir(config: &Config) -> Vec<String> {
     let Some(EnvironmentEvent::Apply { from }) = config.apply_from().map(|e| &e.value) else {
-        return;
+        return Vec::new();
     };
     if !config.base_dir.join(from).is_dir() {
-        return;
+        return Vec::new();
     }
     let rel = from.trim_start_matches("./").trim_end_matches('/').to_string();
     if rel.is_empty() || rel.starts_with("..") {
-        return;
+        return Vec::new();
     }
-    config.exclude.push(rel.clone());
-    config.exclude.push(format!("{rel}/**"));
+    vec![rel.clone(), format!("{rel}/**")]
 }
 
 /// Read the `apply` event's previous revision: its workloads' replicas and pod templates. Its

@@ -17,7 +17,7 @@ use crate::manifest::selector::{Labels, NodeSelectorTerm, Operator, Requirement}
 use crate::manifest::{Body, Object, Workload};
 use crate::source::Span;
 
-use super::Config;
+use super::cluster::Cluster;
 use super::cluster::NodePool;
 
 /// Labels and resources the assumed pools got, for the note.
@@ -35,11 +35,12 @@ struct Assumed {
     conflicts: Vec<(String, Span)>,
 }
 
-/// Widen `config`'s assumed pools so they admit every long-running workload's static node
-/// requirements; a no-op for a cluster the user described.
-pub fn admit_static_requirements(config: &mut Config, objects: &[Object], diags: &mut Diagnostics) {
-    if !config.cluster.assumed || config.cluster.pools.is_empty() {
-        return;
+/// The cluster with its assumed pools widened to admit every long-running workload's static
+/// node requirements; a cluster the user described as it is.
+pub fn admit_static_requirements(cluster: &Cluster, objects: &[Object], diags: &mut Diagnostics) -> Cluster {
+    let mut cluster = cluster.clone();
+    if !cluster.assumed || cluster.pools.is_empty() {
+        return cluster;
     }
     let mut assumed = Assumed::default();
     let mut demand = Amounts::default();
@@ -51,20 +52,20 @@ pub fn admit_static_requirements(config: &mut Config, objects: &[Object], diags:
         };
         first = first.or(Some(o.span));
         let replicas = i64::from(w.desired_replicas().max(1)).max(largest_autoscaled(objects, o));
-        admit(&mut config.cluster.pools, w, replicas, &mut assumed);
+        admit(&mut cluster.pools, w, replicas, &mut assumed);
         pods = pods.saturating_add(replicas);
-        topology_keys(&mut config.cluster.pools, w, &mut assumed);
+        topology_keys(&mut cluster.pools, w, &mut assumed);
         demand = demand.saturating_add(w.template.spec.effective_request().saturating_mul(replicas));
     }
     for (name, (total, _)) in &assumed.resources {
-        for pool in config.cluster.pools.iter_mut() {
+        for pool in cluster.pools.iter_mut() {
             let have = pool.scalar_allocatable.entry(name.clone()).or_insert(0);
             *have = (*have).max(*total);
         }
     }
     // Room for every pod scanned on any one node: how many nodes a real cluster has, and how
     // large, is not known, so capacity never decides a verdict here.
-    for pool in &mut config.cluster.pools {
+    for pool in &mut cluster.pools {
         let usable = pool.usable();
         if demand.cpu_millis > usable.cpu_millis || demand.memory_bytes > usable.memory_bytes {
             assumed.room = first;
@@ -79,6 +80,7 @@ pub fn admit_static_requirements(config: &mut Config, objects: &[Object], diags:
             .max(demand.memory_bytes.saturating_add(pool.reserved.memory_bytes));
     }
     note(&assumed, diags);
+    cluster
 }
 
 /// The largest `maxReplicas` of an HPA that scales `o`.
