@@ -15,7 +15,6 @@ use crate::analysis::{self, Analysis, Request};
 use crate::discover::revision::{self, Checkout};
 use crate::engine::Engine;
 use crate::findings::Verdict;
-use crate::model::Generator;
 use crate::scaling::{self, Progress, UnitResult};
 
 /// The base revision, scanned like the working tree.
@@ -104,11 +103,11 @@ fn scope_keys(analysis: &Analysis, top: &Path) -> Vec<String> {
 fn unit_keys(
     analysis: &Analysis,
     top: &Path,
-    generator: &Generator,
+    plans: &[scaling::UnitPlan],
     engine: &Engine,
     options: &scaling::Options,
 ) -> Vec<String> {
-    let fingerprints = scaling::fingerprints(scaling::Subject::of(analysis), generator, engine, options);
+    let fingerprints = plans.iter().map(|p| p.fingerprint(options, engine));
     scope_keys(analysis, top)
         .into_iter()
         .zip(fingerprints)
@@ -126,17 +125,19 @@ fn unit_keys(
 }
 
 /// Units of the working tree the base revision has too: same scope, members and fingerprint.
+/// `current_plans` and `base_plans` plan every unit of their analysis, in order.
 pub fn unchanged_units(
     current: &Analysis,
+    current_plans: &[scaling::UnitPlan],
     base: &Base,
-    generator: &Generator,
+    base_plans: &[scaling::UnitPlan],
     engine: &Engine,
     options: &scaling::Options,
 ) -> BTreeSet<usize> {
-    let before: BTreeSet<String> = unit_keys(&base.analysis, &base.checkout.root, generator, engine, options)
+    let before: BTreeSet<String> = unit_keys(&base.analysis, &base.checkout.root, base_plans, engine, options)
         .into_iter()
         .collect();
-    unit_keys(current, &base.checkout.toplevel, generator, engine, options)
+    unit_keys(current, &base.checkout.toplevel, current_plans, engine, options)
         .iter()
         .enumerate()
         .filter(|(_, key)| before.contains(*key))
@@ -191,7 +192,7 @@ pub fn mark_existing(
     current: &Analysis,
     results: &mut [UnitResult],
     base: &Base,
-    generator: &Generator,
+    base_plans: Vec<scaling::UnitPlan>,
     engine: &Engine,
     options: &scaling::Options,
     cancel: &AtomicBool,
@@ -232,10 +233,10 @@ pub fn mark_existing(
         related.len(),
         base.revision
     );
-    let before = scaling::verify(
+    let plans = base_plans.into_iter().filter(|p| related.contains(&p.unit())).collect();
+    let before = scaling::verify_plans(
         scaling::Subject::of(&base.analysis),
-        &related,
-        generator,
+        plans,
         engine,
         options,
         cancel,

@@ -165,8 +165,16 @@ impl Session {
                 Err(e) => return Err(Stopped::Error(format!("--changed-since {git_ref}: {e}"))),
             },
         };
+        // PR mode plans every unit of both revisions once: for the fingerprints that tell the
+        // changed units, then for the searches.
+        let mut plans = None;
+        let mut base_plans = Vec::new();
         if let Some(base) = &base {
-            let unchanged = crate::changes::unchanged_units(analysis, base, &generator, &engine, &options);
+            let current = scaling::plan(scaling::Subject::of(analysis), &selected, &generator, &options);
+            let before: Vec<usize> = (0..base.analysis.units.len()).collect();
+            base_plans = scaling::plan(scaling::Subject::of(&base.analysis), &before, &generator, &options);
+            let unchanged = crate::changes::unchanged_units(analysis, &current, base, &base_plans, &engine, &options);
+            plans = Some(current);
             tracing::info!(
                 "{} of {} units unchanged since {}",
                 unchanged.len(),
@@ -190,21 +198,21 @@ impl Session {
         }
         let on_progress = |p: &scaling::Progress| progress.update(p);
         let cancel = &*self.cancel;
-        let mut results = scaling::verify(
-            scaling::Subject::of(analysis),
-            &selected,
-            &generator,
-            &engine,
-            &options,
-            cancel,
-            &on_progress,
-        );
+        let subject = scaling::Subject::of(analysis);
+        let plans = match plans {
+            Some(all) => {
+                let mut by_unit: Vec<Option<scaling::UnitPlan>> = all.into_iter().map(Some).collect();
+                selected.iter().filter_map(|&u| by_unit.get_mut(u)?.take()).collect()
+            }
+            None => scaling::plan(subject, &selected, &generator, &options),
+        };
+        let mut results = scaling::verify_plans(subject, plans, &engine, &options, cancel, &on_progress);
         if let Some(base) = &base {
             crate::changes::mark_existing(
                 analysis,
                 &mut results,
                 base,
-                &generator,
+                base_plans,
                 &engine,
                 &options,
                 cancel,

@@ -128,8 +128,9 @@ struct Point {
     model: usize,
 }
 
-/// A unit's search: its points, smallest first, and the models they run on.
-struct UnitPlan {
+/// A unit's search: its points, smallest first, and the models they run on. Planned once
+/// ([`plan`]); PR mode compares fingerprints of plans, then searches the changed ones.
+pub struct UnitPlan {
     unit: usize,
     name: String,
     checks: Vec<CheckId>,
@@ -180,6 +181,28 @@ impl<'a> Subject<'a> {
     }
 }
 
+impl UnitPlan {
+    /// The unit (an index into the subject's units).
+    pub fn unit(&self) -> usize {
+        self.unit
+    }
+
+    /// A hash of everything the unit's verdicts depend on (the result cache key): equal
+    /// fingerprints mean equal verdicts, whatever the manifests look like.
+    pub fn fingerprint(&self, options: &Options, engine: &Engine) -> String {
+        result_key(self, options, engine)
+    }
+}
+
+/// Plan the given units of the subject (indices into its units): render their models and
+/// list their topologies.
+pub fn plan(subject: Subject<'_>, units: &[usize], generator: &Generator, options: &Options) -> Vec<UnitPlan> {
+    units
+        .iter()
+        .map(|&i| plan_unit(subject, generator, options, i))
+        .collect()
+}
+
 /// Verify the given units of the subject (indices into its units). `cancel` (Ctrl-C) stops
 /// every run; `progress` hears of each finished run.
 pub fn verify(
@@ -191,11 +214,20 @@ pub fn verify(
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
+    let plans = plan(subject, units, generator, options);
+    verify_plans(subject, plans, engine, options, cancel, progress)
+}
+
+/// [`verify`] of units already planned.
+pub fn verify_plans(
+    subject: Subject<'_>,
+    all_plans: Vec<UnitPlan>,
+    engine: &Engine,
+    options: &Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Vec<UnitResult> {
     let started = Instant::now();
-    let all_plans: Vec<UnitPlan> = units
-        .iter()
-        .map(|&i| plan_unit(subject, generator, options, i))
-        .collect();
     if let Some(dir) = &options.emit_models {
         emit(dir, subject, &all_plans);
     }
@@ -248,14 +280,6 @@ pub fn verify(
             r.shares_runs_with = (leader != i).then(|| all_plans[leader].unit);
             r
         })
-        .collect()
-}
-
-/// Per unit, a hash of everything its verdicts depend on (the result cache key): equal
-/// fingerprints mean equal verdicts, whatever the manifests look like.
-pub fn fingerprints(subject: Subject<'_>, generator: &Generator, engine: &Engine, options: &Options) -> Vec<String> {
-    (0..subject.units.len())
-        .map(|i| result_key(&plan_unit(subject, generator, options, i), options, engine))
         .collect()
 }
 
