@@ -150,12 +150,12 @@ impl Session {
         let mut context = Context {
             shard: scan.shard,
             changed_since: scan.changed_since.clone(),
-            policy: crate::findings::Policy {
-                today: Some(crate::config::Date::today()),
-                inline_suppressions: !scan.no_inline_suppressions,
-                all_findings: scan.all_findings,
-            },
             ..Default::default()
+        };
+        let policy = crate::findings::Policy {
+            today: Some(crate::config::Date::today()),
+            inline_suppressions: !scan.no_inline_suppressions,
+            all_findings: scan.all_findings,
         };
         let mut selected: Vec<usize> = (0..analysis.units.len()).collect();
         let base = match &scan.changed_since {
@@ -240,6 +240,16 @@ impl Session {
         } else if self.interrupted() {
             return Err(Stopped::Interrupted);
         }
+        // What the report shows of each result, decided here: its level, suppression and
+        // PR-mode hiding.
+        context.judgements = results
+            .iter()
+            .flat_map(|r| {
+                r.results
+                    .iter()
+                    .map(move |c| ((r.unit, c.check), policy.judge(analysis, r.unit, c)))
+            })
+            .collect();
         Ok(Verified {
             results,
             context,

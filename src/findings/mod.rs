@@ -15,7 +15,7 @@ mod namer;
 mod policy;
 
 pub use decode::decode;
-pub use policy::{Policy, Suppressed, SuppressedBy};
+pub use policy::{Judgement, Policy, Suppressed, SuppressedBy};
 
 /// Who acts in a step of a counterexample: a controller, an environment event, or the check.
 /// Its name (kebab-case, as in reports) is stable: SARIF `kinds`, JSON `actor`.

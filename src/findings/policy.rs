@@ -48,7 +48,28 @@ pub struct Suppressed {
     pub span: Span,
 }
 
+/// What the policy decided for one check's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    pub level: Level,
+    /// Violations only: the annotation or config entry that suppresses it.
+    pub suppressed: Option<Suppressed>,
+    /// PR mode leaves the result out of the report.
+    pub hidden: bool,
+}
+
 impl Policy {
+    /// The decisions for `result`, a result of unit `unit`.
+    pub fn judge(&self, a: &Analysis, unit: usize, result: &super::CheckResult) -> Judgement {
+        Judgement {
+            level: self.level(a, result.check),
+            suppressed: matches!(result.verdict, super::Verdict::Violated { .. })
+                .then(|| self.suppression(a, unit, result.check))
+                .flatten(),
+            hidden: self.hides(result.baseline),
+        }
+    }
+
     /// The level of `check`'s findings.
     pub fn level(&self, a: &Analysis, check: CheckId) -> Level {
         a.check_level(check)

@@ -343,8 +343,9 @@ pub struct Context {
     pub changed_since: Option<String>,
     /// Per unit index, a reason it was not verified.
     pub not_verified: BTreeMap<usize, NotVerified>,
-    /// Levels, suppressions and PR-mode hiding, with their inputs (the date, the flags).
-    pub policy: crate::findings::Policy,
+    /// Per unit index and check, the policy's level, suppression and PR-mode hiding of its
+    /// result ([`crate::findings::Policy::judge`]): the report shows them, it decides nothing.
+    pub judgements: BTreeMap<(usize, crate::checks::CheckId), crate::findings::Judgement>,
 }
 
 impl Report {
@@ -505,7 +506,6 @@ fn suppression(a: &Analysis, s: crate::findings::Suppressed) -> Suppression {
 }
 
 fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context, hidden: &mut usize) -> Verification {
-    let policy = &context.policy;
     let place = |span: Option<crate::source::Span>| Place::of(a, span);
     let topology = |t: &crate::model::Topology| TopologyOut {
         nodes: t.nodes(),
@@ -536,7 +536,19 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
                 BaselineState::New
             }
         });
-        if policy.hides(c.baseline) {
+        // A result nothing judged (none is asked for in a report of units only) shows its
+        // check's level.
+        let judgement =
+            context
+                .judgements
+                .get(&(r.unit, c.check))
+                .cloned()
+                .unwrap_or_else(|| crate::findings::Judgement {
+                    level: a.check_level(c.check),
+                    suppressed: None,
+                    hidden: false,
+                });
+        if judgement.hidden {
             *hidden += 1;
             continue;
         }
@@ -555,7 +567,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
         results.push(CheckOutcome {
             check: c.check.to_string(),
             verdict,
-            level: policy.level(a, c.check),
+            level: judgement.level,
             reason,
             engine_error: matches!(
                 c.verdict,
@@ -575,10 +587,7 @@ fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context,
                 line: f.location.start.line,
                 column: f.location.start.column,
             }),
-            suppression: (verdict == VerdictKind::Violated)
-                .then(|| policy.suppression(a, r.unit, c.check))
-                .flatten()
-                .map(|s| suppression(a, s)),
+            suppression: judgement.suppressed.map(|s| suppression(a, s)),
             caused_by: None,
             also_breaks: Vec::new(),
             steps: steps
