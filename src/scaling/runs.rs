@@ -1,0 +1,136 @@
+//! The runs at one topology: each liveness check's cycle search alone, then the safety
+//! checks in one search, again without each check a violation decides.
+
+use super::*;
+
+/// Run one topology of a plan: the model monitors `group`; a violation decides its check and
+/// the others run again without it. `None` when cancelled.
+pub(super) fn run_point(
+    plan: &UnitPlan,
+    t: usize,
+    group: &[CheckId],
+    engine: &Engine,
+    verdicts_only: bool,
+    cancel: &AtomicBool,
+) -> Option<PointResult> {
+    let point = &plan.points[t];
+    let model = &plan.models[point.model];
+    let mut result = PointResult {
+        group: group.to_vec(),
+        verdicts: Vec::new(),
+        timings: engine::Timings::default(),
+        states: 0,
+    };
+    // Liveness checks need pan's cycle search, a build of their own: each runs alone.
+    let (liveness, open): (Vec<CheckId>, Vec<CheckId>) = group.iter().partition(|c| c.check().liveness);
+    std::thread::scope(|scope| {
+        // Two builds ahead (the cycle search's and the safety search's): the second compiles
+        // while the first runs.
+        if !liveness.is_empty() && !open.is_empty() {
+            scope.spawn(|| engine.prepare(model));
+        }
+        run_checks(
+            point,
+            plan,
+            model,
+            liveness,
+            open,
+            engine,
+            verdicts_only,
+            cancel,
+            &mut result,
+        )
+    })?;
+    Some(result)
+}
+
+/// The runs of one topology: each liveness check alone, then the safety checks together.
+/// `None` when cancelled.
+#[allow(clippy::too_many_arguments)]
+fn run_checks(
+    point: &Point,
+    plan: &UnitPlan,
+    model: &str,
+    liveness: Vec<CheckId>,
+    mut open: Vec<CheckId>,
+    engine: &Engine,
+    verdicts_only: bool,
+    cancel: &AtomicBool,
+    result: &mut PointResult,
+) -> Option<()> {
+    for check in liveness {
+        let input = model::input(&point.ir, &plan.shape, &[check]);
+        let verdict = match engine.liveness().verify(model, &input, cancel) {
+            Err(e) => PointVerdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
+            Ok(outcome) => {
+                add(&mut result.timings, &outcome.timings);
+                result.states += outcome.statistics.states_stored;
+                match outcome.verdict {
+                    engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,
+                    engine::Verdict::Verified => PointVerdict::Verified,
+                    engine::Verdict::Inconclusive(why) => PointVerdict::Inconclusive(why),
+                    engine::Verdict::Violated { trace, .. } => PointVerdict::Violated(trace),
+                }
+            }
+        };
+        result.verdicts.push((check, verdict));
+    }
+    while !open.is_empty() {
+        let input = model::input(&point.ir, &plan.shape, &open);
+        let outcome = match if verdicts_only {
+            engine.verify_verdict(model, &input, cancel)
+        } else {
+            engine.verify(model, &input, cancel)
+        } {
+            Ok(o) => o,
+            Err(e) => {
+                let why = engine::Inconclusive::EngineError(e.to_string());
+                result.verdicts.extend(inconclusive(&open, &why));
+                break;
+            }
+        };
+        add(&mut result.timings, &outcome.timings);
+        result.states += outcome.statistics.states_stored;
+        match outcome.verdict {
+            engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,
+            engine::Verdict::Verified => {
+                result
+                    .verdicts
+                    .extend(open.iter().map(|c| (*c, PointVerdict::Verified)));
+                break;
+            }
+            engine::Verdict::Inconclusive(why) => {
+                result.verdicts.extend(inconclusive(&open, &why));
+                break;
+            }
+            engine::Verdict::Violated { trace, violation } => match violated_check(&trace) {
+                Some(check) if open.contains(&check) => {
+                    open.retain(|c| *c != check);
+                    result.verdicts.push((check, PointVerdict::Violated(trace)));
+                }
+                _ => {
+                    let why = engine::Inconclusive::EngineError(format!(
+                        "the model stopped without a check failing ({violation:?})"
+                    ));
+                    result.verdicts.extend(inconclusive(&open, &why));
+                    break;
+                }
+            },
+        }
+    }
+    Some(())
+}
+
+/// The check whose monitor fired, from the last event of a trail.
+fn violated_check(trace: &[TraceEvent]) -> Option<CheckId> {
+    let code = *trace.last()?.values.first()?;
+    checks::violated_by(crate::trace::Event::from_code(code)?)
+}
+
+/// Every check of `checks` inconclusive for the same reason.
+pub(super) fn inconclusive(checks: &[CheckId], why: &engine::Inconclusive) -> Vec<(CheckId, PointVerdict)> {
+    checks
+        .iter()
+        .map(|c| (*c, PointVerdict::Inconclusive(why.clone())))
+        .collect()
+}
