@@ -1157,3 +1157,73 @@ fn kustomize_entries_naming_pipes_or_devices_are_not_read() {
         "{stderr}"
     );
 }
+
+/// A merged report's file names come from the shards' JSON: the HTML report shows excerpts of
+/// repository files only. A shard that names a file outside the repository (absolute, `..`,
+/// a symlink out) gets no excerpt, and the file is never read.
+#[test]
+fn merged_html_reads_no_file_outside_the_repository() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let secret = dir.path().join("secret.yaml");
+    std::fs::write(&secret, "password: hunter2-outside-the-repository\n".repeat(40)).unwrap();
+    let scan = |shard: &str| -> String {
+        let out = kivi()
+            .args([
+                "--format",
+                "json",
+                "-q",
+                "--no-fixes",
+                "--shard",
+                shard,
+                "fixtures/pr-mode/repo",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (one, two) = (scan("1/2"), scan("2/2"));
+    let manifest = "fixtures/pr-mode/repo/apps/checkout/deployment.yaml";
+    assert!(one.contains(manifest) || two.contains(manifest));
+    let merge = |first: &str, second: &str| -> String {
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, first).unwrap();
+        std::fs::write(&b, second).unwrap();
+        let out = kivi()
+            .args(["merge", "--format", "html"])
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // As the scan wrote them: the manifest's lines are excerpted.
+    assert!(merge(&one, &two).contains("maxSkew: 1"));
+    // A symlink inside the repository (in a hidden directory no other test scans) to the file.
+    // Removed even when an assertion fails.
+    struct Removed(std::path::PathBuf);
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let links = Removed(std::path::PathBuf::from(format!(
+        ".hostile-links-{}",
+        std::process::id()
+    )));
+    let link = links.0.join("outside.yaml");
+    let symlinked = std::fs::create_dir_all(&links.0).is_ok() && std::os::unix::fs::symlink(&secret, &link).is_ok();
+    let relative = format!("../{}", secret.strip_prefix("/").unwrap().display());
+    let mut names = vec![secret.display().to_string(), format!("{}{relative}", "../".repeat(8))];
+    if symlinked {
+        names.push(link.display().to_string());
+    }
+    for name in names {
+        let forge = |text: &str| text.replace(manifest, &name);
+        let html = merge(&forge(&one), &forge(&two));
+        assert!(html.contains(&name), "{name}: the forged name is in the report");
+        assert!(
+            !html.contains("hunter2"),
+            "{name}: a file outside the repository was read"
+        );
+    }
+}

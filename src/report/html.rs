@@ -93,7 +93,7 @@ struct State {
 impl Page {
     fn new(e: &Emit) -> Page {
         let r = e.report;
-        let mut sources = Sources::default();
+        let mut sources = Sources::within(e.repo_root.as_deref());
         let findings = finding::findings(r);
         let units = r
             .units
@@ -252,17 +252,32 @@ fn states(steps: &[StepOut], down: Vec<String>) -> Vec<(State, Option<String>)> 
     out
 }
 
-/// Manifest files read for excerpts, once each.
-#[derive(Default)]
+/// Manifest files read for excerpts, once each: only files inside the repository. A merged
+/// report's file names come from the shards' JSON, not from a scan, so a name that leads
+/// elsewhere (an absolute path, `..`, a symlink out) gives no excerpt and is never read.
 struct Sources {
+    /// The repository root, canonical; `None`: nothing is read.
+    root: Option<std::path::PathBuf>,
     files: BTreeMap<String, Option<Vec<String>>>,
 }
 
 impl Sources {
+    fn within(root: Option<&std::path::Path>) -> Sources {
+        Sources {
+            root: root.and_then(|r| r.canonicalize().ok()),
+            files: BTreeMap::new(),
+        }
+    }
+
     /// Two lines either side of `line` (rendered files that no longer exist give nothing).
     fn excerpt(&mut self, file: &str, line: u32) -> Vec<(u32, String)> {
+        let root = self.root.as_deref();
         let lines = self.files.entry(file.to_string()).or_insert_with(|| {
-            std::fs::read_to_string(file)
+            let path = std::path::Path::new(file).canonicalize().ok()?;
+            if !root.is_some_and(|r| path.starts_with(r)) || !path.is_file() {
+                return None;
+            }
+            std::fs::read_to_string(path)
                 .ok()
                 .map(|t| t.lines().map(String::from).collect())
         });
