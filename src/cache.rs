@@ -4,7 +4,8 @@
 //! end. Each entry's modification time is its last use; entries unused for
 //! [`UNUSED_FOR`] are removed when a scan starts.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 /// How long an entry may go unused before it is removed.
@@ -46,6 +47,51 @@ pub fn prune(cache_dir: &Path, unused_for: Duration) -> usize {
     }
     removed
 }
+
+/// Why `cache_dir` must not be used, if it must not: it lies in a git work tree that commits
+/// it, its content, or a directory on its way as a file or symlink. A pull request could then
+/// forge verdicts (a results entry that says verified) or point the directory elsewhere, so
+/// that kivi-lint writes outside the repository. GitLab's template keeps the cache in the
+/// project directory, where a merge request can commit anything.
+pub fn committed(cache_dir: &Path) -> Option<String> {
+    let absolute = std::path::absolute(cache_dir).ok()?;
+    // git runs in the nearest directory that exists and is not a symlink.
+    let existing = absolute
+        .ancestors()
+        .skip(1)
+        .find(|d| d.symlink_metadata().is_ok_and(|m| m.is_dir()))?;
+    let mut c = Command::new("git");
+    c.arg("-C").arg(existing).args(["rev-parse", "--show-toplevel"]);
+    let finished = crate::process::run(c, GIT_TIMEOUT).ok().filter(|f| f.success)?;
+    let toplevel = PathBuf::from(finished.stdout.trim_end());
+    let relative = absolute.strip_prefix(&toplevel).ok()?;
+    if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    // The directory and every directory on its way from the root of the work tree.
+    let prefixes: Vec<PathBuf> = relative
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .collect();
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(&toplevel)
+        .args(["ls-files", "-z", "--full-name", "--"])
+        .args(&prefixes);
+    let listed = crate::process::run(c, GIT_TIMEOUT).ok().filter(|f| f.success)?;
+    let tracked = listed.stdout.split('\0').find(|entry| {
+        !entry.is_empty() && (prefixes.iter().any(|p| Path::new(entry) == p) || Path::new(entry).starts_with(relative))
+    })?;
+    Some(format!(
+        "the cache directory {} is in a git repository that commits `{tracked}`: a change could forge \
+         its verdicts or redirect its writes",
+        cache_dir.display()
+    ))
+}
+
+/// How long a git query about the cache directory may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

@@ -120,7 +120,17 @@ impl Session {
         progress: &crate::progress::Reporter,
     ) -> Result<Verified, Stopped> {
         let tools = crate::engine::Tools::find().map_err(|e| Stopped::Error(e.to_string()))?;
-        if let Some(dir) = &scan.cache_dir {
+        let cache_dir = scan
+            .cache_dir
+            .as_ref()
+            .filter(|dir| match crate::cache::committed(dir) {
+                Some(why) => {
+                    tracing::warn!("{why}; running without a cache");
+                    false
+                }
+                None => true,
+            });
+        if let Some(dir) = cache_dir {
             let removed = crate::cache::prune(dir, crate::cache::UNUSED_FOR);
             if removed > 0 {
                 tracing::info!("removed {removed} cache entries unused for 30 days");
@@ -130,7 +140,7 @@ impl Session {
             .map_err(|e| Stopped::Error(format!("{e:#}")))?;
         let options = scaling::Options {
             emit_models: scan.emit_models.clone(),
-            result_cache: scan.cache_dir.as_ref().map(|d| d.join("results")),
+            result_cache: cache_dir.map(|d| d.join("results")),
             jobs: scan.request.jobs,
             scale: scan.scale,
             all: scan.all,
@@ -138,7 +148,7 @@ impl Session {
             shape_floor: None,
             monitor: None,
         };
-        let engine = match crate::engine::Engine::new(tools, scan.engine.clone(), scan.cache_dir.as_deref()) {
+        let engine = match crate::engine::Engine::new(tools, scan.engine.clone(), cache_dir.map(PathBuf::as_path)) {
             Ok(e) => e,
             Err(e) => {
                 tracing::warn!("cache directory unusable ({e}); running without a cache");

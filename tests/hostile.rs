@@ -1227,3 +1227,56 @@ fn merged_html_reads_no_file_outside_the_repository() {
         );
     }
 }
+
+/// A cache directory the repository commits (GitLab's template keeps it in the project
+/// directory) is not used: its entries could be forged verdicts, and a committed symlink would
+/// point kivi-lint's writes outside the repository.
+#[test]
+fn a_cache_directory_the_repository_commits_is_not_used() {
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    let outside = assert_fs::TempDir::new().unwrap();
+    for symlinked in [false, true] {
+        let repo = assert_fs::TempDir::new().unwrap();
+        common::copy_tree(&common::root().join("fixtures/kivi-c3"), repo.path());
+        let cache = repo.path().join(".kivi-lint-cache");
+        if symlinked {
+            std::os::unix::fs::symlink(outside.path(), &cache).unwrap();
+        } else {
+            std::fs::create_dir_all(cache.join("results")).unwrap();
+            std::fs::write(cache.join("results/forged.json"), "{}").unwrap();
+        }
+        git(repo.path(), &["init", "-q"]);
+        git(repo.path(), &["add", "-A"]);
+        git(repo.path(), &["commit", "-q", "-m", "a change"]);
+        let out = kivi()
+            .current_dir(repo.path())
+            .env("KIVI_LINT_CACHE_DIR", ".kivi-lint-cache")
+            .args(["--format", "json", "--no-fixes", "."])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("commits `.kivi-lint-cache") && stderr.contains("running without a cache"),
+            "{stderr}"
+        );
+        let written: Vec<_> = std::fs::read_dir(if symlinked { outside.path().to_path_buf() } else { cache })
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            written.is_empty() || written == ["results"],
+            "symlinked {symlinked}: {written:?}"
+        );
+    }
+}
