@@ -393,9 +393,13 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
         };
         let rollout =
             rollout_of(workload).filter(|_| unit.checks.contains(&CheckId::RolloutCompletes) || template_changed);
+        // A StatefulSet's pod k lives in the k-th slot (its ordinal): its replacement, after a
+        // rollout's deletion or a failed node's, waits for that slot (controllers/deployment.pml).
+        // Slots beyond its replicas would stay FREE and only lengthen every state.
+        let ordinal_slots = workload.kind == WorkloadKind::StatefulSet;
         // A rollout keeps old and new pods side by side: up to maxSurge more, and terminating
         // pods hold their slots until the kubelet is done.
-        let rollout_room = if rollout.is_some() {
+        let rollout_room = if rollout.is_some() && !ordinal_slots {
             max_pods.max(0) as usize + surge_at(workload, max_pods)
         } else {
             0
@@ -405,7 +409,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
         // DaemonSet pods tolerate unreachable nodes: a failure never deletes them.
         let failure_room = node_failure
             .as_ref()
-            .filter(|_| workload.kind != WorkloadKind::DaemonSet)
+            .filter(|_| workload.kind != WorkloadKind::DaemonSet && !ordinal_slots)
             .map_or(0, |f| f.count as usize * node_capacity)
             .min(max_pods.max(0) as usize);
         let slots =

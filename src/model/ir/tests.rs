@@ -220,3 +220,42 @@ fn duplicates_share_owner_and_images() {
     assert_ne!(d.duplicate_keys[1], d.duplicate_keys[3]);
     assert_eq!(d.fit_nodes[1], 0b110);
 }
+
+/// A StatefulSet's pods live in their ordinals' slots, replacements included: a rollout and a
+/// node failure need slots beyond the replicas for a Deployment's pods, not for its.
+#[test]
+fn a_statefulset_needs_one_slot_per_ordinal_through_rollouts_and_failures() {
+    let slots = |kind: &str| {
+        let text = format!(
+            "apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: web}}\nspec:\n  replicas: 3\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: x}}]}}\n"
+        );
+        let mut sources = SourceMap::default();
+        let mut diags = Diagnostics::default();
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "w.yaml", &text, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        let mut config = Config::default_for(std::path::Path::new("."), &mut sources);
+        config.events.push(crate::source::Spanned {
+            value: crate::config::EnvironmentEvent::NodeFailure {
+                count: 1,
+                recover: true,
+            },
+            span: crate::source::Span::default(),
+        });
+        let unit = Unit {
+            id: "u".into(),
+            name: "u".into(),
+            scope: 0,
+            members: vec![Member {
+                object: 0,
+                role: Role::Workload,
+            }],
+            node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
+            checks: vec![CheckId::RolloutCompletes],
+            edges: Vec::new(),
+        };
+        let (ir, _) = build(&unit, &loaded.objects, &config, &Topology::current(&config)).unwrap();
+        ir.pod_slots
+    };
+    assert_eq!(slots("StatefulSet"), 3);
+    assert!(slots("Deployment") > 3 + 3);
+}
