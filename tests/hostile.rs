@@ -950,26 +950,29 @@ fn shared_options_before_a_subcommand_keep_the_subcommand() {
     );
 }
 
+/// The JSON report of one shard (`I/N`) of fixtures/pr-mode/repo.
+fn pr_mode_shard(shard: &str) -> String {
+    let out = kivi()
+        .args([
+            "--format",
+            "json",
+            "-q",
+            "--no-fixes",
+            "--shard",
+            shard,
+            "fixtures/pr-mode/repo",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// `merge` takes shards that partition the units: a forged shard that also verifies another
 /// shard's unit, or marks a unit "unchanged" without PR mode, is refused at its file.
 #[test]
 fn merge_refuses_shards_that_do_not_partition_the_units() {
     let dir = assert_fs::TempDir::new().unwrap();
-    let scan = |shard: &str| -> Value {
-        let out = kivi()
-            .args([
-                "--format",
-                "json",
-                "-q",
-                "--no-fixes",
-                "--shard",
-                shard,
-                "fixtures/pr-mode/repo",
-            ])
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let scan = |shard: &str| -> Value { serde_json::from_str(&pr_mode_shard(shard)).unwrap() };
     let one = scan("1/2");
     let two = scan("2/2");
     let path = |name: &str, v: &Value| {
@@ -1166,22 +1169,7 @@ fn merged_html_reads_no_file_outside_the_repository() {
     let dir = assert_fs::TempDir::new().unwrap();
     let secret = dir.path().join("secret.yaml");
     std::fs::write(&secret, "password: hunter2-outside-the-repository\n".repeat(40)).unwrap();
-    let scan = |shard: &str| -> String {
-        let out = kivi()
-            .args([
-                "--format",
-                "json",
-                "-q",
-                "--no-fixes",
-                "--shard",
-                shard,
-                "fixtures/pr-mode/repo",
-            ])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let (one, two) = (scan("1/2"), scan("2/2"));
+    let (one, two) = (pr_mode_shard("1/2"), pr_mode_shard("2/2"));
     let manifest = "fixtures/pr-mode/repo/apps/checkout/deployment.yaml";
     assert!(one.contains(manifest) || two.contains(manifest));
     let merge = |first: &str, second: &str| -> String {

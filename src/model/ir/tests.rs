@@ -138,6 +138,22 @@ fn descheduler_of(manifests: &str, evictor: &str, plugin: &str, args: &str) -> I
 
 const OWNED: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs}]}\nspec: {containers: [{name: c, image: x}]}";
 
+/// A unit of the first object, a workload, on every pool of `config`.
+fn one_workload_unit(config: &Config, checks: Vec<CheckId>) -> Unit {
+    Unit {
+        id: "u".into(),
+        name: "u".into(),
+        scope: 0,
+        members: vec![Member {
+            object: 0,
+            role: Role::Workload,
+        }],
+        node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
+        checks,
+        edges: Vec::new(),
+    }
+}
+
 /// A Pod from a snapshot taken while it was being deleted starts terminating on its node,
 /// holding its resources until the kubelet is done; without a node it is not placed.
 #[test]
@@ -148,18 +164,7 @@ fn a_pod_with_a_deletion_timestamp_starts_terminating() {
     let (_, loaded) = crate::manifest::load_text(&mut sources, "p.yaml", text, &mut diags);
     assert!(diags.is_empty(), "{diags:?}");
     let config = Config::default_for(std::path::Path::new("."), &mut sources);
-    let unit = Unit {
-        id: "u".into(),
-        name: "u".into(),
-        scope: 0,
-        members: vec![Member {
-            object: 0,
-            role: Role::Workload,
-        }],
-        node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
-        checks: Vec::new(),
-        edges: Vec::new(),
-    };
+    let unit = one_workload_unit(&config, Vec::new());
     let (ir, names) = build(&unit, &loaded.objects, &config, &Topology::current(&config)).unwrap();
     let node = names.nodes.iter().position(|n| n == "zone-b-1").unwrap() + 1;
     assert!(ir.workloads[0].terminating);
@@ -241,18 +246,7 @@ fn a_statefulset_needs_one_slot_per_ordinal_through_rollouts_and_failures() {
             },
             span: crate::source::Span::default(),
         });
-        let unit = Unit {
-            id: "u".into(),
-            name: "u".into(),
-            scope: 0,
-            members: vec![Member {
-                object: 0,
-                role: Role::Workload,
-            }],
-            node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
-            checks: vec![CheckId::RolloutCompletes],
-            edges: Vec::new(),
-        };
+        let unit = one_workload_unit(&config, vec![CheckId::RolloutCompletes]);
         let (ir, _) = build(&unit, &loaded.objects, &config, &Topology::current(&config)).unwrap();
         ir.pod_slots
     };
