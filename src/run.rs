@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::{self, Analysis};
 use crate::checks::Level;
-use crate::report::model::{Context, NotVerified, Shard};
+use crate::report::document::{Context, NotVerified, Shard};
 use crate::scaling::{self, UnitResult};
 
 /// What to verify and how, with every flag already resolved.

@@ -64,7 +64,7 @@ pub(crate) struct ScanArgs {
     /// Verify only shard I of N (1-based): a deterministic slice of the units, for parallel CI
     /// jobs; join the JSON reports with `kivi-lint merge`.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
-    pub(crate) shard: Option<crate::report::model::Shard>,
+    pub(crate) shard: Option<crate::report::document::Shard>,
 
     /// Read PROMELA templates from DIR where it has a file of the same name (experiments).
     #[arg(long, value_name = "DIR")]
@@ -154,13 +154,13 @@ fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
     }
 }
 
-fn parse_shard(s: &str) -> Result<crate::report::model::Shard, String> {
+fn parse_shard(s: &str) -> Result<crate::report::document::Shard, String> {
     let parsed = s
         .split_once('/')
         .and_then(|(i, n)| Some((i.trim().parse::<usize>().ok()?, n.trim().parse::<usize>().ok()?)));
     match parsed {
         Some((index, count)) if count >= 1 && (1..=count).contains(&index) => {
-            Ok(crate::report::model::Shard { index, count })
+            Ok(crate::report::document::Shard { index, count })
         }
         _ => Err("expected I/N with 1 ≤ I ≤ N, e.g. 2/4".into()),
     }

@@ -191,7 +191,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     };
     output::print_diagnostics(&analysis, global, stderr_color)?;
     if units_only {
-        let report = report::Report::new(&analysis, None, &report::model::Context::default());
+        let report = report::Report::new(&analysis, None, &report::document::Context::default());
         let format = outputs
             .iter()
             .find(|o| o.file.is_none())

@@ -180,7 +180,7 @@ pub(crate) fn write_reports(
 /// 2 for input or engine errors, else 1 for findings at or above `fail_on`, else 3 when
 /// something was inconclusive, else 0. Violations a PR-mode report leaves out do not count.
 pub(crate) fn exit_code(report: &report::Report, fail_on: FailOn) -> u8 {
-    use report::model::VerdictKind;
+    use report::document::VerdictKind;
     let outcomes = || report.outcomes().map(|(_, c)| c);
     if report.summary.errors > 0 || outcomes().any(|c| c.engine_error) {
         exit::INPUT_ERROR

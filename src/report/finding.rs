@@ -2,7 +2,7 @@
 //! other objects involved and a stable fingerprint. Kept in one place so SARIF, JUnit, GitHub
 //! annotations, Code Quality and the Markdown and HTML reports agree.
 
-use super::model::{CheckOutcome, Member, Report, StepOut, Unit, VerdictKind};
+use super::document::{CheckOutcome, Member, Report, StepOut, Unit, VerdictKind};
 use crate::checks::Level;
 use crate::findings::Actor;
 use crate::units::Role;

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::Emit;
+use super::document::{StepOut, VerdictKind};
 use super::finding::{self, Finding};
-use super::model::{StepOut, VerdictKind};
 use crate::findings::Change;
 
 const STYLE: &str = include_str!("html/report.css");

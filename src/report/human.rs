@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::model::{BaselineState, CheckOutcome, Member, NotVerified, Report, RunStats, StepOut, Unit, VerdictKind};
+use super::document::{BaselineState, CheckOutcome, Member, NotVerified, Report, RunStats, StepOut, Unit, VerdictKind};
 use crate::units::Role;
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -155,7 +155,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     if !at.is_empty() {
                         let _ = writeln!(out, "    --> {at}");
                     }
-                    let fix_line = |f: &super::model::FixOut, verified: String| {
+                    let fix_line = |f: &super::document::FixOut, verified: String| {
                         format!(
                             "    {} {} ({verified}){}\n",
                             paint(color, green, "fix:"),

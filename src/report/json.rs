@@ -1,7 +1,7 @@
-//! JSON report: the report model serialised as it is (schema in the README, versioned by
+//! JSON report: the report document serialised as it is (schema in the README, versioned by
 //! `schemaVersion`).
 
-use super::model::Report;
+use super::document::Report;
 
 pub fn render(report: &Report) -> String {
     let mut out = serde_json::to_string_pretty(report).expect("the report serialises");

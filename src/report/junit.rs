@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
 
 use super::Emit;
+use super::document::{Member, VerdictKind};
 use super::finding::Finding;
-use super::model::{Member, VerdictKind};
 use crate::diagnostics::Severity;
 use crate::units::Role;
 

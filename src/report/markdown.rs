@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use super::Emit;
+use super::document::VerdictKind;
 use super::finding::{self, Finding};
-use super::model::VerdictKind;
 
 /// GitHub accepts about 1 MiB of job summary per step; stay well under it.
 const MAX_BYTES: usize = 900 * 1024;

@@ -1,7 +1,7 @@
 //! `kivi-lint merge`: the JSON reports of the shards of one run (`--shard i/n`) joined into the
 //! report one unsharded run would have written.
 
-use super::model::{NotVerified, Report, SCHEMA_VERSION, Shard};
+use super::document::{NotVerified, Report, SCHEMA_VERSION, Shard};
 
 /// Why shard reports cannot be joined; `file` is an index into the inputs.
 #[derive(Debug, thiserror::Error)]

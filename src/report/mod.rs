@@ -1,6 +1,7 @@
 //! Reports: one emitter per output format. Stdout carries only the chosen report.
 
 pub mod codequality;
+pub mod document;
 pub mod exit;
 pub mod finding;
 pub mod github;
@@ -10,10 +11,9 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
-pub mod model;
 pub mod sarif;
 
-pub use model::Report;
+pub use document::Report;
 
 use std::path::{Component, Path, PathBuf};
 

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::Emit;
+use super::document::{SuppressionKind, VerdictKind};
 use super::finding::{self, Finding, Region};
-use super::model::{SuppressionKind, VerdictKind};
 use crate::checks::{CHECKS, Level};
 use crate::diagnostics::Severity;
 
@@ -154,7 +154,7 @@ fn input_rule() -> Value {
 }
 
 /// An input error as a result of the `input-error` rule, at its line.
-fn input_result(e: &Emit, d: &super::model::Diagnostic) -> Value {
+fn input_result(e: &Emit, d: &super::document::Diagnostic) -> Value {
     let fingerprint = finding::input_fingerprint(&e.uri(&d.file), &d.message);
     let region = Region {
         file: &d.file,
@@ -291,8 +291,8 @@ fn result(e: &Emit, f: &Finding) -> Value {
     }
     if let Some(b) = o.baseline_state {
         result["baselineState"] = json!(match b {
-            super::model::BaselineState::New => "new",
-            super::model::BaselineState::Unchanged => "unchanged",
+            super::document::BaselineState::New => "new",
+            super::document::BaselineState::Unchanged => "unchanged",
         });
     }
     debug_assert_eq!(o.verdict, VerdictKind::Violated);
