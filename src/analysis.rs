@@ -60,8 +60,7 @@ impl Analysis {
             .severity
             .get(&check)
             .copied()
-            .or(Some(check.check().level))
-            .unwrap_or(crate::checks::Level::Error)
+            .unwrap_or(check.check().level)
     }
 }
 
