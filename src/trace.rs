@@ -1,8 +1,9 @@
 //! The trace protocol between a generated model and the decoder. A step the counterexample
 //! must tell prints `KIVI:<event>:<values>` (`printf("KIVI:%d:...", EVENT_..., ...)`): the
-//! event's `#define` comes from this table ([`defines`], rendered into main.pml as `TABLES`
-//! is for inputs), and `findings::decode` matches on the same enum, so the two sides cannot
-//! drift apart. The values after the event are listed where each is printed.
+//! event's `#define` comes from this table (rendered into main.pml as `TABLES` is for inputs),
+//! and `findings::decode` matches on the same enum, so the two sides cannot drift apart. The
+//! values after the event are listed where each is printed. The event a check's monitor
+//! prints when it fails is declared in the check's file (`checks::Violation`), with its decoder.
 //!
 //! The conformance probes (`templates/probes/`, codes 88 to 99) have a protocol of their own,
 //! read by `tests/conformance`.
@@ -58,40 +59,26 @@ events! {
     PodDeleted = 7, "EVENT_POD_DELETED";
     /// `load-change`: workload, level.
     LoadChanged = 8, "EVENT_LOAD_CHANGED";
-    /// Check `pods-schedulable` fires.
-    PendingForever = 9, "EVENT_PENDING_FOREVER";
     /// `node-maintenance` takes a node down: node.
     MaintenanceStarted = 10, "EVENT_MAINTENANCE_STARTED";
     /// `node-maintenance` brings it back: node.
     MaintenanceEnded = 11, "EVENT_MAINTENANCE_ENDED";
     /// Taint eviction of a pod that does not tolerate a NoExecute taint: slot, node.
     TaintEvicted = 12, "EVENT_TAINT_EVICTED";
-    /// Check `min-replicas-available` fires: workload, running, bound.
-    BelowMinimum = 13, "EVENT_BELOW_MINIMUM";
-    /// Check `no-eviction-loop` fires: workload, alternations.
-    EvictionLoop = 14, "EVENT_EVICTION_LOOP";
     /// A pod goes with its node during maintenance: slot, node.
     PodLostWithNode = 15, "EVENT_POD_LOST_WITH_NODE";
     /// The descheduler evicts a pod: slot, node, the strategy.
     DeschedulerEvicted = 16, "EVENT_DESCHEDULER_EVICTED";
     /// `node-overload` crashes a node: node, load, cpu.
     NodeOverloaded = 17, "EVENT_NODE_OVERLOADED";
-    /// Check `no-node-overload` fires: node.
-    OverloadCheck = 18, "EVENT_OVERLOAD_CHECK";
     /// The overloaded node is back: node.
     NodeRestarted = 19, "EVENT_NODE_RESTARTED";
     /// `gitops-sync` resets replicas: workload, live, manifest.
     GitopsReset = 20, "EVENT_GITOPS_RESET";
     /// Pods leave their startup phase: the pod.
     StartupEnded = 21, "EVENT_STARTUP_ENDED";
-    /// Check `no-replica-oscillation` fires: workload, max, replicas.
-    Oscillation = 22, "EVENT_OSCILLATION";
-    /// Check `pods-balanced` fires: the unbalanced pair of nodes and counts, the skew.
-    Unbalanced = 23, "EVENT_UNBALANCED";
     /// A new revision is applied: workload.
     RolloutApplied = 25, "EVENT_ROLLOUT_APPLIED";
-    /// Check `rollout-completes` fires: workload, old and new ReplicaSet replicas.
-    RolloutStuck = 26, "EVENT_ROLLOUT_STUCK";
     /// A rollout is complete: workload.
     RolloutDone = 27, "EVENT_ROLLOUT_DONE";
     /// `node-failure` takes a node: node.
@@ -108,10 +95,6 @@ events! {
     DrainEnded = 33, "EVENT_DRAIN_ENDED";
     /// `apply` sets replicas: workload, before, after.
     ApplyReplicas = 34, "EVENT_APPLY_REPLICAS";
-    /// Check `drain-completes` fires: the stuck pod, node, pods left.
-    DrainStuck = 35, "EVENT_DRAIN_STUCK";
-    /// Check `eventually-stable` fires (a cycle's start).
-    NotStable = 37, "EVENT_NOT_STABLE";
     /// The cluster autoscaler adds a node: node, pool.
     NodeAdded = 40, "EVENT_NODE_ADDED";
     /// The cluster autoscaler starts draining a node to remove it: node.
@@ -132,14 +115,6 @@ events! {
     PodsSwapped = 48, "EVENT_PODS_SWAPPED";
     /// The symmetry reduction swaps two nodes.
     NodesSwapped = 49, "EVENT_NODES_SWAPPED";
-}
-
-/// The `#define` of every event, for main.pml.
-pub fn defines() -> String {
-    Event::ALL
-        .iter()
-        .map(|e| format!("#define {} {}\n", e.define(), e.code()))
-        .collect()
 }
 
 #[cfg(test)]

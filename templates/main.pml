@@ -24,7 +24,7 @@ hidden byte pod_count;
 #define AFFINITY_TERMS {{ term_count }}
 #define MAX_DOMAIN {{ shape.max_domain }}
 #define BUDGETS {{ ir.disruption_budgets|length }}
-#define EVICTION_LOOPS {{ ir.eviction_loops }}   /* no-eviction-loop: alternations that make a loop */
+#define EVICTION_LOOPS {{ ir.params["no-eviction-loop"].loops }}   /* no-eviction-loop: alternations that make a loop */
 #define CHECKS {{ check_names|length }}
 /* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
 {{ trace_defines }}

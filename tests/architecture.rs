@@ -187,11 +187,11 @@ fn every_check_has_a_template_docs_an_explanation_and_a_fixture_pair() {
         let monitor =
             std::fs::read_to_string(&template).unwrap_or_else(|e| panic!("{id}: {}: {e}", template.display()));
         assert!(
-            monitor.contains(&format!("proctype {}()", check.proctype)) && monitor.contains(check.violation.define()),
+            monitor.contains(&format!("proctype {}()", check.proctype)) && monitor.contains(check.violation.define),
             "{id}: {} defines {} and prints {}",
             template.display(),
             check.proctype,
-            check.violation.define()
+            check.violation.define
         );
         assert!(
             rules.contains(&format!("\n## {id}\n")),

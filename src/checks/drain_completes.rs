@@ -1,6 +1,6 @@
 //! The check `drain-completes`: what it claims, its defaults and its monitor: the
 //! proctype `CheckDrainCompletes` of `templates/checks/drain_completes.pml`, whose violation ends the trace
-//! with `DrainStuck`.
+//! with `EVENT_DRAIN_STUCK`, told by [`tell`].
 
 use super::*;
 
@@ -27,8 +27,39 @@ pub const CHECK: Check = Check {
         "Run more replicas than the budget's minimum, spread over nodes, so an evicted pod's replacement can run elsewhere first.",
         "Make sure a replacement pod fits on the other nodes (requests, affinity, spread) while the drained node is cordoned.",
     ],
+    remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/drain_completes.pml",
     proctype: "CheckDrainCompletes",
-    violation: Event::DrainStuck,
+    violation: Violation {
+        code: 35,
+        define: "EVENT_DRAIN_STUCK",
+        tell,
+        blame: Blame::CheckField,
+    },
 };
+
+/// `KIVI:35:slot:node:left`: the pod no eviction can take, its node, the pods left on it.
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let budgets = trail.budgets_of_pod(at(1));
+    let location = budgets
+        .first()
+        .map(|b| b.budget_field())
+        .or_else(|| trail.owner(at(1)).map(Object::replicas_field));
+    let why = if budgets.is_empty() {
+        "its replacement could not run elsewhere".to_string()
+    } else {
+        let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
+        format!("{} allows no disruption", names.join(", "))
+    };
+    Told {
+        message: format!(
+            "the drain of {} is stuck with {} pod(s) left: every eviction of {} is refused because {why}",
+            trail.node(at(2)),
+            at(3),
+            trail.pod(at(1))
+        ),
+        location,
+    }
+}

@@ -1,6 +1,6 @@
 //! The check `eventually-stable`: what it claims, its defaults and its monitor: the
 //! proctype `CheckEventuallyStable` of `templates/checks/eventually_stable.pml`, whose violation ends the trace
-//! with `NotStable`.
+//! with `EVENT_NOT_STABLE`, told by [`tell`].
 
 use super::*;
 
@@ -27,8 +27,41 @@ pub const CHECK: Check = Check {
         "Give every pod a place to run at the workload's desired size (requests, spread, affinity), so the cluster can settle.",
         "Align the descheduler's and the scheduler's constraints, so one does not undo the other.",
     ],
+    remedies: &[Remedy::HardenSoftSpread],
     liveness: true,
     template: "checks/eventually_stable.pml",
     proctype: "CheckEventuallyStable",
-    violation: Event::NotStable,
+    violation: Violation {
+        code: 37,
+        define: "EVENT_NOT_STABLE",
+        tell,
+        blame: Blame::Scheduling,
+    },
 };
+
+/// `KIVI:37:workload:running:desired:pending:rolling`, at the start of the cycle (workload 0:
+/// only Pending pods).
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let workload = trail.workload(at(1));
+    let pending = at(4);
+    let mut parts = Vec::new();
+    if let Some(w) = workload {
+        if at(2) != at(3) {
+            parts.push(format!("{} has {} of {} replicas running", w.id, at(2), at(3)));
+        }
+        if at(5) != 0 {
+            parts.push(format!("the rollout of {} is not done", w.id));
+        }
+    }
+    if pending > 0 {
+        parts.push(format!("{pending} pod(s) are Pending"));
+    }
+    Told {
+        message: format!(
+            "the cluster has settled short of its desired state and stays there: {}",
+            parts.join(", ")
+        ),
+        location: workload.map(Object::replicas_field),
+    }
+}

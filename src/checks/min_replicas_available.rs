@@ -1,6 +1,6 @@
 //! The check `min-replicas-available`: what it claims, its defaults and its monitor: the
 //! proctype `CheckMinReplicasAvailable` of `templates/checks/min_replicas_available.pml`, whose violation ends the trace
-//! with `BelowMinimum`.
+//! with `EVENT_BELOW_MINIMUM`, told by [`tell`].
 
 use super::*;
 
@@ -21,6 +21,7 @@ pub const CHECK: Check = Check {
         name: "min",
         description: "the bound to hold instead of minReplicas or spec.replicas",
         default: None,
+        minimum: 0,
     }],
     tags: &["reliability", "availability", "disruption", "hpa"],
     example: "A PodDisruptionBudget allows 1 unavailable pod of a 3-replica Deployment, but the descheduler also evicts a pod whose replacement cannot be scheduled: available replicas fall to 1.",
@@ -30,8 +31,30 @@ pub const CHECK: Check = Check {
         "Leave room in the cluster for a replacement pod (requests below allocatable with one node gone).",
         "Raise minReplicas, or spread the pods so that one node or zone holds fewer of them.",
     ],
+    remedies: &[Remedy::AddDisruptionBudget, Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/min_replicas_available.pml",
     proctype: "CheckMinReplicasAvailable",
-    violation: Event::BelowMinimum,
+    violation: Violation {
+        code: 13,
+        define: "EVENT_BELOW_MINIMUM",
+        tell,
+        blame: Blame::CheckField,
+    },
 };
+
+/// `KIVI:13:workload:running:bound`.
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let workload = trail.workload(at(1));
+    Told {
+        message: format!(
+            "{} has {} available replica{}, fewer than {}",
+            named(workload),
+            at(2),
+            if at(2) == 1 { "" } else { "s" },
+            at(3)
+        ),
+        location: workload.map(Object::replicas_field),
+    }
+}

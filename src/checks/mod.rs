@@ -1,12 +1,16 @@
 //! The registry of checks. Each check is a file of this module holding its registry entry
-//! (id, aliases, definition, default level, params, docs, liveness) and naming its monitor's
-//! template; [`CHECKS`] lists them, and the model includes and runs the monitors from it.
+//! (id, aliases, definition, default level, params, docs, liveness), naming its monitor's
+//! template, and declaring its violation event with the decoder that tells it and the kinds of
+//! fix candidate it gets; [`CHECKS`] lists them, and the model includes and runs the monitors
+//! and defines their events from it.
 //!
 //! Ids are stable: they appear in output, configuration and suppressions. Kivi's intent names
 //! are accepted as aliases.
 
 use serde::Serialize;
 
+use crate::manifest::Object;
+use crate::source::Span;
 use crate::trace::Event;
 
 /// The registry: each line names a check's module (its file), its [`CheckId`] and its id.
@@ -144,6 +148,8 @@ pub struct Param {
     pub name: &'static str,
     pub description: &'static str,
     pub default: Option<i64>,
+    /// The smallest value the config may set.
+    pub minimum: i64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -161,6 +167,9 @@ pub struct Check {
     pub example: &'static str,
     /// The usual ways out.
     pub fixes: &'static [&'static str],
+    /// The fix candidates its violations get beyond the edits of the fields their trails pass
+    /// through (`fixes` builds and verifies them).
+    pub remedies: &'static [Remedy],
     /// Runs without being listed in `checks.enable`. New checks that cost a search of their
     /// own start off (opt-in), so upgrades neither slow down nor break existing pipelines.
     pub default_enabled: bool,
@@ -171,8 +180,84 @@ pub struct Check {
     pub template: &'static str,
     /// The monitor's proctype in that template.
     pub proctype: &'static str,
-    /// The trace event the monitor prints before it fails.
-    pub violation: Event,
+    /// The trace event the monitor prints before it fails, and how a finding tells it.
+    pub violation: Violation,
+}
+
+/// A kind of fix candidate only some checks' violations get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remedy {
+    /// A PodDisruptionBudget (`maxUnavailable: 1`) for a workload whose pods a voluntary
+    /// disruption (the descheduler, the cluster autoscaler, a drain) took.
+    AddDisruptionBudget,
+    /// CPU requests sized so that a node full of the workload's pods stays under the
+    /// `node-overload` threshold.
+    RequestsUnderOverloadThreshold,
+    /// A soft spread constraint made hard, so that a replacement waits rather than doubling up
+    /// on a node. It trades availability (Pending pods) for balance, so a check about
+    /// balance alone does not get it: the workload chose not to make that trade.
+    HardenSoftSpread,
+}
+
+/// The event a check's monitor prints when it fails (`printf("KIVI:%d:…", EVENT_…)`): its
+/// number and macro (rendered into main.pml beside the controllers' events), and the decoder
+/// that tells it as the counterexample's last step.
+#[derive(Clone, Copy, Debug)]
+pub struct Violation {
+    pub code: i64,
+    pub define: &'static str,
+    /// The event's values (the code first) told in Kubernetes terms, at the field behind it.
+    pub tell: fn(&[i64], &dyn Counterexample) -> Told,
+    /// Where the finding points when the trail also has a pod the scheduler could not place.
+    pub blame: Blame,
+}
+
+/// Which field a finding points at when its trail has both the check's field and a pod the
+/// scheduler could not place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blame {
+    /// The check's field: the pod that could not be placed is a consequence (a rollout held
+    /// up by its surge pod, a node emptied of replicas).
+    CheckField,
+    /// The scheduler's reason: the check only observes what the unplaceable pod causes (it
+    /// stays Pending, it is evicted again and again, the unit never settles).
+    Scheduling,
+}
+
+/// A check's violation as the finding's last step: what the check saw, and the manifest
+/// field that causes it (the finding's location).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Told {
+    pub message: String,
+    pub location: Option<Span>,
+}
+
+/// What a check's decoder may ask of the counterexample its monitor ended: the objects behind
+/// the model's indices and the events before the violation (`findings` answers).
+pub trait Counterexample {
+    /// The workload with the model's 1-based index.
+    fn workload(&self, index: i64) -> Option<&Object>;
+    /// The workload whose pod is in a slot.
+    fn owner(&self, slot: i64) -> Option<&Object>;
+    /// The pod in a slot, by the name a report gives it.
+    fn pod(&self, slot: i64) -> String;
+    /// The node with the model's index, by name.
+    fn node(&self, index: i64) -> String;
+    /// The HorizontalPodAutoscaler that scales a workload.
+    fn autoscaler_of(&self, workload: &Object) -> Option<&Object>;
+    /// The PodDisruptionBudgets that select the pods of a slot's workload.
+    fn budgets_of_pod(&self, slot: i64) -> Vec<&Object>;
+    /// The values of the latest `event` of the trace that `matching` accepts.
+    fn latest(&self, event: Event, matching: &dyn Fn(&[i64]) -> bool) -> Option<&[i64]>;
+    /// The field of the descheduler plugin with the model's index.
+    fn descheduler_plugin(&self, index: i64) -> Option<Span>;
+    /// Where the scheduler last said why it could not place a pod.
+    fn scheduling_failure(&self) -> Option<Span>;
+}
+
+/// The name a report gives a workload: its object id, or nothing when the model named none.
+fn named(workload: Option<&Object>) -> String {
+    workload.map_or_else(String::new, |w| w.id.to_string())
 }
 
 /// Where kivi-lint and its rule documentation live.
@@ -272,12 +357,28 @@ pub fn known_names() -> String {
     CHECKS.iter().map(|c| c.id.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-/// The check whose monitor fired, from the last event of a trail.
-pub fn violated_by(event: Event) -> Option<CheckId> {
+/// The check whose safety monitor fired, from the code of a trail's last event.
+pub fn violated_by(code: i64) -> Option<CheckId> {
     CHECKS
         .iter()
-        .find(|c| !c.liveness && c.violation == event)
+        .find(|c| !c.liveness && c.violation.code == code)
         .map(|c| c.id)
+}
+
+/// The check whose monitor prints the event with this code.
+pub fn of_violation(code: i64) -> Option<&'static Check> {
+    CHECKS.iter().find(|c| c.violation.code == code)
+}
+
+/// The `#define` of every trace event, the controllers' and the checks', in code order (main.pml).
+pub fn trace_defines() -> String {
+    let mut events: Vec<(i64, &str)> = Event::ALL.iter().map(|e| (e.code(), e.define())).collect();
+    events.extend(CHECKS.iter().map(|c| (c.violation.code, c.violation.define)));
+    events.sort();
+    events
+        .iter()
+        .map(|(code, define)| format!("#define {define} {code}\n"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -306,8 +407,23 @@ mod tests {
             assert_eq!(check.id as usize, i, "{}", check.id);
             assert_eq!(find(check.id.as_str()).map(|c| c.id), Some(check.id));
             if !check.liveness {
-                assert_eq!(violated_by(check.violation), Some(check.id));
+                assert_eq!(violated_by(check.violation.code), Some(check.id));
             }
         }
+    }
+
+    /// A check's event has a number and a macro no other event has.
+    #[test]
+    fn violation_events_are_distinct_from_every_other_event() {
+        let mut codes = std::collections::BTreeSet::new();
+        let mut defines = std::collections::BTreeSet::new();
+        let all = Event::ALL
+            .iter()
+            .map(|e| (e.code(), e.define()))
+            .chain(CHECKS.iter().map(|c| (c.violation.code, c.violation.define)));
+        for (code, define) in all {
+            assert!(codes.insert(code) && defines.insert(define), "{define} {code}");
+        }
+        assert_eq!(trace_defines().lines().count(), codes.len());
     }
 }

@@ -1,6 +1,6 @@
 //! The check `no-node-overload`: what it claims, its defaults and its monitor: the
 //! proctype `CheckNoNodeOverload` of `templates/checks/no_node_overload.pml`, whose violation ends the trace
-//! with `OverloadCheck`.
+//! with `EVENT_OVERLOAD_CHECK`, told by [`tell`].
 
 use super::*;
 
@@ -20,8 +20,36 @@ pub const CHECK: Check = Check {
         "Set requests at the pods' real usage so the scheduler does not overcommit nodes.",
         "Set limits, or spread the pods with anti-affinity or a topology spread constraint.",
     ],
+    remedies: &[Remedy::RequestsUnderOverloadThreshold, Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/no_node_overload.pml",
     proctype: "CheckNoNodeOverload",
-    violation: Event::OverloadCheck,
+    violation: Violation {
+        code: 18,
+        define: "EVENT_OVERLOAD_CHECK",
+        tell,
+        blame: Blame::CheckField,
+    },
 };
+
+/// `KIVI:18:node`.
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
+    let node = v.get(1).copied().unwrap_or(0);
+    // The requests that filled the node: those of the pods it lost in the last crash.
+    let location = trail
+        .latest(Event::PodLostWithNode, &|e| e.get(2) == Some(&node))
+        .and_then(|e| trail.owner(e.get(1).copied().unwrap_or(0)))
+        .and_then(cpu_request_field);
+    Told {
+        message: format!("{} was overloaded again after it restarted", trail.node(node)),
+        location,
+    }
+}
+
+/// The first cpu request of a workload's containers.
+fn cpu_request_field(o: &Object) -> Option<Span> {
+    let spec = &o.workload()?.template.spec;
+    spec.containers
+        .iter()
+        .find_map(|c| c.requests.cpu_millis.as_ref().map(|r| r.span))
+}

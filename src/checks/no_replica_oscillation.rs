@@ -1,6 +1,6 @@
 //! The check `no-replica-oscillation`: what it claims, its defaults and its monitor: the
 //! proctype `CheckNoReplicaOscillation` of `templates/checks/no_replica_oscillation.pml`, whose violation ends the trace
-//! with `Oscillation`.
+//! with `EVENT_OSCILLATION`, told by [`tell`].
 
 use super::*;
 
@@ -21,8 +21,35 @@ pub const CHECK: Check = Check {
         "Add a scale-down stabilisation window (`behavior.scaleDown.stabilizationWindowSeconds`).",
         "Set the cpu request closer to the steady usage.",
     ],
+    remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/no_replica_oscillation.pml",
     proctype: "CheckNoReplicaOscillation",
-    violation: Event::Oscillation,
+    violation: Violation {
+        code: 22,
+        define: "EVENT_OSCILLATION",
+        tell,
+        blame: Blame::CheckField,
+    },
 };
+
+/// `KIVI:22:workload:max:replicas`.
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let workload = trail.workload(at(1));
+    let location = workload
+        .and_then(|w| trail.autoscaler_of(w))
+        .and_then(|h| match &h.body {
+            crate::manifest::Body::HorizontalPodAutoscaler(a) => Some(a.max_replicas.span),
+            _ => None,
+        });
+    Told {
+        message: format!(
+            "{} rose to its maximum of {} replicas and fell back to {} without a change of load",
+            named(workload),
+            at(2),
+            at(3)
+        ),
+        location,
+    }
+}

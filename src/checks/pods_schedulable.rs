@@ -1,6 +1,6 @@
 //! The check `pods-schedulable`: what it claims, its defaults and its monitor: the
 //! proctype `CheckPodsSchedulable` of `templates/checks/pods_schedulable.pml`, whose violation ends the trace
-//! with `PendingForever`.
+//! with `EVENT_PENDING_FOREVER`, told by [`tell`].
 
 use super::*;
 
@@ -23,8 +23,22 @@ pub const CHECK: Check = Check {
         "Make required anti-affinity preferred, or allow as many nodes as replicas.",
         "Check that nodeSelector, affinity and tolerations match a pool that exists.",
     ],
+    remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/pods_schedulable.pml",
     proctype: "CheckPodsSchedulable",
-    violation: Event::PendingForever,
+    violation: Violation {
+        code: 9,
+        define: "EVENT_PENDING_FOREVER",
+        tell,
+        blame: Blame::Scheduling,
+    },
 };
+
+/// `KIVI:9`: the cluster has settled with a pod Pending (the scheduler's earlier step says why).
+fn tell(_: &[i64], _: &dyn Counterexample) -> Told {
+    Told {
+        message: "the cluster has settled with a pod that no node can take".into(),
+        location: None,
+    }
+}

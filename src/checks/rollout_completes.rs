@@ -1,6 +1,6 @@
 //! The check `rollout-completes`: what it claims, its defaults and its monitor: the
 //! proctype `CheckRolloutCompletes` of `templates/checks/rollout_completes.pml`, whose violation ends the trace
-//! with `RolloutStuck`.
+//! with `EVENT_ROLLOUT_STUCK`, told by [`tell`].
 
 use super::*;
 
@@ -25,8 +25,51 @@ pub const CHECK: Check = Check {
         "Have more nodes than replicas when pods must not share nodes.",
         "Use preferred anti-affinity instead of required.",
     ],
+    remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/rollout_completes.pml",
     proctype: "CheckRolloutCompletes",
-    violation: Event::RolloutStuck,
+    violation: Violation {
+        code: 26,
+        define: "EVENT_ROLLOUT_STUCK",
+        tell,
+        blame: Blame::CheckField,
+    },
 };
+
+/// `KIVI:26:workload:old:new`: the old and new ReplicaSets' replicas (a StatefulSet's old and
+/// new revisions' pods).
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
+    use crate::manifest::workload::UpdateStrategy;
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let workload = trail.workload(at(1));
+    let stateful = workload
+        .and_then(|w| w.workload())
+        .is_some_and(|wl| wl.kind == crate::manifest::WorkloadKind::StatefulSet);
+    let strategy = workload.map(|w| match w.workload().map(|wl| &wl.strategy) {
+        Some(UpdateStrategy::RollingUpdate { max_surge, .. }) => max_surge.span,
+        _ => w.span,
+    });
+    let name = named(workload);
+    if stateful {
+        // A StatefulSet updates one pod at a time once every pod runs: what holds it up is the
+        // pod that cannot run, so point where the scheduler said why.
+        Told {
+            message: format!(
+                "the rollout of {name} is stuck: {} pod(s) of the old revision left, {} of the new one running; the StatefulSet updates a pod only while every pod runs",
+                at(2),
+                at(3)
+            ),
+            location: trail.scheduling_failure().or(strategy),
+        }
+    } else {
+        Told {
+            message: format!(
+                "the rollout of {name} is stuck: the old ReplicaSet keeps {} replicas, the new one {}",
+                at(2),
+                at(3)
+            ),
+            location: strategy,
+        }
+    }
+}

@@ -695,8 +695,12 @@ impl ConfigReader<'_, '_> {
                 let mut values = BTreeMap::new();
                 for p in check.params {
                     if let Some(value) = self.r.int(v, p.name) {
-                        if value.value < 0 {
-                            self.r.error(value.span, format!("`{}` must not be negative", p.name));
+                        if value.value < p.minimum {
+                            let bound = match p.minimum {
+                                0 => "must not be negative".to_string(),
+                                m => format!("must be at least {m}"),
+                            };
+                            self.r.error(value.span, format!("`{}` {bound}", p.name));
                         } else {
                             values.insert(p.name, value.value);
                         }

@@ -3,6 +3,7 @@
 
 use super::namer::{Namer, scales_on_cpu};
 use super::*;
+use crate::checks;
 use crate::trace::Event;
 
 /// A decoded step before its effect is attached.
@@ -69,7 +70,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             Some(Event::PodCreated) => Told {
                 actor: namer.controller(at(1)),
                 message: format!("creates pod {}", namer.pod(at(1))),
-                location: namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])),
+                location: namer.owner_object(at(1)).map(Object::replicas_field),
             },
             Some(Event::PodBound) => Told {
                 actor: Actor::Scheduler,
@@ -235,11 +236,6 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: None,
                 }
             }
-            Some(Event::PendingForever) => Told {
-                actor: Actor::Check,
-                message: "the cluster has settled with a pod that no node can take".into(),
-                location: None,
-            },
             Some(Event::MaintenanceStarted) => Told {
                 actor: Actor::NodeMaintenance,
                 message: format!("{} goes down for maintenance", namer.node(at(1))),
@@ -264,55 +260,6 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location,
                 }
             }
-            Some(Event::BelowMinimum) => {
-                let workload = namer.workload(at(1));
-                let span = workload.map(replicas_span);
-                location = span;
-                Told {
-                    actor: Actor::Check,
-                    message: format!(
-                        "{} has {} available replica{}, fewer than {}",
-                        workload.map_or_else(String::new, |w| w.id.to_string()),
-                        at(2),
-                        if at(2) == 1 { "" } else { "s" },
-                        at(3)
-                    ),
-                    location: span,
-                }
-            }
-            Some(Event::EvictionLoop) => {
-                let workload = namer.workload(at(1));
-                // What brings the pods back: a time-limited toleration, or a pinned node name.
-                let span = workload.map(|w| {
-                    w.workload()
-                        .and_then(|wl| {
-                            let spec = &wl.template.spec;
-                            spec.tolerations
-                                .iter()
-                                .find_map(|t| t.toleration_seconds.as_ref().map(|s| s.span))
-                                .or_else(|| spec.node_name.as_ref().map(|n| n.span))
-                        })
-                        .unwrap_or(w.span)
-                });
-                // A descheduler plugin that did the evicting is the likelier cause.
-                let plugin = trace
-                    .iter()
-                    .rev()
-                    .find(|e| e.values.first() == Some(&16))
-                    .and_then(|e| usize::try_from(*e.values.get(3)?).ok())
-                    .and_then(|i| names.descheduler_plugins.get(i).copied().flatten());
-                let span = plugin.or(span);
-                location = location.or(span);
-                Told {
-                    actor: Actor::Check,
-                    message: format!(
-                        "pods of {} were evicted and replaced {} times in a row",
-                        workload.map_or_else(String::new, |w| w.id.to_string()),
-                        at(2)
-                    ),
-                    location: span,
-                }
-            }
             Some(Event::NodeOverloaded) => Told {
                 actor: Actor::NodeOverload,
                 message: format!(
@@ -323,21 +270,6 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            Some(Event::OverloadCheck) => {
-                // The requests that filled the node: those of the pods it lost in the last crash.
-                let span = trace
-                    .iter()
-                    .rev()
-                    .find(|e| e.values.first() == Some(&15) && e.values.get(2) == Some(&at(1)))
-                    .and_then(|e| namer.owner(e.values[1]))
-                    .and_then(|(_, o)| cpu_request_span(&objects[o]));
-                location = span;
-                Told {
-                    actor: Actor::Check,
-                    message: format!("{} was overloaded again after it restarted", namer.node(at(1))),
-                    location: span,
-                }
-            }
             Some(Event::NodeRestarted) => Told {
                 actor: Actor::NodeOverload,
                 message: format!("{} has restarted", namer.node(at(1))),
@@ -353,7 +285,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         at(2),
                         at(3)
                     ),
-                    location: workload.map(replicas_span),
+                    location: workload.map(Object::replicas_field),
                 }
             }
             Some(Event::StartupEnded) => Told {
@@ -361,43 +293,6 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} is past its startup phase and uses its steady cpu", namer.pod(at(1))),
                 location: None,
             },
-            Some(Event::Oscillation) => {
-                let workload = namer.workload(at(1));
-                let hpa = workload.and_then(|w| namer.autoscaler_of(w));
-                let span = hpa.and_then(|h| match &h.body {
-                    Body::HorizontalPodAutoscaler(a) => Some(a.max_replicas.span),
-                    _ => None,
-                });
-                location = span;
-                Told {
-                    actor: Actor::Check,
-                    message: format!(
-                        "{} rose to its maximum of {} replicas and fell back to {} without a change of load",
-                        workload.map_or_else(String::new, |w| w.id.to_string()),
-                        at(2),
-                        at(3)
-                    ),
-                    location: span,
-                }
-            }
-            Some(Event::Unbalanced) => {
-                let workload = namer.workload(at(1));
-                let span = workload.map(balance_span);
-                location = span;
-                Told {
-                    actor: Actor::Check,
-                    message: format!(
-                        "the cluster has settled with {} unbalanced: {} pods on {}, {} on {}, more than {} apart",
-                        workload.map_or_else(String::new, |w| w.id.to_string()),
-                        at(3),
-                        namer.node(at(2)),
-                        at(5),
-                        namer.node(at(4)),
-                        at(6)
-                    ),
-                    location: span,
-                }
-            }
             Some(Event::RolloutApplied) => {
                 let workload = namer.workload(at(1));
                 Told {
@@ -407,48 +302,6 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         workload.map_or_else(String::new, |w| w.id.to_string())
                     ),
                     location: workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.span)),
-                }
-            }
-            Some(Event::RolloutStuck) => {
-                let workload = namer.workload(at(1));
-                let stateful = workload
-                    .and_then(|w| w.workload())
-                    .is_some_and(|wl| wl.kind == crate::manifest::WorkloadKind::StatefulSet);
-                let strategy_span = workload.map(|w| match w.workload().map(|wl| &wl.strategy) {
-                    Some(crate::manifest::workload::UpdateStrategy::RollingUpdate { max_surge, .. }) => max_surge.span,
-                    _ => w.span,
-                });
-                // A StatefulSet updates one pod at a time once every pod runs: what holds it up
-                // is the pod that cannot run, so point where the scheduler said why.
-                let span = if stateful {
-                    steps
-                        .iter()
-                        .rev()
-                        .find(|s: &&Step| s.actor == Actor::Scheduler && s.location.is_some())
-                        .and_then(|s| s.location)
-                        .or(strategy_span)
-                } else {
-                    strategy_span
-                };
-                location = span;
-                let name = workload.map_or_else(String::new, |w| w.id.to_string());
-                let message = if stateful {
-                    format!(
-                        "the rollout of {name} is stuck: {} pod(s) of the old revision left, {} of the new one running; the StatefulSet updates a pod only while every pod runs",
-                        at(2),
-                        at(3)
-                    )
-                } else {
-                    format!(
-                        "the rollout of {name} is stuck: the old ReplicaSet keeps {} replicas, the new one {}",
-                        at(2),
-                        at(3)
-                    )
-                };
-                Told {
-                    actor: Actor::Check,
-                    message,
-                    location: span,
                 }
             }
             Some(Event::RolloutDone) => Told {
@@ -477,31 +330,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 Told {
                     actor: Actor::Apply,
                     message,
-                    location: workload.map(replicas_span),
-                }
-            }
-            Some(Event::DrainStuck) => {
-                let budgets = namer.budgets_of_slot(at(1));
-                let span = budgets
-                    .first()
-                    .map(|b| budget_span(b))
-                    .or_else(|| namer.owner(at(1)).map(|(_, o)| replicas_span(&objects[o])));
-                location = span;
-                let why = if budgets.is_empty() {
-                    "its replacement could not run elsewhere".to_string()
-                } else {
-                    let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
-                    format!("{} allows no disruption", names.join(", "))
-                };
-                Told {
-                    actor: Actor::Check,
-                    message: format!(
-                        "the drain of {} is stuck with {} pod(s) left: every eviction of {} is refused because {why}",
-                        namer.node(at(2)),
-                        at(3),
-                        namer.pod(at(1))
-                    ),
-                    location: span,
+                    location: workload.map(Object::replicas_field),
                 }
             }
             None if at(0) == crate::engine::CYCLE_START => Told {
@@ -509,32 +338,6 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: "from here on, the steps below repeat forever while the environment stays the same".into(),
                 location: None,
             },
-            Some(Event::NotStable) => {
-                let workload = namer.workload(at(1));
-                let pending = at(4);
-                let mut parts = Vec::new();
-                if let Some(w) = workload {
-                    if at(2) != at(3) {
-                        parts.push(format!("{} has {} of {} replicas running", w.id, at(2), at(3)));
-                    }
-                    if at(5) != 0 {
-                        parts.push(format!("the rollout of {} is not done", w.id));
-                    }
-                }
-                if pending > 0 {
-                    parts.push(format!("{pending} pod(s) are Pending"));
-                }
-                let span = workload.map(replicas_span);
-                location = location.or(span);
-                Told {
-                    actor: Actor::Check,
-                    message: format!(
-                        "the cluster has settled short of its desired state and stays there: {}",
-                        parts.join(", ")
-                    ),
-                    location: span,
-                }
-            }
             Some(Event::NodeFailed) => Told {
                 actor: Actor::NodeFailure,
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
@@ -570,7 +373,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 Told {
                     actor: Actor::NodeDrain,
                     message: format!("evicts {} from {}: {why}", namer.pod(at(1)), namer.node(at(2))),
-                    location: budgets.first().map(|b| budget_span(b)),
+                    location: budgets.first().map(|b| b.budget_field()),
                 }
             }
             Some(Event::NodeAdded) => {
@@ -605,7 +408,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 Told {
                     actor: Actor::ClusterAutoscaler,
                     message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),
-                    location: budgets.first().map(|b| budget_span(b)),
+                    location: budgets.first().map(|b| b.budget_field()),
                 }
             }
             Some(Event::AutoscalerRefused) => {
@@ -617,7 +420,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         namer.pod(at(1)),
                         namer.node(at(2))
                     ),
-                    location: budgets.first().map(|b| budget_span(b)),
+                    location: budgets.first().map(|b| b.budget_field()),
                 }
             }
             Some(Event::ScaleUpWanted) => {
@@ -691,6 +494,26 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
+            None if let Some(check) = checks::of_violation(at(0)) => {
+                let told = (check.violation.tell)(
+                    v,
+                    &Trail {
+                        namer: &namer,
+                        names,
+                        events: trace,
+                        steps: &steps,
+                    },
+                );
+                location = match check.violation.blame {
+                    checks::Blame::CheckField => told.location,
+                    checks::Blame::Scheduling => location.or(told.location),
+                };
+                Told {
+                    actor: Actor::Check,
+                    message: told.message,
+                    location: told.location,
+                }
+            }
             _ => Told {
                 actor: Actor::Model,
                 message: format!("unknown trace event {}", at(0)),
@@ -733,55 +556,59 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
     (steps, location)
 }
 
-pub(super) fn cpu_request_span(o: &Object) -> Option<Span> {
-    let spec = &o.workload()?.template.spec;
-    spec.containers
-        .iter()
-        .find_map(|c| c.requests.cpu_millis.as_ref().map(|r| r.span))
+/// What a check's decoder asks of the counterexample (`checks::Counterexample`).
+struct Trail<'a> {
+    namer: &'a Namer<'a>,
+    names: &'a Names,
+    events: &'a [TraceEvent],
+    /// The steps told so far.
+    steps: &'a [Step],
 }
 
-/// The budget's minAvailable or maxUnavailable field.
-pub(super) fn budget_span(o: &Object) -> Span {
-    match &o.body {
-        Body::PodDisruptionBudget(p) => p
-            .max_unavailable
-            .as_ref()
-            .or(p.min_available.as_ref())
-            .map_or(o.span, |v| v.span),
-        _ => o.span,
+impl checks::Counterexample for Trail<'_> {
+    fn workload(&self, index: i64) -> Option<&Object> {
+        self.namer.workload(index)
     }
-}
 
-/// What decides how evenly a workload's pods sit on nodes: its per-node spread constraint
-/// (`whenUnsatisfiable` when it is soft, else `maxSkew`), else the `topologyKey` of its first
-/// spread constraint (it spreads over something coarser than nodes), else `replicas` (nothing
-/// asks the scheduler to spread these pods).
-pub(super) fn balance_span(o: &Object) -> Span {
-    let Some(w) = o.workload() else { return o.span };
-    let constraints = &w.template.spec.topology_spread_constraints;
-    if let Some(per_node) = constraints
-        .iter()
-        .find(|c| c.topology_key.value == crate::manifest::node::HOSTNAME_KEY)
-    {
-        return match per_node.when_unsatisfiable.value {
-            crate::manifest::pod::WhenUnsatisfiable::ScheduleAnyway => per_node.when_unsatisfiable.span,
-            crate::manifest::pod::WhenUnsatisfiable::DoNotSchedule => per_node.max_skew.span,
-        };
+    fn owner(&self, slot: i64) -> Option<&Object> {
+        self.namer.owner_object(slot)
     }
-    match constraints.first() {
-        Some(c) => c.topology_key.span,
-        None => replicas_span(o),
-    }
-}
 
-/// `replicas`, else (the field is left out, so Kubernetes defaults it) the `spec:` key.
-pub(super) fn replicas_span(o: &Object) -> Span {
-    match o.workload() {
-        Some(w) => match &w.replicas {
-            Some(r) => r.span,
-            None if w.spec_key != Span::default() => w.spec_key,
-            None => o.span,
-        },
-        None => o.span,
+    fn pod(&self, slot: i64) -> String {
+        self.namer.pod(slot)
+    }
+
+    fn node(&self, index: i64) -> String {
+        self.namer.node(index)
+    }
+
+    fn autoscaler_of(&self, workload: &Object) -> Option<&Object> {
+        self.namer.autoscaler_of(workload)
+    }
+
+    fn budgets_of_pod(&self, slot: i64) -> Vec<&Object> {
+        self.namer.budgets_of_slot(slot)
+    }
+
+    fn latest(&self, event: Event, matching: &dyn Fn(&[i64]) -> bool) -> Option<&[i64]> {
+        self.events
+            .iter()
+            .rev()
+            .map(|e| e.values.as_slice())
+            .find(|v| v.first() == Some(&event.code()) && matching(v))
+    }
+
+    fn descheduler_plugin(&self, index: i64) -> Option<Span> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.names.descheduler_plugins.get(i).copied().flatten())
+    }
+
+    fn scheduling_failure(&self) -> Option<Span> {
+        self.steps
+            .iter()
+            .rev()
+            .find(|s| s.actor == Actor::Scheduler && s.location.is_some())
+            .and_then(|s| s.location)
     }
 }

@@ -121,6 +121,11 @@ impl<'a> Namer<'a> {
         Some((w, self.names.workloads[w]))
     }
 
+    /// The workload object whose pod is in a slot.
+    pub(super) fn owner_object(&self, slot: i64) -> Option<&Object> {
+        self.owner(slot).map(|(_, o)| &self.objects[o])
+    }
+
     /// Pods are named after their workload and their place in it: `web-3` (from 1), or a
     /// StatefulSet's ordinal: `db-0`.
     pub(super) fn pod(&self, slot: i64) -> String {

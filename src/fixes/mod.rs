@@ -7,12 +7,14 @@
 //! Candidates come from the field the finding points at: a hard spread constraint's
 //! `maxSkew`, a required anti-affinity term's `topologyKey`, a PodDisruptionBudget's
 //! `minAvailable`/`maxUnavailable`, a Deployment's `maxSurge`, the `spec.replicas` of an
-//! autoscaled workload, a toleration's `tolerationSeconds`, a descheduler plugin.
+//! autoscaled workload, a toleration's `tolerationSeconds`, a descheduler plugin. A check's
+//! `remedies` (in its file under `checks/`) add the kinds of candidate only its violations
+//! get.
 
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis::Analysis;
-use crate::checks::CheckId;
+use crate::checks::{CheckId, Remedy};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::findings::{Actor, Change, Fix, Step, Verdict};
@@ -123,6 +125,11 @@ impl Violation<'_> {
     fn by(&self, actor: Actor) -> bool {
         self.steps.iter().any(|s| s.actor == actor)
     }
+
+    /// Whether the violated check's violations get this kind of candidate.
+    fn gets(&self, remedy: Remedy) -> bool {
+        self.check.check().remedies.contains(&remedy)
+    }
 }
 
 /// The fields a counterexample passes through: the finding's location first, then the
@@ -190,7 +197,7 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
     }
     // Declaring what disruption a workload tolerates comes after the specific causes: it makes
     // voluntary evictions wait, it does not stop them.
-    if violation.check == CheckId::MinReplicasAvailable
+    if violation.gets(Remedy::AddDisruptionBudget)
         && [Actor::Descheduler, Actor::ClusterAutoscaler, Actor::NodeDrain]
             .into_iter()
             .any(|a| violation.by(a))
@@ -329,7 +336,7 @@ fn sized_cpu_request(
         _ => None,
     });
     let (to_pod, why) = match overload
-        .filter(|_| violation.check == CheckId::NoNodeOverload || violation.by(Actor::NodeOverload))
+        .filter(|_| violation.gets(Remedy::RequestsUnderOverloadThreshold) || violation.by(Actor::NodeOverload))
     {
         Some(threshold) => {
             let limit = node_cpu * threshold / 100;
@@ -430,9 +437,8 @@ fn workload_candidates(
         });
     }
     // Pods that double up on a node when another goes: make a soft spread hard, where that
-    // keeps replicas available. Never for balance alone: a hard spread trades availability
-    // (Pending pods) for balance, which the workload chose not to do.
-    if violation.check != CheckId::PodsBalanced
+    // keeps replicas available.
+    if violation.gets(Remedy::HardenSoftSpread)
         && (at == spec.span || w.replicas.as_ref().is_some_and(|r| r.span == at))
     {
         for (index, c) in spec.topology_spread_constraints.iter().enumerate() {

@@ -189,6 +189,32 @@ impl Object {
     pub fn namespace(&self) -> &str {
         self.id.namespace.as_deref().unwrap_or("")
     }
+
+    /// Where a workload's replica count is set: `replicas`, else (the field is left out, so
+    /// Kubernetes defaults it) the `spec:` key; the object itself for other kinds.
+    pub fn replicas_field(&self) -> Span {
+        match self.workload() {
+            Some(w) => match &w.replicas {
+                Some(r) => r.span,
+                None if w.spec_key != Span::default() => w.spec_key,
+                None => self.span,
+            },
+            None => self.span,
+        }
+    }
+
+    /// A PodDisruptionBudget's `maxUnavailable` or `minAvailable`, the field that says how many
+    /// pods it lets go; the object itself for other kinds.
+    pub fn budget_field(&self) -> Span {
+        match &self.body {
+            Body::PodDisruptionBudget(p) => p
+                .max_unavailable
+                .as_ref()
+                .or(p.min_available.as_ref())
+                .map_or(self.span, |v| v.span),
+            _ => self.span,
+        }
+    }
 }
 
 /// A document that is not a Kubernetes object.

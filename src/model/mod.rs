@@ -14,7 +14,6 @@ pub use input::{Shape, input};
 pub use ir::{Ir, IrError, Names, Topology};
 
 use crate::checks::CheckId;
-use crate::trace;
 
 /// The templates, by name, as shipped (embedded from `templates/`).
 macro_rules! templates {
@@ -149,7 +148,7 @@ struct Context<'a> {
     monitors: Vec<Monitor>,
     /// `init`'s statement per input table.
     input_tables: Vec<String>,
-    /// The trace events' `#define`s ([`trace::defines`]).
+    /// The trace events' `#define`s ([`crate::checks::trace_defines`]).
     trace_defines: String,
 }
 
@@ -185,7 +184,7 @@ impl<'a> Context<'a> {
                 })
                 .collect(),
             input_tables: input::assignments(),
-            trace_defines: trace::defines(),
+            trace_defines: crate::checks::trace_defines(),
         }
     }
 }

@@ -124,7 +124,7 @@ fn run_checks(
 /// The check whose monitor fired, from the last event of a trail.
 fn violated_check(trace: &[TraceEvent]) -> Option<CheckId> {
     let code = *trace.last()?.values.first()?;
-    checks::violated_by(crate::trace::Event::from_code(code)?)
+    checks::violated_by(code)
 }
 
 /// Every check of `checks` inconclusive for the same reason.

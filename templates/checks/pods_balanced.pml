@@ -1,6 +1,6 @@
 /*
  * Check `pods-balanced`: once the cluster has settled, the running pods of each workload differ
- * by at most {{ ir.balance_skew }} between any two ready nodes the workload may use (its static
+ * by at most {{ ir.params["pods-balanced"].maxSkew }} between any two ready nodes the workload may use (its static
  * filters: node name, selector, required affinity, taints).
  */
 hidden int b_w, b_n, b_q, b_min, b_max, b_min_node, b_max_node, b_bad;
@@ -39,7 +39,7 @@ end_check_pods_balanced:
                 fi
               }
               if
-              :: b_min >= 0 && b_max - b_min > {{ ir.balance_skew }} -> b_bad = b_w
+              :: b_min >= 0 && b_max - b_min > {{ ir.params["pods-balanced"].maxSkew }} -> b_bad = b_w
               :: else -> skip
               fi
            :: else -> skip
@@ -49,7 +49,7 @@ end_check_pods_balanced:
        }
        if
        :: b_bad > 0 ->
-          printf("KIVI:%d:%d:%d:%d:%d:%d:{{ ir.balance_skew }}\n", EVENT_UNBALANCED, b_bad, b_max_node, b_max, b_min_node, b_min);
+          printf("KIVI:%d:%d:%d:%d:%d:%d:{{ ir.params["pods-balanced"].maxSkew }}\n", EVENT_UNBALANCED, b_bad, b_max_node, b_max, b_min_node, b_min);
           assert(false)
        :: else -> skip
        fi

@@ -10,6 +10,8 @@
 //! affinity), `workloads` (replicas, rollouts, disruption budgets), `autoscaling` (HPAs) and
 //! `descheduler` (its plugins' verdicts). The parts share this module's imports.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::checks::CheckId;
@@ -124,11 +126,9 @@ pub struct Ir {
     pub node_drain: bool,
     /// The `apply` event: the cluster runs the old revision until the new one is applied.
     pub apply: Option<IrApply>,
-    /// `no-eviction-loop`: evict/recreate repetitions that count as a loop.
-    pub eviction_loops: i64,
-    /// `pods-balanced`: the largest allowed difference of a workload's pod counts between two
-    /// ready nodes it may use.
-    pub balance_skew: i64,
+    /// Every check's params with a value (the config's, else the default), by check and name:
+    /// the templates read them as `ir.params["<check>"].<param>`.
+    pub params: BTreeMap<CheckId, BTreeMap<&'static str, i64>>,
     pub cluster_autoscaler: Option<IrClusterAutoscaler>,
     /// `faults: [stale-reads]`: deletions the scheduler's and descheduler's informers may lag
     /// behind by; 0 when their views are fresh.
@@ -703,8 +703,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
                 replicas: apply_replicas,
                 template_changed: apply_templates,
             }),
-            eviction_loops: param(CheckId::NoEvictionLoop, "loops").unwrap_or(3).max(1),
-            balance_skew: param(CheckId::PodsBalanced, "maxSkew").unwrap_or(1).max(0),
+            params: check_params(config),
             cluster_autoscaler,
             stale_reads: config.stale_reads.as_ref().map_or(0, |s| i64::from(s.value)),
             controller_lag: config.controller_lag.is_some(),
@@ -716,3 +715,22 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
 
 #[cfg(test)]
 mod tests;
+
+/// Every check's params with a value: the config's, else the check's default.
+fn check_params(config: &Config) -> BTreeMap<CheckId, BTreeMap<&'static str, i64>> {
+    crate::checks::CHECKS
+        .iter()
+        .map(|check| {
+            let set = config.checks.params.get(&check.id);
+            let values = check
+                .params
+                .iter()
+                .filter_map(|p| {
+                    let value = set.and_then(|s| s.get(p.name)).copied().or(p.default)?;
+                    Some((p.name, value.max(p.minimum)))
+                })
+                .collect();
+            (check.id, values)
+        })
+        .collect()
+}
