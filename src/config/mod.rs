@@ -460,6 +460,19 @@ suppressions:
         assert_eq!(c.workloads[&web].startup.as_ref().unwrap().cpu_millis, Some(1000));
     }
 
+    /// A param below its check's minimum is an error at its value, not raised silently.
+    #[test]
+    fn params_below_their_minimum_are_errors() {
+        let (c, diags, _) = parse("checks:\n  params: {no-eviction-loop: {loops: 0}, pods-balanced: {maxSkew: -1}}\n");
+        let messages: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(
+            messages,
+            ["`loops` must be at least 1", "`maxSkew` must not be negative"],
+            "{diags:?}"
+        );
+        assert!(c.checks.params.values().all(BTreeMap::is_empty));
+    }
+
     #[test]
     fn cluster_autoscaler_and_zones() {
         let (c, diags, _) = parse(
