@@ -14,8 +14,9 @@ use std::sync::atomic::AtomicBool;
 use crate::analysis::{self, Analysis, Request};
 use crate::discover::revision::{self, Checkout};
 use crate::engine::Engine;
+use crate::findings::UnitResult;
 use crate::findings::Verdict;
-use crate::scaling::{self, Progress, UnitResult};
+use crate::scaling::{self, Progress};
 
 /// The base revision, scanned like the working tree.
 pub struct Base {
@@ -234,7 +235,7 @@ pub fn mark_existing(
         base.revision
     );
     let plans = base_plans.into_iter().filter(|p| related.contains(&p.unit())).collect();
-    let before = scaling::verify_plans(
+    let before = crate::findings::verify_plans(
         scaling::Subject::of(&base.analysis),
         plans,
         engine,

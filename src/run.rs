@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::{self, Analysis};
 use crate::checks::Level;
+use crate::findings::UnitResult;
 use crate::report::document::{Context, NotVerified, Shard};
-use crate::scaling::{self, UnitResult};
+use crate::scaling;
 
 /// What to verify and how, with every flag already resolved.
 #[derive(Clone, Debug)]
@@ -216,7 +217,7 @@ impl Session {
             }
             None => scaling::plan(subject, &selected, &generator, &options),
         };
-        let mut results = scaling::verify_plans(subject, plans, &engine, &options, cancel, &on_progress);
+        let mut results = crate::findings::verify_plans(subject, plans, &engine, &options, cancel, &on_progress);
         if let Some(base) = &base {
             crate::changes::mark_existing(
                 analysis,
@@ -246,7 +247,7 @@ impl Session {
             .load(Ordering::Relaxed)
             .then(|| self.timeout.unwrap_or_default());
         if let Some(limit) = timed_out {
-            scaling::mark_timed_out(&mut results, limit);
+            crate::findings::mark_timed_out(&mut results, limit);
         } else if self.interrupted() {
             return Err(Stopped::Interrupted);
         }

@@ -24,7 +24,6 @@ use crate::analysis::Analysis;
 use crate::checks::{self, CheckId};
 use crate::config::Config;
 use crate::engine::{self, Engine, TraceEvent};
-use crate::findings::{CheckResult, Verdict};
 use crate::manifest::Object;
 use crate::model::{self, Generator, Ir, Names, Shape, Topology};
 use crate::units::Unit;
@@ -56,11 +55,20 @@ pub struct SearchSummary {
     pub bound: String,
 }
 
+/// A unit's search as it ended, before its verdicts are told (`findings::conclude`).
 #[derive(Clone, Debug)]
-pub struct UnitResult {
+pub struct Searched {
     pub unit: usize,
-    pub results: Vec<CheckResult>,
+    /// The checks the search monitored.
+    pub checks: Vec<CheckId>,
+    /// The runs kept, smallest topology first: each stops at the check it decided last.
+    pub runs: Vec<TopologyRun>,
+    /// Every check still open reached the end of its search (else it was cancelled).
+    pub finished: bool,
     pub search: SearchSummary,
+    /// Why nothing ran: the model could not be built, or even the smallest topology is
+    /// beyond its bounds.
+    pub failure: Option<engine::Inconclusive>,
     pub timings: engine::Timings,
     /// States pan stored, over all its runs for the unit.
     pub states: u64,
@@ -72,6 +80,16 @@ pub struct UnitResult {
     pub shares_runs_with: Option<usize>,
     /// What its models were sized to hold.
     pub shape: Shape,
+}
+
+/// The kept runs at one topology: what each check came to, and the model's IR and names to
+/// tell its counterexample with.
+#[derive(Clone, Debug)]
+pub struct TopologyRun {
+    pub topology: Topology,
+    pub ir: Ir,
+    pub names: Names,
+    pub verdicts: Vec<(CheckId, PointVerdict)>,
 }
 
 /// Progress of a verification, for a progress bar or log lines.
@@ -149,7 +167,7 @@ pub struct UnitPlan {
 
 /// What one check came to at one topology.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-enum PointVerdict {
+pub enum PointVerdict {
     Verified,
     Violated(Vec<TraceEvent>),
     Inconclusive(engine::Inconclusive),
@@ -215,7 +233,7 @@ pub fn verify(
     options: &Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
-) -> Vec<UnitResult> {
+) -> Vec<Searched> {
     let plans = plan(subject, units, generator, options);
     verify_plans(subject, plans, engine, options, cancel, progress)
 }
@@ -228,7 +246,7 @@ pub fn verify_plans(
     options: &Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
-) -> Vec<UnitResult> {
+) -> Vec<Searched> {
     let started = Instant::now();
     if let Some(dir) = &options.emit_models {
         emit(dir, subject, &all_plans);
@@ -269,17 +287,18 @@ pub fn verify_plans(
         plans.len(),
         started.elapsed()
     );
+    let units: Vec<usize> = all_plans.iter().map(|p| p.unit).collect();
     all_plans
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, plan)| {
             let k = leader_of[i];
             let (points, elapsed) = &outcomes[k];
             let leader = leaders[k];
             let elapsed = if leader == i { *elapsed } else { Duration::ZERO };
-            let mut r = conclude(subject, plan, points, options, elapsed);
+            let mut r = searched(plan, points, options.all, elapsed);
             r.cached = cached[k];
-            r.shares_runs_with = (leader != i).then(|| all_plans[leader].unit);
+            r.shares_runs_with = (leader != i).then(|| units[leader]);
             r
         })
         .collect()
@@ -412,7 +431,7 @@ struct Job {
 type Running = (Vec<CheckId>, Arc<AtomicBool>, u64);
 
 /// Per unit: the accepted result of each point, and for how long its runs took.
-type Searched = (Vec<Option<PointResult>>, Duration);
+type Outcome = (Vec<Option<PointResult>>, Duration);
 
 /// Where a unit's sequential search stands, given the results so far.
 struct Walk {
@@ -471,7 +490,7 @@ fn search(
     options: &Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
-) -> Vec<Searched> {
+) -> Vec<Outcome> {
     let mut results: Vec<Vec<Option<PointResult>>> = plans
         .iter()
         .zip(preloaded)
@@ -634,107 +653,55 @@ fn search(
     results.into_iter().zip(elapsed).collect()
 }
 
-/// Turn a unit's accepted results into verdicts: each check's first violation (or first
-/// inconclusive run), else verified up to the last topology it ran on.
-fn conclude(
-    subject: Subject<'_>,
-    plan: &UnitPlan,
-    results: &[Option<PointResult>],
-    options: &Options,
-    elapsed: Duration,
-) -> UnitResult {
-    let unit = &subject.units[plan.unit];
-    let w = walk(plan, results, options.all);
-    let accepted: Vec<&PointResult> = results.iter().take(w.decided).map_while(Option::as_ref).collect();
-    let mut out = UnitResult {
+/// A unit's search as it ended: the runs a one-by-one search would have kept, each check's
+/// decided at its first violation (or first inconclusive run).
+fn searched(plan: UnitPlan, results: &[Option<PointResult>], all: bool, elapsed: Duration) -> Searched {
+    let w = walk(&plan, results, all);
+    let finished = w.next >= plan.points.len() || w.open.is_empty();
+    let planned = plan.points.len();
+    let mut timings = engine::Timings::default();
+    let mut states = 0;
+    let mut verified_up_to = None;
+    let runs: Vec<TopologyRun> = plan
+        .points
+        .into_iter()
+        .zip(results.iter().take(w.decided).map_while(Option::as_ref))
+        .map(|(point, r)| {
+            add(&mut timings, &r.timings);
+            states += r.states;
+            if r.verdicts.iter().all(|(_, v)| *v == PointVerdict::Verified) {
+                verified_up_to = Some(point.topology.clone());
+            }
+            TopologyRun {
+                topology: point.topology,
+                ir: point.ir,
+                names: point.names,
+                verdicts: r.verdicts.clone(),
+            }
+        })
+        .collect();
+    Searched {
         unit: plan.unit,
-        results: Vec::new(),
+        checks: plan.checks,
         search: SearchSummary {
-            planned: plan.points.len(),
-            explored: accepted.len(),
-            verified_up_to: None,
-            bound: plan.bound.clone(),
+            planned,
+            explored: runs.len(),
+            verified_up_to,
+            bound: plan.bound,
         },
-        timings: engine::Timings::default(),
-        states: 0,
+        runs,
+        finished,
+        failure: plan
+            .failure
+            .map(engine::Inconclusive::EngineError)
+            .or_else(|| plan.bounded.map(engine::Inconclusive::ModelBound)),
+        timings,
+        states,
         generate: plan.generate,
         elapsed: elapsed + plan.generate,
         cached: false,
         shares_runs_with: None,
-        shape: plan.shape.clone(),
-    };
-    // Per check: its verdict once decided, else the largest topology it was verified on.
-    let mut decided: BTreeMap<CheckId, (Verdict, Topology)> = BTreeMap::new();
-    let mut verified: BTreeMap<CheckId, Topology> = BTreeMap::new();
-    for (t, r) in accepted.iter().enumerate() {
-        add(&mut out.timings, &r.timings);
-        out.states += r.states;
-        let point = &plan.points[t];
-        for (check, verdict) in &r.verdicts {
-            if decided.contains_key(check) {
-                continue;
-            }
-            match verdict {
-                PointVerdict::Verified => {
-                    verified.insert(*check, point.topology.clone());
-                }
-                PointVerdict::Violated(trace) => {
-                    let (steps, location) = crate::findings::decode(trace, &point.ir, &point.names, subject.objects);
-                    decided.insert(*check, (Verdict::Violated { steps, location }, point.topology.clone()));
-                }
-                PointVerdict::Inconclusive(why) => {
-                    decided.insert(*check, (Verdict::Inconclusive(why.clone()), point.topology.clone()));
-                }
-            }
-        }
-        if r.verdicts.iter().all(|(_, v)| *v == PointVerdict::Verified) {
-            out.search.verified_up_to = Some(point.topology.clone());
-        }
-    }
-    for check in &unit.checks {
-        let (verdict, topology) = if let Some((v, t)) = decided.get(check) {
-            (v.clone(), Some(t.clone()))
-        } else if !plan.checks.contains(check) {
-            (Verdict::NotChecked, None)
-        } else if let Some(why) = &plan.failure {
-            (
-                Verdict::Inconclusive(engine::Inconclusive::EngineError(why.clone())),
-                None,
-            )
-        } else if let Some(why) = &plan.bounded {
-            (
-                Verdict::Inconclusive(engine::Inconclusive::ModelBound(why.clone())),
-                None,
-            )
-        } else if let Some(t) = verified
-            .get(check)
-            .filter(|_| w.next >= plan.points.len() || w.open.is_empty())
-        {
-            (Verdict::Verified, Some(t.clone()))
-        } else {
-            // The search did not finish (Ctrl-C): never a pass.
-            (
-                Verdict::Inconclusive(engine::Inconclusive::Cancelled),
-                verified.get(check).cloned(),
-            )
-        };
-        out.results.push(CheckResult {
-            check: *check,
-            verdict,
-            topology,
-            baseline: None,
-            fix: None,
-        });
-    }
-    out
-}
-
-/// After the scan's `--timeout`: what the stop left undecided says so.
-pub fn mark_timed_out(results: &mut [UnitResult], limit: Duration) {
-    for check in results.iter_mut().flat_map(|r| r.results.iter_mut()) {
-        if matches!(check.verdict, Verdict::Inconclusive(engine::Inconclusive::Cancelled)) {
-            check.verdict = Verdict::Inconclusive(engine::Inconclusive::RunTimeout(limit));
-        }
+        shape: plan.shape,
     }
 }
 

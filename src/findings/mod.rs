@@ -10,10 +10,12 @@ use crate::manifest::{Body, Object};
 use crate::model::{Ir, Names};
 use crate::source::Span;
 
+mod conclude;
 mod decode;
 mod namer;
 mod policy;
 
+pub use conclude::{UnitResult, conclude, mark_timed_out, verify, verify_plans};
 pub use decode::decode;
 pub use policy::{Judgement, Policy, Suppressed, SuppressedBy};
 

@@ -17,6 +17,7 @@ use crate::analysis::Analysis;
 use crate::checks::{CheckId, Remedy};
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::findings::UnitResult;
 use crate::findings::{Actor, Change, Fix, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
 use crate::manifest::pdb::UnhealthyPodEvictionPolicy;
@@ -25,7 +26,7 @@ use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::workload::UpdateStrategy;
 use crate::manifest::{Body, Object, ObjectId, PodDisruptionBudget, WorkloadKind};
 use crate::model::{Generator, Topology};
-use crate::scaling::{self, UnitResult};
+use crate::scaling;
 use crate::source::{Span, Spanned};
 use crate::units::{Member, Role};
 
@@ -713,7 +714,7 @@ pub fn suggest(
                             let topology = c.topology.as_ref();
                             scope.spawn(move || {
                                 let fixed = edited(a, unit, &candidate.edit, topology);
-                                let again = scaling::verify(
+                                let again = crate::findings::verify(
                                     fixed.subject(),
                                     &[unit],
                                     generator,

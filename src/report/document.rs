@@ -350,7 +350,7 @@ pub struct Context {
 
 impl Report {
     /// The report of an analysis and, once verified, its results.
-    pub fn new(a: &Analysis, results: Option<&[crate::scaling::UnitResult]>, context: &Context) -> Report {
+    pub fn new(a: &Analysis, results: Option<&[crate::findings::UnitResult]>, context: &Context) -> Report {
         let path = |file| a.sources.path(file).display().to_string();
         let scope = |i: usize| {
             a.scopes
@@ -505,7 +505,7 @@ fn suppression(a: &Analysis, s: crate::findings::Suppressed) -> Suppression {
     }
 }
 
-fn verification(a: &Analysis, r: &crate::scaling::UnitResult, context: &Context, hidden: &mut usize) -> Verification {
+fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context, hidden: &mut usize) -> Verification {
     let place = |span: Option<crate::source::Span>| Place::of(a, span);
     let topology = |t: &crate::model::Topology| TopologyOut {
         nodes: t.nodes(),

@@ -1,0 +1,137 @@
+//! A unit's search told as verdicts: each check's first violation with its counterexample in
+//! Kubernetes terms, its first inconclusive run, or verified up to the last topology it ran on.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::*;
+use crate::engine::{Engine, Timings};
+use crate::model::{Generator, Shape, Topology};
+use crate::scaling::{self, PointVerdict, Progress, SearchSummary, Searched, Subject};
+
+/// A unit's verdicts, one per check, and what the search cost.
+#[derive(Clone, Debug)]
+pub struct UnitResult {
+    pub unit: usize,
+    pub results: Vec<CheckResult>,
+    pub search: SearchSummary,
+    pub timings: Timings,
+    /// States pan stored, over all its runs for the unit.
+    pub states: u64,
+    pub generate: Duration,
+    pub elapsed: Duration,
+    /// The verdicts come from the result cache.
+    pub cached: bool,
+    /// The unit (index) whose runs this one shares: they have the same models and inputs.
+    pub shares_runs_with: Option<usize>,
+    /// What its models were sized to hold.
+    pub shape: Shape,
+}
+
+/// Verify the given units of the subject (indices into its units) and tell their verdicts.
+/// `cancel` (Ctrl-C) stops every run; `progress` hears of each finished run.
+pub fn verify(
+    subject: Subject<'_>,
+    units: &[usize],
+    generator: &Generator,
+    engine: &Engine,
+    options: &scaling::Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Vec<UnitResult> {
+    let plans = scaling::plan(subject, units, generator, options);
+    verify_plans(subject, plans, engine, options, cancel, progress)
+}
+
+/// [`verify`] of units already planned.
+pub fn verify_plans(
+    subject: Subject<'_>,
+    plans: Vec<scaling::UnitPlan>,
+    engine: &Engine,
+    options: &scaling::Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Vec<UnitResult> {
+    scaling::verify_plans(subject, plans, engine, options, cancel, progress)
+        .into_iter()
+        .map(|searched| conclude(subject, searched))
+        .collect()
+}
+
+/// Each check of the unit: its first violation (or first inconclusive run), else verified up
+/// to the last topology it ran on; a search that did not finish is never a pass.
+pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
+    let unit = &subject.units[searched.unit];
+    // Per check: its verdict once decided, else the largest topology it was verified on.
+    let mut decided: BTreeMap<CheckId, (Verdict, Topology)> = BTreeMap::new();
+    let mut verified: BTreeMap<CheckId, Topology> = BTreeMap::new();
+    for run in &searched.runs {
+        for (check, verdict) in &run.verdicts {
+            if decided.contains_key(check) {
+                continue;
+            }
+            match verdict {
+                PointVerdict::Verified => {
+                    verified.insert(*check, run.topology.clone());
+                }
+                PointVerdict::Violated(trace) => {
+                    let (steps, location) = decode(trace, &run.ir, &run.names, subject.objects);
+                    decided.insert(*check, (Verdict::Violated { steps, location }, run.topology.clone()));
+                }
+                PointVerdict::Inconclusive(why) => {
+                    decided.insert(*check, (Verdict::Inconclusive(why.clone()), run.topology.clone()));
+                }
+            }
+        }
+    }
+    let results = unit
+        .checks
+        .iter()
+        .map(|check| {
+            let (verdict, topology) = if let Some((v, t)) = decided.get(check) {
+                (v.clone(), Some(t.clone()))
+            } else if !searched.checks.contains(check) {
+                (Verdict::NotChecked, None)
+            } else if let Some(why) = &searched.failure {
+                (Verdict::Inconclusive(why.clone()), None)
+            } else if let Some(t) = verified.get(check).filter(|_| searched.finished) {
+                (Verdict::Verified, Some(t.clone()))
+            } else {
+                // The search did not finish (Ctrl-C): never a pass.
+                (
+                    Verdict::Inconclusive(Inconclusive::Cancelled),
+                    verified.get(check).cloned(),
+                )
+            };
+            CheckResult {
+                check: *check,
+                verdict,
+                topology,
+                baseline: None,
+                fix: None,
+            }
+        })
+        .collect();
+    UnitResult {
+        unit: searched.unit,
+        results,
+        search: searched.search,
+        timings: searched.timings,
+        states: searched.states,
+        generate: searched.generate,
+        elapsed: searched.elapsed,
+        cached: searched.cached,
+        shares_runs_with: searched.shares_runs_with,
+        shape: searched.shape,
+    }
+}
+
+/// After the scan's `--timeout`: what the stop left undecided says so.
+pub fn mark_timed_out(results: &mut [UnitResult], limit: Duration) {
+    for check in results.iter_mut().flat_map(|r| r.results.iter_mut()) {
+        if matches!(check.verdict, Verdict::Inconclusive(Inconclusive::Cancelled)) {
+            check.verdict = Verdict::Inconclusive(Inconclusive::RunTimeout(limit));
+        }
+    }
+}
