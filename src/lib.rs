@@ -3,7 +3,8 @@
 //! Pipeline, one module per stage:
 //! discover → manifest → config → scopes → units → model → engine → scaling → findings → report.
 //! `analysis` runs the stages up to units; `run` the whole scan after the arguments (analysis,
-//! the selection of units, verification, fixes); `cli` is the command line around it.
+//! the selection of units, verification, fixes); `cli` is the command line around it. The
+//! search (`scaling`) returns raw runs; `findings` tells them as verdicts and finds fixes.
 
 pub mod analysis;
 pub mod cache;
@@ -15,7 +16,6 @@ pub mod diagnostics;
 pub mod discover;
 pub mod engine;
 pub mod findings;
-pub mod fixes;
 pub mod manifest;
 pub mod model;
 pub mod process;

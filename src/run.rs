@@ -231,7 +231,7 @@ impl Session {
             );
         }
         if let Some(level) = scan.fixes_for {
-            crate::fixes::suggest(
+            crate::findings::fixes::suggest(
                 analysis,
                 &mut results,
                 level,
