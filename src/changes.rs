@@ -16,7 +16,7 @@ use crate::discover::revision::{self, Checkout};
 use crate::engine::Engine;
 use crate::findings::UnitResult;
 use crate::findings::Verdict;
-use crate::scaling::{self, Progress};
+use crate::search::{self, Progress};
 
 /// The base revision, scanned like the working tree.
 pub struct Base {
@@ -104,9 +104,9 @@ fn scope_keys(analysis: &Analysis, top: &Path) -> Vec<String> {
 fn unit_keys(
     analysis: &Analysis,
     top: &Path,
-    plans: &[scaling::UnitPlan],
+    plans: &[search::UnitPlan],
     engine: &Engine,
-    options: &scaling::Options,
+    options: &search::Options,
 ) -> Vec<String> {
     let fingerprints = plans.iter().map(|p| p.fingerprint(options, engine));
     scope_keys(analysis, top)
@@ -129,11 +129,11 @@ fn unit_keys(
 /// `current_plans` and `base_plans` plan every unit of their analysis, in order.
 pub fn unchanged_units(
     current: &Analysis,
-    current_plans: &[scaling::UnitPlan],
+    current_plans: &[search::UnitPlan],
     base: &Base,
-    base_plans: &[scaling::UnitPlan],
+    base_plans: &[search::UnitPlan],
     engine: &Engine,
-    options: &scaling::Options,
+    options: &search::Options,
 ) -> BTreeSet<usize> {
     let before: BTreeSet<String> = unit_keys(&base.analysis, &base.checkout.root, base_plans, engine, options)
         .into_iter()
@@ -193,9 +193,9 @@ pub fn mark_existing(
     current: &Analysis,
     results: &mut [UnitResult],
     base: &Base,
-    base_plans: Vec<scaling::UnitPlan>,
+    base_plans: Vec<search::UnitPlan>,
     engine: &Engine,
-    options: &scaling::Options,
+    options: &search::Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) {
@@ -236,7 +236,7 @@ pub fn mark_existing(
     );
     let plans = base_plans.into_iter().filter(|p| related.contains(&p.unit())).collect();
     let before = crate::findings::verify_plans(
-        scaling::Subject::of(&base.analysis),
+        search::Subject::of(&base.analysis),
         plans,
         engine,
         options,

@@ -1,10 +1,11 @@
 //! kivi-lint: verify Kubernetes configurations in GitOps repositories by model checking.
 //!
 //! Pipeline, one module per stage:
-//! discover → manifest → config → scopes → units → model → engine → scaling → findings → report.
+//! discover → manifest → config → scopes → units → model → engine → search → findings → report.
 //! `analysis` runs the stages up to units; `run` the whole scan after the arguments (analysis,
-//! the selection of units, verification, fixes); `cli` is the command line around it. The
-//! search (`scaling`) returns raw runs; `findings` tells them as verdicts and finds fixes.
+//! the selection of units, verification, fixes); `cli` is the command line around it.
+//! `search` (Kivi's incremental scaling) returns raw runs; `findings` tells them as verdicts
+//! and finds fixes.
 
 pub mod analysis;
 pub mod cache;
@@ -22,8 +23,8 @@ pub mod process;
 pub mod progress;
 pub mod report;
 pub mod run;
-pub mod scaling;
 pub mod scopes;
+pub mod search;
 pub mod source;
 pub mod trace;
 pub mod units;

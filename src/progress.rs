@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::scaling::Progress;
+use crate::search::Progress;
 
 /// How often a plain progress line is printed without a terminal.
 const LINE_EVERY: Duration = Duration::from_secs(5);

@@ -13,7 +13,7 @@ use crate::analysis::{self, Analysis};
 use crate::checks::Level;
 use crate::findings::UnitResult;
 use crate::report::document::{Context, NotVerified, Shard};
-use crate::scaling;
+use crate::search;
 
 /// What to verify and how, with every flag already resolved.
 #[derive(Clone, Debug)]
@@ -24,7 +24,7 @@ pub struct Scan {
     pub cache_dir: Option<PathBuf>,
     pub templates_dir: Option<PathBuf>,
     pub emit_models: Option<PathBuf>,
-    pub scale: scaling::Scale,
+    pub scale: search::Scale,
     pub all: bool,
     /// PR mode: verify only the units that changed since this revision.
     pub changed_since: Option<String>,
@@ -139,7 +139,7 @@ impl Session {
         }
         let generator = crate::model::Generator::new(scan.templates_dir.as_deref())
             .map_err(|e| Stopped::Error(format!("{e:#}")))?;
-        let options = scaling::Options {
+        let options = search::Options {
             emit_models: scan.emit_models.clone(),
             result_cache: cache_dir.map(|d| d.join("results")),
             jobs: scan.request.jobs,
@@ -181,9 +181,9 @@ impl Session {
         let mut plans = None;
         let mut base_plans = Vec::new();
         if let Some(base) = &base {
-            let current = scaling::plan(scaling::Subject::of(analysis), &selected, &generator, &options);
+            let current = search::plan(search::Subject::of(analysis), &selected, &generator, &options);
             let before: Vec<usize> = (0..base.analysis.units.len()).collect();
-            base_plans = scaling::plan(scaling::Subject::of(&base.analysis), &before, &generator, &options);
+            base_plans = search::plan(search::Subject::of(&base.analysis), &before, &generator, &options);
             let unchanged = crate::changes::unchanged_units(analysis, &current, base, &base_plans, &engine, &options);
             plans = Some(current);
             tracing::info!(
@@ -207,15 +207,15 @@ impl Session {
             );
             selected = mine;
         }
-        let on_progress = |p: &scaling::Progress| progress.update(p);
+        let on_progress = |p: &search::Progress| progress.update(p);
         let cancel = &*self.cancel;
-        let subject = scaling::Subject::of(analysis);
+        let subject = search::Subject::of(analysis);
         let plans = match plans {
             Some(all) => {
-                let mut by_unit: Vec<Option<scaling::UnitPlan>> = all.into_iter().map(Some).collect();
+                let mut by_unit: Vec<Option<search::UnitPlan>> = all.into_iter().map(Some).collect();
                 selected.iter().filter_map(|&u| by_unit.get_mut(u)?.take()).collect()
             }
-            None => scaling::plan(subject, &selected, &generator, &options),
+            None => search::plan(subject, &selected, &generator, &options),
         };
         let mut results = crate::findings::verify_plans(subject, plans, &engine, &options, cancel, &on_progress);
         if let Some(base) = &base {

@@ -37,7 +37,7 @@ pub(crate) struct ScanArgs {
     /// Verify one topology only: `current` (each pool's `count`) or N nodes in every pool.
     /// Default: the incremental search from the smallest topology up.
     #[arg(long, value_name = "N|current", value_parser = parse_scale)]
-    pub(crate) scale: Option<crate::scaling::Scale>,
+    pub(crate) scale: Option<crate::search::Scale>,
 
     /// Keep searching larger topologies after a check's first violation.
     #[arg(long)]
@@ -143,8 +143,8 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs(seconds))
 }
 
-fn parse_scale(s: &str) -> Result<crate::scaling::Scale, String> {
-    use crate::scaling::Scale;
+fn parse_scale(s: &str) -> Result<crate::search::Scale, String> {
+    use crate::search::Scale;
     match s {
         "current" => Ok(Scale::Current),
         n => match n.parse::<u32>() {

@@ -164,7 +164,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         cache_dir: args::cache_dir(scan),
         templates_dir: scan.templates_dir.clone(),
         emit_models: scan.emit_models.clone(),
-        scale: scan.scale.unwrap_or(crate::scaling::Scale::Search),
+        scale: scan.scale.unwrap_or(crate::search::Scale::Search),
         all: scan.all,
         changed_since: scan.changed_since.clone(),
         all_findings: scan.all_findings,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::*;
 use crate::engine::{Engine, Timings};
 use crate::model::{Generator, Shape, Topology};
-use crate::scaling::{self, PointVerdict, Progress, SearchSummary, Searched, Subject};
+use crate::search::{self, PointVerdict, Progress, SearchSummary, Searched, Subject};
 
 /// A unit's verdicts, one per check, and what the search cost.
 #[derive(Clone, Debug)]
@@ -36,24 +36,24 @@ pub fn verify(
     units: &[usize],
     generator: &Generator,
     engine: &Engine,
-    options: &scaling::Options,
+    options: &search::Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
-    let plans = scaling::plan(subject, units, generator, options);
+    let plans = search::plan(subject, units, generator, options);
     verify_plans(subject, plans, engine, options, cancel, progress)
 }
 
 /// [`verify`] of units already planned.
 pub fn verify_plans(
     subject: Subject<'_>,
-    plans: Vec<scaling::UnitPlan>,
+    plans: Vec<search::UnitPlan>,
     engine: &Engine,
-    options: &scaling::Options,
+    options: &search::Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
-    scaling::verify_plans(subject, plans, engine, options, cancel, progress)
+    search::verify_plans(subject, plans, engine, options, cancel, progress)
         .into_iter()
         .map(|searched| conclude(subject, searched))
         .collect()

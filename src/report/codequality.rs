@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::Emit;
-use super::finding;
+use super::violation;
 use crate::checks::Level;
 use crate::diagnostics::Severity;
 
@@ -21,13 +21,13 @@ pub fn render(e: &Emit) -> String {
         Some(json!({
             "description": d.message,
             "check_name": format!("input-{}", d.severity.label()),
-            "fingerprint": finding::input_fingerprint(&path, &d.message),
+            "fingerprint": violation::input_fingerprint(&path, &d.message),
             "severity": severity,
             "location": {"path": path, "lines": {"begin": d.line.max(1)}},
         }))
     });
     let issues: Vec<Value> = inputs
-        .chain(finding::findings(e.report).iter().map(|f| {
+        .chain(violation::findings(e.report).iter().map(|f| {
             let severity = match (f.suppressed(), f.level()) {
                 (true, _) => "info",
                 (false, Level::Error) => "major",

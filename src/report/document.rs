@@ -515,7 +515,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             .zip(&t.replicas)
             .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
             .collect(),
-        description: crate::scaling::describe(crate::scaling::Subject::of(a), r.unit, t),
+        description: crate::search::describe(crate::search::Subject::of(a), r.unit, t),
         node_list: crate::model::ir::cluster_nodes(&a.config, t)
             .0
             .iter()
@@ -616,7 +616,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             bound: r.search.bound.clone(),
             verified_up_to: r.search.verified_up_to.as_ref().map(topology),
         },
-        unmodelled_events: crate::scaling::unmodelled_events(&a.config)
+        unmodelled_events: crate::search::unmodelled_events(&a.config)
             .into_iter()
             .map(String::from)
             .collect(),

@@ -3,7 +3,7 @@
 //! level per step, so the rest are counted in a final notice rather than dropped unsaid.
 
 use super::Emit;
-use super::finding::{self, Finding};
+use super::violation::{self, Finding};
 use crate::checks::Level;
 use crate::diagnostics::Severity;
 
@@ -49,10 +49,10 @@ pub fn render(e: &Emit) -> String {
             message: d.message.clone(),
         });
     }
-    for f in finding::findings(e.report).iter().filter(|f| !f.suppressed()) {
+    for f in violation::findings(e.report).iter().filter(|f| !f.suppressed()) {
         annotations.push(annotation(e, f));
     }
-    for f in finding::inconclusive(e.report) {
+    for f in violation::inconclusive(e.report) {
         annotations.push(Annotation {
             level: if f.outcome.engine_error {
                 Level::Error

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::Emit;
 use super::document::{StepOut, VerdictKind};
-use super::finding::{self, Finding};
+use super::violation::{self, Finding};
 use crate::findings::Change;
 
 const STYLE: &str = include_str!("html/report.css");
@@ -94,7 +94,7 @@ impl Page {
     fn new(e: &Emit) -> Page {
         let r = e.report;
         let mut sources = Sources::within(e.repo_root.as_deref());
-        let findings = finding::findings(r);
+        let findings = violation::findings(r);
         let units = r
             .units
             .iter()

@@ -112,7 +112,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
             match c.verdict {
                 VerdictKind::Violated => {
                     violated += 1;
-                    let finding = super::finding::Finding { unit: u, outcome: c };
+                    let finding = super::violation::Finding { unit: u, outcome: c };
                     let at = match (&c.file, c.line, c.column) {
                         (Some(f), Some(l), Some(col)) => format!("{}:{l}:{col}", printable(f)),
                         _ => String::new(),

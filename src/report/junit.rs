@@ -9,7 +9,7 @@ use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatu
 
 use super::Emit;
 use super::document::{Member, VerdictKind};
-use super::finding::Finding;
+use super::violation::Finding;
 use crate::diagnostics::Severity;
 use crate::units::Role;
 

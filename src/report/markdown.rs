@@ -6,14 +6,14 @@ use std::fmt::Write as _;
 
 use super::Emit;
 use super::document::VerdictKind;
-use super::finding::{self, Finding};
+use super::violation::{self, Finding};
 
 /// GitHub accepts about 1 MiB of job summary per step; stay well under it.
 const MAX_BYTES: usize = 900 * 1024;
 
 pub fn render(e: &Emit) -> String {
     let r = e.report;
-    let findings = finding::findings(r);
+    let findings = violation::findings(r);
     let mut out = String::new();
     let count = |k: VerdictKind| r.outcomes().filter(|(_, c)| c.verdict == k).count();
     let suppressed = findings.iter().filter(|f| f.suppressed()).count();
@@ -62,7 +62,7 @@ pub fn render(e: &Emit) -> String {
         }
         out.push('\n');
     }
-    for f in finding::inconclusive(r) {
+    for f in violation::inconclusive(r) {
         let _ = writeln!(
             out,
             "- ❔ `{}` of unit {} is inconclusive: {}",

@@ -3,7 +3,6 @@
 pub mod codequality;
 pub mod document;
 pub mod exit;
-pub mod finding;
 pub mod github;
 pub mod html;
 pub mod human;
@@ -12,6 +11,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod sarif;
+pub mod violation;
 
 pub use document::Report;
 

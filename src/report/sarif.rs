@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::Emit;
 use super::document::{SuppressionKind, VerdictKind};
-use super::finding::{self, Finding, Region};
+use super::violation::{self, Finding, Region};
 use crate::checks::{CHECKS, Level};
 use crate::diagnostics::Severity;
 
@@ -30,7 +30,7 @@ pub fn render(e: &Emit) -> String {
         .filter(|d| d.severity == Severity::Error)
         .map(|d| input_result(e, d));
     let mut results: Vec<Value> = inputs
-        .chain(finding::findings(e.report).iter().map(|f| result(e, f)))
+        .chain(violation::findings(e.report).iter().map(|f| result(e, f)))
         .collect();
     // Keep the most severe when there are too many: errors, then warnings, then notes.
     if results.len() > MAX_RESULTS {
@@ -62,7 +62,7 @@ pub fn render(e: &Emit) -> String {
             })
         })
         .collect();
-    for f in finding::inconclusive(e.report) {
+    for f in violation::inconclusive(e.report) {
         let why = f.outcome.reason.as_deref().unwrap_or("no verdict");
         notifications.push(json!({
             "level": if f.outcome.engine_error { "error" } else { "warning" },
@@ -155,7 +155,7 @@ fn input_rule() -> Value {
 
 /// An input error as a result of the `input-error` rule, at its line.
 fn input_result(e: &Emit, d: &super::document::Diagnostic) -> Value {
-    let fingerprint = finding::input_fingerprint(&e.uri(&d.file), &d.message);
+    let fingerprint = violation::input_fingerprint(&e.uri(&d.file), &d.message);
     let region = Region {
         file: &d.file,
         line: d.line.max(1),

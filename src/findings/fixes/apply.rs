@@ -163,8 +163,8 @@ pub(super) struct Edited {
 }
 
 impl Edited {
-    pub(super) fn subject(&self) -> crate::scaling::Subject<'_> {
-        crate::scaling::Subject {
+    pub(super) fn subject(&self) -> crate::search::Subject<'_> {
+        crate::search::Subject {
             units: &self.units,
             objects: &self.objects,
             config: &self.config,

@@ -26,7 +26,7 @@ use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::workload::UpdateStrategy;
 use crate::manifest::{Body, Object, ObjectId, PodDisruptionBudget, WorkloadKind};
 use crate::model::{Generator, Topology};
-use crate::scaling;
+use crate::search;
 use crate::source::{Span, Spanned};
 use crate::units::{Member, Role};
 
@@ -645,7 +645,7 @@ pub fn suggest(
     lowest: crate::checks::Level,
     generator: &Generator,
     engine: &Engine,
-    options: &scaling::Options,
+    options: &search::Options,
     cancel: &AtomicBool,
     on_phase: &dyn Fn(&str),
 ) {
@@ -653,11 +653,11 @@ pub fn suggest(
         let unit = r.unit;
         // One topology, the violation's; models sized as the unit's own, so that a candidate
         // that changes only what the model reads as input reuses the compiled pan.
-        let one_topology = scaling::Options {
+        let one_topology = search::Options {
             emit_models: None,
             result_cache: options.result_cache.clone(),
             jobs: options.jobs,
-            scale: scaling::Scale::Current,
+            scale: search::Scale::Current,
             all: false,
             verdicts_only: true,
             shape_floor: Some(r.shape.clone()),
@@ -692,7 +692,7 @@ pub fn suggest(
             on_phase(&format!("looking for a fix of {} in {}", c.check, a.units[r.unit].name));
             let mut checks = vec![c.check];
             checks.extend(verified.iter().copied().filter(|v| *v != c.check));
-            let one_topology = scaling::Options {
+            let one_topology = search::Options {
                 monitor: Some(checks.clone()),
                 ..one_topology.clone()
             };
@@ -733,7 +733,7 @@ pub fn suggest(
                                 });
                                 holds.then(|| {
                                     let on = crate::model::Topology::current(fixed.subject().config);
-                                    scaling::describe(fixed.subject(), unit, &on)
+                                    search::describe(fixed.subject(), unit, &on)
                                 })
                             })
                         })

@@ -273,7 +273,7 @@ pub fn verify_plans(
         .map(|&i| load_results(options.result_cache.as_ref()?, &keys[i], all_plans[i].points.len()))
         .collect();
     let cached: Vec<bool> = preloaded.iter().map(Option::is_some).collect();
-    let outcomes = search(&plans, preloaded, engine, options, cancel, progress);
+    let outcomes = run_searches(&plans, preloaded, engine, options, cancel, progress);
     if let Some(dir) = &options.result_cache {
         for ((&i, (results, _)), was_cached) in leaders.iter().zip(&outcomes).zip(&cached) {
             if !was_cached {
@@ -483,7 +483,7 @@ fn walk(plan: &UnitPlan, results: &[Option<PointResult>], all: bool) -> Walk {
     }
 }
 
-fn search(
+fn run_searches(
     plans: &[&UnitPlan],
     preloaded: Vec<Option<Vec<Option<PointResult>>>>,
     engine: &Engine,
