@@ -89,7 +89,7 @@ impl Generator {
         for (name, source) in TEMPLATES {
             let text = override_dir
                 .as_ref()
-                .and_then(|d| std::fs::read_to_string(d.join(name)).ok())
+                .and_then(|d| crate::source::read_text(&d.join(name)).ok())
                 .unwrap_or_else(|| source.to_string());
             env.add_template_owned(name.to_string(), text)
                 .map_err(|e| ModelError::Template(format!("{name}: {e}")))?;

@@ -277,7 +277,8 @@ impl Sources {
             if !root.is_some_and(|r| path.starts_with(r)) || !path.is_file() {
                 return None;
             }
-            std::fs::read_to_string(path)
+            // Decoded as the manifest reader decoded it (a BOM, UTF-16), so lines match spans.
+            crate::source::read_text(&path)
                 .ok()
                 .map(|t| t.lines().map(String::from).collect())
         });
