@@ -69,6 +69,14 @@ pub struct Searched {
     /// Why nothing ran: the model could not be built, or even the smallest topology is
     /// beyond its bounds.
     pub failure: Option<engine::Inconclusive>,
+    pub effort: Effort,
+    /// What its models were sized to hold.
+    pub shape: Shape,
+}
+
+/// What a unit's search cost, and where its verdicts came from.
+#[derive(Clone, Debug, Default)]
+pub struct Effort {
     pub timings: engine::Timings,
     /// States pan stored, over all its runs for the unit.
     pub states: u64,
@@ -78,8 +86,6 @@ pub struct Searched {
     pub cached: bool,
     /// The unit (index) whose runs this one shares: they have the same models and inputs.
     pub shares_runs_with: Option<usize>,
-    /// What its models were sized to hold.
-    pub shape: Shape,
 }
 
 /// The kept runs at one topology: what each check came to, and the model's IR and names to
@@ -297,8 +303,8 @@ pub fn verify_plans(
             let leader = leaders[k];
             let elapsed = if leader == i { *elapsed } else { Duration::ZERO };
             let mut r = searched(plan, points, options.all, elapsed);
-            r.cached = cached[k];
-            r.shares_runs_with = (leader != i).then(|| units[leader]);
+            r.effort.cached = cached[k];
+            r.effort.shares_runs_with = (leader != i).then(|| units[leader]);
             r
         })
         .collect()
@@ -695,12 +701,14 @@ fn searched(plan: UnitPlan, results: &[Option<PointResult>], all: bool, elapsed:
             .failure
             .map(engine::Inconclusive::EngineError)
             .or_else(|| plan.bounded.map(engine::Inconclusive::ModelBound)),
-        timings,
-        states,
-        generate: plan.generate,
-        elapsed: elapsed + plan.generate,
-        cached: false,
-        shares_runs_with: None,
+        effort: Effort {
+            timings,
+            states,
+            generate: plan.generate,
+            elapsed: elapsed + plan.generate,
+            cached: false,
+            shares_runs_with: None,
+        },
         shape: plan.shape,
     }
 }

@@ -232,11 +232,11 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         tracing::info!(
             "unit {}: generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?}",
             analysis.units[r.unit].id,
-            r.generate,
-            r.timings.spin,
-            r.timings.compile,
-            r.timings.pan,
-            r.timings.replay
+            r.effort.generate,
+            r.effort.timings.spin,
+            r.effort.timings.compile,
+            r.effort.timings.pan,
+            r.effort.timings.replay
         );
     }
     tracing::info!(

@@ -6,9 +6,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::*;
-use crate::engine::{Engine, Timings};
+use crate::engine::Engine;
 use crate::model::{Generator, Shape, Topology};
-use crate::search::{self, PointVerdict, Progress, SearchSummary, Searched, Subject};
+use crate::search::{self, Effort, PointVerdict, Progress, SearchSummary, Searched, Subject};
 
 /// A unit's verdicts, one per check, and what the search cost.
 #[derive(Clone, Debug)]
@@ -16,15 +16,7 @@ pub struct UnitResult {
     pub unit: usize,
     pub results: Vec<CheckResult>,
     pub search: SearchSummary,
-    pub timings: Timings,
-    /// States pan stored, over all its runs for the unit.
-    pub states: u64,
-    pub generate: Duration,
-    pub elapsed: Duration,
-    /// The verdicts come from the result cache.
-    pub cached: bool,
-    /// The unit (index) whose runs this one shares: they have the same models and inputs.
-    pub shares_runs_with: Option<usize>,
+    pub effort: Effort,
     /// What its models were sized to hold.
     pub shape: Shape,
 }
@@ -117,12 +109,7 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
         unit: searched.unit,
         results,
         search: searched.search,
-        timings: searched.timings,
-        states: searched.states,
-        generate: searched.generate,
-        elapsed: searched.elapsed,
-        cached: searched.cached,
-        shares_runs_with: searched.shares_runs_with,
+        effort: searched.effort,
         shape: searched.shape,
     }
 }

@@ -620,14 +620,14 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             .into_iter()
             .map(String::from)
             .collect(),
-        states: r.states,
+        states: r.effort.states,
         results,
         run: Some(RunStats {
-            cached: r.cached,
-            shares_runs_with: r.shares_runs_with.map(|u| a.units[u].id.clone()),
-            elapsed: r.elapsed,
-            generate: r.generate,
-            engine: r.timings,
+            cached: r.effort.cached,
+            shares_runs_with: r.effort.shares_runs_with.map(|u| a.units[u].id.clone()),
+            elapsed: r.effort.elapsed,
+            generate: r.effort.generate,
+            engine: r.effort.timings,
         }),
     }
 }
