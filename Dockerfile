@@ -53,13 +53,13 @@ RUN tar -xzf "/tmp/helm-${TARGETARCH}.tar.gz" -C /tmp "linux-${TARGETARCH}/helm"
     && mv "/tmp/linux-${TARGETARCH}/helm" /helm
 
 FROM debian:bookworm-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251
-# spin and gcc are pinned: the verifiers they build decide the verdicts, and bookworm keeps
-# these versions. git, the C library headers and the CA certificates take bookworm's
+# spin, gcc and tcc are pinned: the verifiers they build decide the verdicts, and bookworm
+# keeps these versions (tcc builds the quick verifiers most units need, gcc the long ones). git, the C library headers and the CA certificates take bookworm's
 # security updates, so they are not pinned to a version the archive would drop.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        spin=6.5.2+dfsg-1 gcc=4:12.2.0-3 libc6-dev git ca-certificates \
+        spin=6.5.2+dfsg-1 gcc=4:12.2.0-3 tcc=0.9.27+git20200814.62c30a4a-1 libc6-dev git ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY docker/gitconfig /etc/gitconfig
 COPY --from=kustomize /out/kustomize /usr/local/bin/kustomize

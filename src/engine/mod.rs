@@ -28,8 +28,12 @@ pub use pan_output::{Limit, Statistics, Violation};
 pub struct Tools {
     pub spin: PathBuf,
     pub cc: PathBuf,
-    /// What `spin -V` and `cc --version` say: part of every cache key, so an upgraded SPIN or
-    /// compiler never reuses what the old one built or decided.
+    /// A compiler for the quick, unoptimised build most models need and nothing more: the Tiny
+    /// C Compiler translates a pan in a twentieth of `cc -O0`'s time, and its pan runs about
+    /// as fast. `None`: the quick build is `cc -O0`.
+    pub quick_cc: Option<PathBuf>,
+    /// What `spin -V` and the compilers' `--version` (`-v`) say: part of every cache key, so
+    /// an upgraded SPIN or compiler never reuses what the old one built or decided.
     pub versions: String,
 }
 
@@ -46,7 +50,8 @@ pub enum EngineError {
 }
 
 impl Tools {
-    /// Find `spin` and a C compiler (`KIVI_SPIN` and `KIVI_CC` override the PATH lookup).
+    /// Find `spin`, a C compiler and `tcc` (`KIVI_SPIN`, `KIVI_CC` and `KIVI_QUICK_CC`
+    /// override the PATH lookup; `KIVI_QUICK_CC=none` makes the quick build `cc -O0`).
     pub fn find() -> Result<Tools, EngineError> {
         let lookup = |var: &str, names: &[&str]| -> Option<PathBuf> {
             if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
@@ -57,8 +62,21 @@ impl Tools {
         };
         let spin = lookup("KIVI_SPIN", &["spin"]).ok_or(EngineError::MissingSpin)?;
         let cc = lookup("KIVI_CC", &["cc", "gcc"]).ok_or(EngineError::MissingCompiler)?;
-        let versions = format!("{}\n{}", version_of(&spin, "-V"), version_of(&cc, "--version"));
-        Ok(Tools { spin, cc, versions })
+        let quick_cc = match std::env::var_os("KIVI_QUICK_CC") {
+            Some(v) if v == "none" => None,
+            _ => lookup("KIVI_QUICK_CC", &["tcc"]),
+        };
+        let mut versions = format!("{}\n{}", version_of(&spin, "-V"), version_of(&cc, "--version"));
+        if let Some(quick) = &quick_cc {
+            versions.push('\n');
+            versions.push_str(&version_of(quick, "-v"));
+        }
+        Ok(Tools {
+            spin,
+            cc,
+            quick_cc,
+            versions,
+        })
     }
 }
 
@@ -273,10 +291,11 @@ const BUILD_FORMAT: u32 = 1;
 /// What every pan build depends on besides its model.
 fn build_salt(tools: &Tools, options: &Options) -> String {
     format!(
-        "{BUILD_FORMAT}\n{}\n{}\n{}\n{}\n{:?}\n{}",
+        "{BUILD_FORMAT}\n{}\n{}\n{}\n{:?}\n{}\n{:?}\n{}",
         env!("CARGO_PKG_VERSION"),
         tools.spin.display(),
         tools.cc.display(),
+        tools.quick_cc,
         tools.versions,
         options.search,
         options.memory_mb
@@ -662,16 +681,30 @@ fn run_step(command: Command, limit: Duration, what: &str) -> Result<process::Fi
 }
 
 fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result<(), Inconclusive> {
-    let mut cc = Command::new(&tools.cc);
+    // The quick build with tcc when there is one; should it fail, `cc -O0` builds it.
+    if let Some(quick) = tools.quick_cc.as_ref().filter(|_| !build.optimised)
+        && run_step(
+            compile_command(quick, None, dir, options, build),
+            options.build_time_limit,
+            "tcc",
+        )
+        .is_ok()
+    {
+        return Ok(());
+    }
+    let level = if build.optimised { "-O2" } else { "-O0" };
+    let cc = compile_command(&tools.cc, Some(level), dir, options, build);
+    run_step(cc, options.build_time_limit, "compiling pan").map(|_| ())
+}
+
+/// `<compiler> [level] -w -o pan pan.c` with pan's options for `build`.
+fn compile_command(compiler: &Path, level: Option<&str>, dir: &Path, options: &Options, build: Build) -> Command {
+    let mut cc = Command::new(compiler);
     // gcc's own temporary files (cc1's assembly, as's objects) go to the build directory: a
     // compile killed by Ctrl-C or a cancelled job leaves nothing in the user's TMPDIR.
-    cc.current_dir(dir).env("TMPDIR", dir).args([
-        if build.optimised { "-O2" } else { "-O0" },
-        "-w",
-        "-o",
-        "pan",
-        "pan.c",
-    ]);
+    cc.current_dir(dir).env("TMPDIR", dir);
+    cc.args(level);
+    cc.args(["-w", "-o", "pan", "pan.c"]);
     cc.arg(format!("-DMEMLIM={}", options.memory_mb))
         .arg(format!("-DVECTORSZ={}", build.vector));
     if build.random {
@@ -688,7 +721,7 @@ fn compile(tools: &Tools, dir: &Path, options: &Options, build: Build) -> Result
             cc.arg("-DNP");
         }
     }
-    run_step(cc, options.build_time_limit, "compiling pan").map(|_| ())
+    cc
 }
 
 #[cfg(test)]

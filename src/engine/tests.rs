@@ -168,6 +168,7 @@ fn engine_errors_are_inconclusive() {
     let missing = Tools {
         spin: PathBuf::from("/no/such/spin"),
         cc: tools().cc,
+        quick_cc: None,
         versions: String::new(),
     };
     assert!(matches!(
@@ -215,4 +216,25 @@ fn hash_table_starts_small_and_fits_the_memory_bound() {
     assert_eq!(hash_bits(8), 17);
     assert_eq!(hash_bits(1024), 20);
     assert_eq!(hash_bits(1 << 20), 20);
+}
+
+/// The quick build's compiler changes neither the verdict nor the counterexample: pan's
+/// search order is its own. A quick compiler that fails leaves the build to `cc -O0`.
+#[test]
+fn the_quick_compiler_decides_nothing() {
+    let tools = tools();
+    let model = "byte x;\nactive proctype P() {\n  do\n  :: x < 9 -> x++; printf(\"KIVI:7:%d\\n\", x)\n  :: x == 9 -> assert(false)\n  od\n}\n";
+    let with = |quick_cc: Option<PathBuf>| {
+        let tools = Tools {
+            quick_cc,
+            ..tools.clone()
+        };
+        verify(model, &tools, &fast()).unwrap().verdict
+    };
+    let plain = with(None);
+    assert!(matches!(plain, Verdict::Violated { .. }), "{plain:?}");
+    if let Ok(tcc) = which::which("tcc") {
+        assert_eq!(with(Some(tcc)), plain);
+    }
+    assert_eq!(with(Some(PathBuf::from("false"))), plain);
 }
