@@ -428,6 +428,7 @@ fn a_pan_without_its_completion_report_verifies_nothing() {
     for _ in 0..2 {
         let out = kivi()
             .env("KIVI_CC", &cc)
+            .env("KIVI_QUICK_CC", &cc)
             .env("KIVI_LINT_CACHE_DIR", dir.path().join("cache"))
             .args(["--format", "json", "--no-fixes", "--scale", "current"])
             .arg(dir.path().join("repo"))
