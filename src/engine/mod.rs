@@ -435,6 +435,12 @@ impl Engine {
                     build.optimised = true;
                     continue;
                 }
+                // A quick build by the quick compiler that failed at run time is built again
+                // by `cc`: no verdict rests on the quick compiler alone.
+                Err(Inconclusive::EngineError(_)) if !build.optimised && self.tools.quick_cc.is_some() => {
+                    build.optimised = true;
+                    continue;
+                }
                 Err(reason @ Inconclusive::TimeLimit(_)) => {
                     let verdict = self.sample(model, build, &run, reason, &mut timings);
                     return Ok(Outcome {
@@ -466,6 +472,12 @@ impl Engine {
                     Inconclusive::MemoryLimit(options.memory_mb),
                     &mut timings,
                 ),
+                pan_output::PanResult::Limited(Limit::Incomplete(_))
+                    if !build.optimised && self.tools.quick_cc.is_some() =>
+                {
+                    build.optimised = true;
+                    continue;
+                }
                 pan_output::PanResult::Limited(Limit::Incomplete(why)) => {
                     self.sample(model, build, &run, Inconclusive::Incomplete(why), &mut timings)
                 }

@@ -237,4 +237,18 @@ fn the_quick_compiler_decides_nothing() {
         assert_eq!(with(Some(tcc)), plain);
     }
     assert_eq!(with(Some(PathBuf::from("false"))), plain);
+    // A quick compiler whose pan crashes, or exits without its report: `cc` builds it again.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, pan) in [("crashes", "kill -SEGV $$"), ("says-nothing", "exit 0")] {
+        let fake = dir.path().join(name);
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\nprintf '#!/bin/sh\\n{pan}\\n' > \"$out\"; chmod +x \"$out\"\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        assert_eq!(with(Some(fake)), plain, "{name}");
+    }
 }
