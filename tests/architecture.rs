@@ -157,30 +157,17 @@ fn the_cycle_check_sees_a_cycle() {
 
 /// Every check of the registry (`checks::CHECKS`) is whole: its template, its section of
 /// docs/rules.md, an `explain` text with an example and fixes, and a violating fixture whose
-/// `-safe` twin verifies it in the end-to-end verdict table of tests/cli.rs.
+/// `-safe` twin verifies it, as their `expected.txt` say (tests/cli.rs checks them end to end).
 #[test]
 fn every_check_has_a_template_docs_an_explanation_and_a_fixture_pair() {
     let root = common::root();
     let rules = std::fs::read_to_string(root.join("docs/rules.md")).unwrap();
-    let table = std::fs::read_to_string(root.join("tests/cli.rs")).unwrap();
-    // `name: "fixture", code, [("check", "verdict"), …];` lines of `kivi_case!`.
-    let verdicts: BTreeMap<String, BTreeMap<String, String>> = table
-        .lines()
-        .filter_map(|line| {
-            let (_, rest) = line.trim().split_once(": \"")?;
-            let (fixture, rest) = rest.split_once('"')?;
-            let pairs = rest.split_once('[')?.1;
-            let mut checks = BTreeMap::new();
-            for pair in pairs.split("(\"").skip(1) {
-                let mut parts = pair.split('"');
-                let check = parts.next()?.to_string();
-                let verdict = parts.nth(1)?.to_string();
-                checks.insert(check, verdict);
-            }
-            Some((fixture.to_string(), checks))
-        })
+    // What each fixture's `expected.txt` says kivi-lint concludes on it.
+    let verdicts: BTreeMap<String, BTreeMap<String, String>> = common::expected_verdicts()
+        .into_iter()
+        .map(|e| (e.fixture, e.verdicts.into_iter().collect()))
         .collect();
-    assert!(verdicts.len() > 20, "the verdict table of tests/cli.rs: {verdicts:?}");
+    assert!(verdicts.len() > 20, "fixtures/*/expected.txt: {verdicts:?}");
     for check in kivi_lint::checks::CHECKS {
         let id = check.id.as_str();
         let template = root.join("templates").join(check.template);

@@ -641,69 +641,25 @@ fn assert_verdicts(fixture: &str, code: i32, expected: &[(&str, &str)]) {
     }
 }
 
-/// Kivi's eight cases and the labeled corpus's rollout and spread cases, each with its safe twin (one test
-/// each, so they run in parallel): the exit code and the verdict of every listed check. c1's
-/// finding is of a warning-level check, which does not fail the run.
-macro_rules! kivi_case {
-    ($($test:ident: $fixture:literal, $code:literal, [$(($check:literal, $verdict:literal)),* $(,)?];)*) => {
-        $(
-            #[test]
-            fn $test() {
-                assert_verdicts($fixture, $code, &[$(($check, $verdict)),*]);
-            }
-        )*
-    };
-}
-
-kivi_case! {
-    kivi_c1: "kivi-c1", 0, [("no-replica-oscillation", "violated"), ("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
-    kivi_c1_safe: "kivi-c1-safe", 0, [("no-replica-oscillation", "verified"), ("pods-schedulable", "verified")];
-    kivi_c2: "kivi-c2", 1, [("min-replicas-available", "violated"), ("no-replica-oscillation", "violated"), ("pods-schedulable", "verified"), ("eventually-stable", "violated")];
-    kivi_c2_safe: "kivi-c2-safe", 0, [("min-replicas-available", "verified"), ("no-replica-oscillation", "verified"), ("pods-schedulable", "verified"), ("eventually-stable", "verified")];
-    kivi_c3: "kivi-c3", 1, [("pods-schedulable", "violated")];
-    kivi_c3_safe: "kivi-c3-safe", 0, [("pods-schedulable", "verified")];
-    kivi_c4: "kivi-c4", 1, [("no-node-overload", "violated"), ("pods-schedulable", "verified")];
-    kivi_c4_safe: "kivi-c4-safe", 0, [("no-node-overload", "verified"), ("min-replicas-available", "verified")];
-    kivi_c5: "kivi-c5", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
-    kivi_c5_safe: "kivi-c5-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
-    kivi_c6: "kivi-c6", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified"), ("no-eviction-loop", "verified")];
-    kivi_c6_safe: "kivi-c6-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified"), ("no-eviction-loop", "verified")];
-    kivi_c7: "kivi-c7", 1, [("no-eviction-loop", "violated"), ("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
-    kivi_c7_safe: "kivi-c7-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    kivi_c8: "kivi-c8", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
-    antiaffinity_rollout: "antiaffinity-rollout", 1, [("rollout-completes", "violated"), ("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
-    antiaffinity_rollout_safe: "antiaffinity-rollout-safe", 0, [("rollout-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    tsc_conflicting: "tsc-conflicting", 1, [("pods-schedulable", "violated")];
-    tsc_multiple_safe: "tsc-multiple-safe", 0, [("pods-schedulable", "verified")];
-    noexecute_reschedule_loop: "noexecute-reschedule-loop", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified"), ("eventually-stable", "violated")];
-    noexecute_reschedule_loop_safe: "noexecute-reschedule-loop-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified"), ("eventually-stable", "verified")];
-    kivi_c8_safe: "kivi-c8-safe", 0, [("no-eviction-loop", "verified"), ("min-replicas-available", "verified")];
-    zone_outage_spread: "zone-outage-spread", 1, [("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
-    zone_outage_spread_safe: "zone-outage-spread-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
-    drain_pdb: "drain-pdb", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
-    drain_pdb_safe: "drain-pdb-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    drain_blocked_by_pdb: "drain-blocked-by-pdb", 1, [("drain-completes", "violated"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    daemonset_overhead: "daemonset-overhead", 1, [("pods-schedulable", "violated"), ("min-replicas-available", "verified")];
-    daemonset_overhead_safe: "daemonset-overhead-safe", 0, [("pods-schedulable", "verified"), ("min-replicas-available", "verified")];
-    statefulset_ordered_stuck: "statefulset-ordered-stuck", 1, [("pods-schedulable", "violated"), ("rollout-completes", "violated"), ("min-replicas-available", "verified")];
-    statefulset_ordered_stuck_safe: "statefulset-ordered-stuck-safe", 0, [("pods-schedulable", "verified"), ("rollout-completes", "verified"), ("min-replicas-available", "verified")];
-    drain_blocked_at_hpa_min: "drain-blocked-at-hpa-min", 1, [("drain-completes", "violated"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    drain_blocked_at_hpa_min_safe: "drain-blocked-at-hpa-min-safe", 0, [("drain-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    drain_blocked_by_pdb_safe: "drain-blocked-by-pdb-safe", 0, [("drain-completes", "verified"), ("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    lownodeutilization_binpacking: "lownodeutilization-binpacking", 1, [("no-eviction-loop", "violated"), ("pods-schedulable", "verified")];
-    lownodeutilization_binpacking_safe: "lownodeutilization-binpacking-safe", 0, [("no-eviction-loop", "verified"), ("pods-schedulable", "verified")];
-    apply_drops_replicas: "apply-drops-replicas", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
-    apply_drops_replicas_safe: "apply-drops-replicas-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    autoscaler_zone_template: "autoscaler-zone-template", 1, [("pods-schedulable", "violated")];
-    autoscaler_zone_template_safe: "autoscaler-zone-template-safe", 0, [("pods-schedulable", "verified")];
-    autoscaler_scale_down_downtime: "autoscaler-scale-down-downtime", 1, [("min-replicas-available", "violated"), ("pods-schedulable", "verified")];
-    autoscaler_scale_down_downtime_safe: "autoscaler-scale-down-downtime-safe", 0, [("min-replicas-available", "verified"), ("pods-schedulable", "verified")];
-    stale_reads_spread: "stale-reads-spread", 0, [("pods-balanced", "violated"), ("pods-schedulable", "verified")];
-    stale_reads_spread_safe: "stale-reads-spread-safe", 0, [("pods-balanced", "verified"), ("pods-schedulable", "verified")];
-    added_affinity_daemonset: "added-affinity-daemonset", 1, [("pods-schedulable", "violated")];
-    added_affinity_daemonset_safe: "added-affinity-daemonset-safe", 0, [("pods-schedulable", "verified")];
-    gpu_rollout: "gpu-rollout", 1, [("rollout-completes", "violated"), ("pods-schedulable", "violated")];
-    gpu_rollout_safe: "gpu-rollout-safe", 0, [("rollout-completes", "verified"), ("pods-schedulable", "verified")];
+/// Every fixture with an `expected.txt` (Kivi's eight cases, the labeled corpus's cases and
+/// one violating fixture per check, each with its safe twin) reaches the exit code and the
+/// verdict of every check it lists. c1's finding is of a warning-level check, which does not
+/// fail the run. The fixtures run two at a time.
+#[test]
+fn every_fixture_reaches_its_expected_verdicts() {
+    let expected = common::expected_verdicts();
+    assert!(expected.len() > 20, "fixtures/*/expected.txt: {}", expected.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                while let Some(e) = expected.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let pairs: Vec<(&str, &str)> = e.verdicts.iter().map(|(c, v)| (c.as_str(), v.as_str())).collect();
+                    assert_verdicts(&e.fixture, e.exit, &pairs);
+                }
+            });
+        }
+    });
 }
 
 /// Every metric type the autoscaling API defines is modelled (memory and ContainerResource

@@ -64,3 +64,53 @@ pub fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// What a fixture says kivi-lint concludes on it (`fixtures/<name>/expected.txt`): the exit
+/// code, then `check verdict` pairs in its order.
+#[allow(dead_code)]
+pub struct Expected {
+    pub fixture: String,
+    pub exit: i32,
+    pub verdicts: Vec<(String, String)>,
+}
+
+/// Every fixture's expectation, by fixture name.
+#[allow(dead_code)]
+pub fn expected_verdicts() -> Vec<Expected> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root().join("fixtures")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(dir.join("expected.txt")) else {
+            continue;
+        };
+        let fixture = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let mut exit = None;
+        let mut verdicts = Vec::new();
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let (key, value) = line
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("{fixture}/expected.txt: `{line}`"));
+            if key == "exit" {
+                exit = Some(
+                    value
+                        .parse()
+                        .unwrap_or_else(|_| panic!("{fixture}/expected.txt: `{line}`")),
+                );
+            } else {
+                verdicts.push((key.to_string(), value.to_string()));
+            }
+        }
+        let exit = exit.unwrap_or_else(|| panic!("{fixture}/expected.txt has no `exit` line"));
+        out.push(Expected {
+            fixture,
+            exit,
+            verdicts,
+        });
+    }
+    out.sort_by(|a, b| a.fixture.cmp(&b.fixture));
+    out
+}
