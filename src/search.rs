@@ -229,22 +229,8 @@ pub fn plan(subject: Subject<'_>, units: &[usize], generator: &Generator, option
         .collect()
 }
 
-/// Verify the given units of the subject (indices into its units). `cancel` (Ctrl-C) stops
-/// every run; `progress` hears of each finished run.
-pub fn verify(
-    subject: Subject<'_>,
-    units: &[usize],
-    generator: &Generator,
-    engine: &Engine,
-    options: &Options,
-    cancel: &AtomicBool,
-    progress: &(dyn Fn(&Progress) + Sync),
-) -> Vec<Searched> {
-    let plans = plan(subject, units, generator, options);
-    verify_plans(subject, plans, engine, options, cancel, progress)
-}
-
-/// [`verify`] of units already planned.
+/// Search the planned units: the runs each kept (`findings::verify_plans` tells them as
+/// verdicts). `cancel` (Ctrl-C) stops every run; `progress` hears of each finished run.
 pub fn verify_plans(
     subject: Subject<'_>,
     all_plans: Vec<UnitPlan>,
