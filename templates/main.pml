@@ -362,6 +362,12 @@ static void kivi_swap_nodes(int a, int b) {
 }
 void kivi_canonical(void) {
   int w, first, last, i, j, k, n, count, members[MAX_NODES + 1], key[MAX_PODS + 1], t;
+  /* The search for a shorter counterexample is bounded by steps (KIVI_STEP_BUDGET, which
+     kivi-lint sets for that search only): the bound, and with it the trail it keeps, is the
+     same on any machine. Past it, pan ends as a search that was not completed. */
+  static long kivi_steps, kivi_budget = -1;
+  if (kivi_budget < 0) { const char *b = getenv("KIVI_STEP_BUDGET"); kivi_budget = b ? atol(b) : 0; }
+  if (kivi_budget > 0 && ++kivi_steps > kivi_budget) { printf("kivi: step budget reached\n"); wrapup(); }
   /* nodes, class by class: insertion sort of the class's members by signature */
   count = 0;
   for (n = 1; n <= NODES; n++) {

@@ -240,8 +240,12 @@ const INPUT_FILE: &str = "input.txt";
 const INPUT_VARIABLE: &str = "KIVI_INPUT";
 /// How long an unoptimised pan may run before the model is compiled with -O2.
 const QUICK_RUN: Duration = Duration::from_secs(5);
-/// How long the search for a shorter counterexample may take.
-const SHORTEN_BUDGET: Duration = Duration::from_secs(5);
+/// How many steps the search for a shorter counterexample may take (a second or two of pan
+/// -O2 on the largest models here). A count, not a time: the trail it keeps is the same on a
+/// slow machine and a fast one.
+const SHORTEN_STEPS: u64 = 1_000_000;
+/// The environment variable the models read that count from (`kivi_canonical`).
+const STEP_BUDGET_VARIABLE: &str = "KIVI_STEP_BUDGET";
 const TRACE_PREFIX: &str = "KIVI:";
 /// The bitmap of one random run: 2^20 bits. On the largest models here that is about half a
 /// million states and two seconds.

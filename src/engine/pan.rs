@@ -6,10 +6,9 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::pan_output;
 use super::{
-    CYCLE_START, INPUT_VARIABLE, Inconclusive, MODEL_FILE, Options, RANDOM_RUN_BITS, SHORTEN_BUDGET, Search,
-    TRACE_PREFIX, TraceEvent, first_lines,
+    CYCLE_START, INPUT_VARIABLE, Inconclusive, MODEL_FILE, Options, RANDOM_RUN_BITS, SHORTEN_STEPS,
+    STEP_BUDGET_VARIABLE, Search, TRACE_PREFIX, TraceEvent, first_lines,
 };
 use crate::process::{self, RunError};
 
@@ -41,7 +40,9 @@ pub(super) struct Run<'a> {
 impl Run<'_> {
     pub(super) fn command(&self) -> Command {
         let mut pan = Command::new(self.pan.join("pan"));
-        pan.current_dir(self.dir).env(INPUT_VARIABLE, self.input);
+        pan.current_dir(self.dir)
+            .env(INPUT_VARIABLE, self.input)
+            .env_remove(STEP_BUDGET_VARIABLE);
         pan
     }
 
@@ -55,7 +56,7 @@ impl Run<'_> {
                 pan.arg("-l");
             }
             Search::Safety { .. } if shortest => {
-                pan.arg("-i");
+                pan.arg("-i").env(STEP_BUDGET_VARIABLE, SHORTEN_STEPS.to_string());
             }
             Search::Safety { .. } => {}
         }
@@ -108,19 +109,19 @@ impl Run<'_> {
     }
 
     /// pan stopped at the first error it met, which may be far from the shortest. Search for
-    /// a shorter one (`pan -i`, which keeps exploring past errors) within a budget; keep the
-    /// first trail when the budget runs out.
+    /// a shorter one with `pan -i`, which keeps exploring past errors and writes each shorter
+    /// trail over the last, for at most `SHORTEN_STEPS` steps: the trail it leaves is the
+    /// shortest it met. Keep the first trail when that search did not end by itself (the time
+    /// limit, a crash) or met none shorter.
     pub(super) fn shorten(&self) {
         let trail = self.dir.join(format!("{MODEL_FILE}.trail"));
         let kept = self.dir.join("first.trail");
         if std::fs::copy(&trail, &kept).is_err() {
             return;
         }
-        let budget = self.options.time_limit.min(SHORTEN_BUDGET);
-        let shorter = matches!(
-            self.pan(budget, true).map(|out| pan_output::parse(&out).0),
-            Ok(pan_output::PanResult::Violated(_))
-        );
+        let steps = |path: &Path| std::fs::read_to_string(path).ok().map(|t| t.lines().count());
+        let ended = self.pan(self.options.time_limit, true).is_ok();
+        let shorter = ended && matches!((steps(&trail), steps(&kept)), (Some(new), Some(first)) if new <= first);
         if !shorter {
             let _ = std::fs::rename(&kept, &trail);
         }

@@ -66,6 +66,9 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
             limit = Some(Limit::VectorSize);
         } else if t.starts_with("Warning: Search not completed") {
             incomplete = true;
+        } else if t == "kivi: step budget reached" {
+            // the model's own bound (`KIVI_STEP_BUDGET`), set for shortening searches only
+            limit.get_or_insert(Limit::Incomplete("the search's step budget ran out".into()));
         } else if let Some(i) = t.find("errors: ") {
             summary |= t.starts_with("State-vector ");
             errors = leading_number(&t[i + 8..]);
@@ -173,5 +176,15 @@ mod tests {
                 "{out:?}"
             );
         }
+    }
+
+    /// A search the model's step budget ended is not complete, whatever else pan printed.
+    #[test]
+    fn step_budget_is_never_verified() {
+        let out = "kivi: step budget reached\nWarning: Search not completed\nState-vector 12 byte, depth reached 3, errors: 0\n      404 states, stored\n";
+        assert_eq!(
+            parse(out).0,
+            PanResult::Limited(Limit::Incomplete("the search's step budget ran out".into()))
+        );
     }
 }
