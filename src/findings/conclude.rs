@@ -81,6 +81,8 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
         .checks
         .iter()
         .map(|check| {
+            // what the check held on before a run that could not finish
+            let held_up_to = verified.get(check).cloned();
             let (verdict, topology) = if let Some((v, t)) = decided.get(check) {
                 (v.clone(), Some(t.clone()))
             } else if !searched.checks.contains(check) {
@@ -96,10 +98,13 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
                     verified.get(check).cloned(),
                 )
             };
+            let held_up_to =
+                held_up_to.filter(|t| matches!(verdict, Verdict::Inconclusive(_)) && topology.as_ref() != Some(t));
             CheckResult {
                 check: *check,
                 verdict,
                 topology,
+                held_up_to,
                 baseline: None,
                 fix: None,
             }

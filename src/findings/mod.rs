@@ -186,6 +186,9 @@ pub struct CheckResult {
     /// Where the verdict was reached: the topology of the violation or of the inconclusive
     /// run, or the largest one a verified check was verified on.
     pub topology: Option<crate::model::Topology>,
+    /// Inconclusive after some runs: the last topology the check was verified on before the
+    /// run that could not finish (it held on every topology of the search up to there).
+    pub held_up_to: Option<crate::model::Topology>,
     /// PR mode, violations only: whether the base revision has the same violation.
     pub baseline: Option<bool>,
     /// Violations only: a change the model checker verified to make the check hold.

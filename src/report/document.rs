@@ -266,8 +266,27 @@ pub struct CheckOutcome {
     pub also_breaks: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologyOut>,
+    /// Inconclusive only: the last topology of the search the check held on before the run
+    /// that could not finish (it held on every one up to there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_up_to: Option<TopologyOut>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepOut>,
+}
+
+impl CheckOutcome {
+    /// An inconclusive check in one line, the same in every format: why, where the run that
+    /// could not finish was, and up to where the check held before it.
+    pub fn inconclusive_text(&self) -> String {
+        let mut text = self.reason.clone().unwrap_or_else(|| "no verdict".into());
+        if let Some(t) = &self.topology {
+            text.push_str(&format!(" (at {})", t.description));
+        }
+        if let Some(t) = &self.held_up_to {
+            text.push_str(&format!("; it held up to {}", t.description));
+        }
+        text
+    }
 }
 
 fn default_level() -> crate::checks::Level {
@@ -575,6 +594,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             ),
             baseline_state,
             topology: c.topology.as_ref().map(topology),
+            held_up_to: c.held_up_to.as_ref().map(topology),
             file: at.file,
             line: at.line,
             column: at.column,
@@ -708,5 +728,33 @@ fn link_root_causes(results: &mut [CheckOutcome]) {
             let check = results[b].check.clone();
             results[a].also_breaks.push(check);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every format tells an inconclusive check the same way: why, where, and up to where it held.
+    #[test]
+    fn inconclusive_text_says_where_it_held() {
+        let topology = |nodes: u32, description: &str| serde_json::json!({"nodes": nodes, "nodesPerPool": [nodes], "description": description});
+        let outcome: CheckOutcome = serde_json::from_value(serde_json::json!({
+            "check": "min-replicas-available",
+            "verdict": "inconclusive",
+            "reason": "memory limit of 1024 MiB reached",
+            "topology": topology(6, "6 nodes"),
+            "heldUpTo": topology(5, "5 nodes"),
+        }))
+        .unwrap();
+        assert_eq!(
+            outcome.inconclusive_text(),
+            "memory limit of 1024 MiB reached (at 6 nodes); it held up to 5 nodes"
+        );
+        let first: CheckOutcome = serde_json::from_value(serde_json::json!({
+            "check": "min-replicas-available", "verdict": "inconclusive", "reason": "time limit",
+        }))
+        .unwrap();
+        assert_eq!(first.inconclusive_text(), "time limit");
     }
 }

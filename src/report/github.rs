@@ -69,7 +69,7 @@ pub fn render(e: &Emit) -> String {
                 "{} of unit {} could not be decided: {}",
                 f.check(),
                 f.unit.name,
-                f.outcome.reason.as_deref().unwrap_or("no verdict")
+                f.outcome.inconclusive_text()
             ),
         });
     }

@@ -114,11 +114,12 @@ impl Page {
                                 VerdictKind::Inconclusive => "inconclusive",
                                 VerdictKind::NotChecked => "not-checked",
                             };
-                            let detail = c
-                                .reason
-                                .clone()
-                                .or_else(|| c.topology.as_ref().map(|t| t.description.clone()))
-                                .unwrap_or_default();
+                            let detail = match c.verdict {
+                                VerdictKind::Inconclusive => Some(c.inconclusive_text()),
+                                _ => c.reason.clone(),
+                            }
+                            .or_else(|| c.topology.as_ref().map(|t| t.description.clone()))
+                            .unwrap_or_default();
                             (c.check.clone(), verdict, detail)
                         })
                         .collect(),

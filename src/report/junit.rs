@@ -124,7 +124,7 @@ fn status(f: &Finding, failing_here: bool, at: &str) -> TestCaseStatus {
             }
         },
         VerdictKind::Inconclusive => {
-            let message = format!("inconclusive: {}", o.reason.as_deref().unwrap_or("no verdict"));
+            let message = format!("inconclusive: {}", o.inconclusive_text());
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
             st.set_message(message.as_str())
                 .set_type(if o.engine_error { "engine-error" } else { "inconclusive" })

@@ -68,7 +68,7 @@ pub fn render(e: &Emit) -> String {
             "- ❔ `{}` of unit {} is inconclusive: {}",
             f.check(),
             cell(&f.unit.name),
-            sentence(f.outcome.reason.as_deref().unwrap_or("no verdict"))
+            sentence(&f.outcome.inconclusive_text())
         );
     }
     let mut omitted = 0;

@@ -63,7 +63,7 @@ pub fn render(e: &Emit) -> String {
         })
         .collect();
     for f in violation::inconclusive(e.report) {
-        let why = f.outcome.reason.as_deref().unwrap_or("no verdict");
+        let why = f.outcome.inconclusive_text();
         notifications.push(json!({
             "level": if f.outcome.engine_error { "error" } else { "warning" },
             "message": {"text": format!("{} of unit {} is inconclusive: {why}", f.check(), f.unit.name)},
