@@ -88,6 +88,48 @@ fn the_previous_revision_is_read_whatever_include_selects() {
     assert!(stderr.contains(".kivi-lint.yaml:"), "{stderr}");
 }
 
+/// An `apply` that changes the only workload's pod template rolls it out; the rollout event then
+/// has no workload left to roll out, and the model must not stop there (it blocked inside its
+/// atomic step: every check came back as an engine error, "the model stopped without a check
+/// failing").
+#[test]
+fn a_rollout_after_an_apply_rolled_everything_out_is_no_engine_error() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let fixture = root().join("fixtures/apply-drops-replicas");
+    for file in [
+        "deploy/hpa.yaml",
+        "revisions/previous/deploy/hpa.yaml",
+        "revisions/previous/deploy/storefront.yaml",
+    ] {
+        dir.child(file)
+            .write_str(&std::fs::read_to_string(fixture.join(file)).unwrap())
+            .unwrap();
+    }
+    let current = std::fs::read_to_string(fixture.join("deploy/storefront.yaml")).unwrap();
+    assert!(current.contains("storefront:7.2.0"), "{current}");
+    dir.child("deploy/storefront.yaml")
+        .write_str(&current.replace("storefront:7.2.0", "storefront:7.3.0"))
+        .unwrap();
+    let config = std::fs::read_to_string(fixture.join(".kivi-lint.yaml")).unwrap();
+    let config = config.replace(
+        "enable: [min-replicas-available, pods-schedulable]",
+        "enable: [min-replicas-available, pods-schedulable, rollout-completes]",
+    );
+    assert!(config.contains("rollout-completes"), "{config}");
+    dir.child(".kivi-lint.yaml").write_str(&config).unwrap();
+    let (v, out) = scan(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        v.contains(&("min-replicas-available".into(), "violated".into())),
+        "{v:?}\n{stderr}"
+    );
+    assert!(
+        v.iter().all(|(_, verdict)| verdict != "inconclusive"),
+        "{v:?}\n{stderr}"
+    );
+    assert_ne!(out.status.code(), Some(2), "{stderr}");
+}
+
 /// Item 3. Identical pods are one class (symmetry reduction), so a workload of 210 replicas —
 /// more pod slots than a model held before (200) — is verified, not "beyond the model's
 /// bounds"; 2 nodes of 110 pods hold them all.
