@@ -48,11 +48,9 @@ fn pods_in_their_startup_phase_share_the_demand() {
     );
 }
 
-/// Item 5. `apply.from` is read whatever `include` selects: a previous revision outside the
-/// include globs is still the cluster's state before the apply (the drop below the HPA minimum
-/// is found), and a previous revision without workloads is an input error (exit 2).
-#[test]
-fn the_previous_revision_is_read_whatever_include_selects() {
+/// A copy of fixtures/apply-drops-replicas' manifests (not its config) in a temporary directory,
+/// and the fixture's path.
+fn apply_fixture() -> (assert_fs::TempDir, std::path::PathBuf) {
     let dir = assert_fs::TempDir::new().unwrap();
     let fixture = root().join("fixtures/apply-drops-replicas");
     for file in [
@@ -65,6 +63,15 @@ fn the_previous_revision_is_read_whatever_include_selects() {
             .write_str(&std::fs::read_to_string(fixture.join(file)).unwrap())
             .unwrap();
     }
+    (dir, fixture)
+}
+
+/// Item 5. `apply.from` is read whatever `include` selects: a previous revision outside the
+/// include globs is still the cluster's state before the apply (the drop below the HPA minimum
+/// is found), and a previous revision without workloads is an input error (exit 2).
+#[test]
+fn the_previous_revision_is_read_whatever_include_selects() {
+    let (dir, fixture) = apply_fixture();
     let config = std::fs::read_to_string(fixture.join(".kivi-lint.yaml")).unwrap();
     dir.child(".kivi-lint.yaml")
         .write_str(&format!("{config}include: [\"deploy/**\"]\n"))
@@ -94,17 +101,7 @@ fn the_previous_revision_is_read_whatever_include_selects() {
 /// failing").
 #[test]
 fn a_rollout_after_an_apply_rolled_everything_out_is_no_engine_error() {
-    let dir = assert_fs::TempDir::new().unwrap();
-    let fixture = root().join("fixtures/apply-drops-replicas");
-    for file in [
-        "deploy/hpa.yaml",
-        "revisions/previous/deploy/hpa.yaml",
-        "revisions/previous/deploy/storefront.yaml",
-    ] {
-        dir.child(file)
-            .write_str(&std::fs::read_to_string(fixture.join(file)).unwrap())
-            .unwrap();
-    }
+    let (dir, fixture) = apply_fixture();
     let current = std::fs::read_to_string(fixture.join("deploy/storefront.yaml")).unwrap();
     assert!(current.contains("storefront:7.2.0"), "{current}");
     dir.child("deploy/storefront.yaml")
