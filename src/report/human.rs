@@ -223,24 +223,12 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                 }
                 VerdictKind::Inconclusive => {
                     inconclusive += 1;
-                    let at = c
-                        .topology
-                        .as_ref()
-                        .map(|t| format!(" (at {})", t.description))
-                        .unwrap_or_default();
-                    let held = c
-                        .held_up_to
-                        .as_ref()
-                        .map(|t| paint(color, dim, &format!("; it held up to {}", t.description)))
-                        .unwrap_or_default();
                     let _ = writeln!(
                         out,
-                        "  {} {}: {}{}{}",
+                        "  {} {}: {}",
                         paint(color, yellow, "? inconclusive"),
                         c.check,
-                        c.reason.as_deref().unwrap_or("no verdict"),
-                        at,
-                        held
+                        c.inconclusive_text()
                     );
                 }
                 VerdictKind::NotChecked => {
