@@ -1,0 +1,76 @@
+/*
+ * kivi-lint: lossless packing of the states pan stores (src/engine/packing.rs inserts this
+ * into SPIN's default `compress`; it serves exhaustive safety searches only).
+ *
+ * Most of a model's state vector is the same in every state of a run: processes wait at their
+ * loop heads, free pod slots are zero, the bookkeeping of checks not monitored never changes.
+ * So a state is stored as the bytes that differ from the first vector of its length (without
+ * the bytes pan's own Mask leaves out, as its compress does), behind two bitmaps: which 8-byte
+ * words differ, and for each such word which of its bytes. The encoding starts with the
+ * length and decodes back to the masked vector, so two states are stored alike exactly when
+ * pan's compress stores them alike: the search visits the same states in the same order.
+ * A vector whose worst case would not fit pan's buffer is stored whole, its length tagged.
+ */
+#include <stdint.h>
+#if VECTORSZ >= 32768
+#error "kivi-lint: the packed length has 15 bits"
+#endif
+static uint64_t *kivi_reference[VECTORSZ / 8 + 2];
+static int
+kivi_pack(char *vin, int n)
+{	uchar *out = (uchar *) &comp_now, *words_changed, *bytes_changed, *bytes;
+	uint64_t *reference, word, mask, changed;
+	int i, j, len, words = (n + 7) / 8, mark = (words + 7) / 8;
+	if (2 + mark + words + n + WS > (int) sizeof(comp_now))
+	{	out[0] = n & 255;
+		out[1] = ((n >> 8) & 127) | 128;
+		for (i = 0; i < n; i++)
+		{	out[2 + i] = Mask[i] ? 0 : vin[i];
+		}
+		len = 2 + n;
+		while (len % WS)
+		{	out[len++] = 0;
+		}
+		return len;
+	}
+	reference = kivi_reference[words];
+	if (!reference)
+	{	reference = kivi_reference[words] = (uint64_t *) emalloc(8 * words);
+		memset(reference, 0, 8 * words);
+		memcpy(reference, vin, n);
+	}
+	out[0] = n & 255;
+	out[1] = (n >> 8) & 127;
+	words_changed = out + 2;
+	memset(words_changed, 0, mark);
+	len = 2 + mark;
+	for (i = 0; i < words; i++)
+	{	if (8 * i + 8 <= n)
+		{	memcpy(&word, vin + 8 * i, 8);
+			memcpy(&mask, Mask + 8 * i, 8);
+		} else
+		{	word = 0; mask = 0;
+			memcpy(&word, vin + 8 * i, n - 8 * i);
+			memcpy(&mask, Mask + 8 * i, n - 8 * i);
+		}
+		/* Mask bytes are 0 or 1: times 255, a mask of the bytes pan leaves out */
+		changed = (word ^ reference[i]) & ~(mask * 255);
+		if (!changed)
+		{	continue;
+		}
+		words_changed[i >> 3] |= 1 << (i & 7);
+		bytes_changed = out + len++;
+		*bytes_changed = 0;
+		bytes = (uchar *) &changed;
+		for (j = 0; j < 8; j++)
+		{	if (bytes[j])
+			{	*bytes_changed |= 1 << j;
+				out[len++] = bytes[j];
+			}
+		}
+	}
+	while (len % WS)
+	{	out[len++] = 0;
+	}
+	return len;
+}
