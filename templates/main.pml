@@ -39,12 +39,28 @@ hidden byte pod_count;
 #define UNREACHABLE 5   /* on a failed node: not ready, still counted by its ReplicaSet */
 #define GONE 6          /* deleted while its node is down: removed once the node is back */
 
+/* A pod's fields share one word, its phase and node in the first byte (up to 7 nodes): a
+   pod that starts, moves or stops changes one byte of the state, which the engine's packing
+   of stored states (src/engine/pack_state.c) then stores alone. */
+#if MAX_NODES < 8
+#define NODE_BITS 3
+#elif MAX_NODES < 16
+#define NODE_BITS 4
+#elif MAX_NODES < 32
+#define NODE_BITS 5
+#elif MAX_NODES < 64
+#define NODE_BITS 6
+#elif MAX_NODES < 128
+#define NODE_BITS 7
+#else
+#define NODE_BITS 8
+#endif
 typedef Pod {
-  byte status;
-  byte node;
-  bit unschedulable;    /* the scheduler found no node; retried when the cluster changes */
-  bit warm;             /* past its startup phase (workloads with a startup usage) */
-  bit rev;              /* 1: created from the new revision of its template */
+  unsigned status : 3;
+  unsigned node : NODE_BITS;
+  unsigned unschedulable : 1;  /* the scheduler found no node; retried when the cluster changes */
+  unsigned warm : 1;           /* past its startup phase (workloads with a startup usage) */
+  unsigned rev : 1;            /* 1: created from the new revision of its template */
 }
 Pod pod[MAX_PODS + 1];
 
