@@ -625,11 +625,12 @@ impl Engine {
         generated?;
         // Stored states packed (packing.rs): the same search in a third of the memory.
         let pan_c = work.path().join("pan.c");
-        if let Some(packed) = std::fs::read_to_string(&pan_c)
+        match std::fs::read_to_string(&pan_c)
             .ok()
             .and_then(|text| packing::pack_states(&text))
         {
-            std::fs::write(&pan_c, packed).map_err(io)?;
+            Some(packed) => std::fs::write(&pan_c, packed).map_err(io)?,
+            None => tracing::info!("this SPIN's pan.c is not the one kivi-lint packs: its states are stored whole"),
         }
         let started = Instant::now();
         let compiled = compile(&self.tools, work.path(), &self.options, build);
