@@ -1,35 +1,38 @@
-//! Lossless packing of the states pan stores: `pack_state.c` replaces the body of SPIN's
-//! default `compress` in the generated `pan.c` for exhaustive safety searches. A stored state
-//! becomes the bytes that differ from the first vector of its length, behind two bitmaps;
-//! the search is the same, state for state, in about a third of the memory (demo-shop's
-//! largest run: 3.2 GB to 1.3 GB) and a tenth less time.
+//! Lossless packing of the states pan stores: `pack_state.c` takes over SPIN's default
+//! `compress` in the generated `pan.c` for exhaustive safety searches, and the comparison of
+//! stored states in pan's hash chains. A stored state becomes the bytes that differ from the
+//! first vector of its length, behind two bitmaps; the search is the same, state for state, in
+//! about a third of the memory (demo-shop's largest run: 3.2 GB to 1.3 GB) and a tenth less
+//! time.
 //!
 //! Only pan's text is changed, where it is the text this was written against (SPIN 6.5's
-//! `compress`); any other SPIN's pan is compiled as it is: correct, only larger.
+//! `compress` and `h_store`); any other SPIN's pan is compiled as it is: correct, only larger.
 
-/// The C that packs a state (`kivi_pack`), inserted before SPIN's `compress`.
+/// The C that packs a state (`kivi_pack`) and orders packed states (`kivi_compare`), inserted
+/// before SPIN's `compress`.
 const PACKER: &str = include_str!("pack_state.c");
+
+/// The builds whose stored states are only compared (pan's other modes read what compress
+/// wrote, or keep their own tables).
+const PACKED_BUILDS: &str =
+    "#if defined(SAFETY) && !defined(BITSTATE) && !defined(HC) && !defined(MA) && !defined(COLLAPSE)";
 
 /// The head of SPIN's default compression in `pan.c`.
 const COMPRESS: &str = "#if !defined(NOCOMP)\nint\ncompress(char *vin, int n)\t/* default compression */\n{";
 
-/// The first statement of `compress`: pack instead, in the builds whose stored states are
-/// only compared (pan's other modes read what compress wrote).
-const HOOK: &str = "\n#if defined(SAFETY) && !defined(BITSTATE) && !defined(HC) && !defined(MA) && !defined(COLLAPSE)\n\treturn kivi_pack(vin, n);\n#endif";
+/// The comparison of a new state with a stored one in `h_store`.
+const COMPARE: &str = "\t\tm = memcmp(((char *)&(tmp->state)) + S_A, \n\t\t\tv + S_A, n - S_A);\n";
 
 /// `pan_c` with its states packed, or `None` when it is not the `pan.c` this knows.
 pub(super) fn pack_states(pan_c: &str) -> Option<String> {
-    if pan_c.matches(COMPRESS).count() != 1 {
+    if pan_c.matches(COMPRESS).count() != 1 || pan_c.matches(COMPARE).count() != 1 {
         return None;
     }
-    let at = pan_c.find(COMPRESS)?;
-    let mut packed = String::with_capacity(pan_c.len() + PACKER.len() + HOOK.len());
-    packed.push_str(&pan_c[..at]);
-    packed.push_str(PACKER);
-    packed.push_str(COMPRESS);
-    packed.push_str(HOOK);
-    packed.push_str(&pan_c[at + COMPRESS.len()..]);
-    Some(packed)
+    let compress = format!("{PACKER}{COMPRESS}\n{PACKED_BUILDS}\n\treturn kivi_pack(vin, n);\n#endif");
+    let compare = format!(
+        "{PACKED_BUILDS}\n\t\tm = kivi_compare(((char *)&(tmp->state)) + S_A, v + S_A, n - S_A);\n#else\n{COMPARE}#endif\n"
+    );
+    Some(pan_c.replacen(COMPRESS, &compress, 1).replacen(COMPARE, &compare, 1))
 }
 
 #[cfg(test)]
@@ -37,14 +40,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn packs_only_the_compress_it_knows() {
-        let pan = format!("int x;\n{COMPRESS}\n\tint i;\n}}\n");
+    fn packs_only_the_pan_it_knows() {
+        let pan = format!("int x;\n{COMPRESS}\n\tint i;\n}}\nh_store() {{\n{COMPARE}}}\n");
         let packed = pack_states(&pan).unwrap();
         assert!(packed.starts_with("int x;\n/*"));
-        assert!(packed.contains(&format!("{COMPRESS}{HOOK}\n\tint i;\n}}\n")));
+        assert!(packed.contains(&format!(
+            "{COMPRESS}\n{PACKED_BUILDS}\n\treturn kivi_pack(vin, n);\n#endif\n\tint i;\n}}\n"
+        )));
+        assert!(packed.contains("\t\tm = kivi_compare("));
+        // pan's own comparison stays for the other builds
+        assert!(packed.contains(&format!("#else\n{COMPARE}#endif\n")));
         assert!(packed.find("kivi_pack(char").unwrap() < packed.find("return kivi_pack").unwrap());
-        // Another SPIN's text, or one that says it twice: left as it is.
+        assert!(packed.find("kivi_compare(char").unwrap() < packed.find("m = kivi_compare").unwrap());
+        // Another SPIN's text, only half of it, or one that says it twice: left as it is.
         assert_eq!(pack_states("int\ncompress(char *vin, int n)\n{"), None);
-        assert_eq!(pack_states(&format!("{COMPRESS}{COMPRESS}")), None);
+        assert_eq!(pack_states(&format!("{COMPRESS}\n}}\n")), None);
+        assert_eq!(pack_states(&format!("{COMPRESS}{COMPRESS}{COMPARE}")), None);
     }
 }
