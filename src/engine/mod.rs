@@ -293,11 +293,13 @@ type BuildCell = OnceLock<Result<PathBuf, Inconclusive>>;
 /// Bumped when the build or run protocol of pans changes.
 const BUILD_FORMAT: u32 = 2;
 
-/// What every pan build depends on besides its model.
+/// What every pan build depends on besides its model (the packer's C too: a change to it must
+/// not reuse a pan built with the old one).
 fn build_salt(tools: &Tools, options: &Options) -> String {
     format!(
-        "{BUILD_FORMAT}\n{}\n{}\n{}\n{:?}\n{}\n{:?}\n{}",
+        "{BUILD_FORMAT}\n{}\n{}\n{}\n{}\n{:?}\n{}\n{:?}\n{}",
         env!("CARGO_PKG_VERSION"),
+        packing::PACKER_DIGEST.as_str(),
         tools.spin.display(),
         tools.cc.display(),
         tools.quick_cc,

@@ -20,7 +20,6 @@
 #endif
 static uint64_t *kivi_reference[VECTORSZ / 8 + 2];
 
-
 static int
 kivi_pack(char *vin, int n)
 {	uchar *out = (uchar *) &comp_now, *words_changed, *bytes_changed, *bytes;

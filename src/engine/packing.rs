@@ -12,6 +12,10 @@
 /// before SPIN's `compress`.
 const PACKER: &str = include_str!("pack_state.c");
 
+/// A digest of the packer, part of every build's key.
+pub(super) static PACKER_DIGEST: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| blake3::hash(PACKER.as_bytes()).to_hex()[..16].to_string());
+
 /// The builds whose stored states are only compared (pan's other modes read what compress
 /// wrote, or keep their own tables).
 const PACKED_BUILDS: &str =

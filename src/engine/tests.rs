@@ -188,6 +188,8 @@ fn tool_versions_are_in_the_cache_keys() {
         ..tools.clone()
     };
     assert_ne!(build_salt(&tools, &fast()), build_salt(&upgraded, &fast()));
+    // so is the C kivi-lint inserts into pan.c
+    assert!(build_salt(&tools, &fast()).contains(packing::PACKER_DIGEST.as_str()));
 }
 
 #[test]
