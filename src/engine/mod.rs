@@ -241,6 +241,11 @@ const INPUT_FILE: &str = "input.txt";
 const INPUT_VARIABLE: &str = "KIVI_INPUT";
 /// How long an unoptimised pan may run before the model is compiled with -O2.
 const QUICK_RUN: Duration = Duration::from_secs(5);
+/// How long the quick builds of one model may run in all before its -O2 build is compiled
+/// and used instead (a few seconds of the compiler, for pans three to four times as fast):
+/// a model verified at many topologies pays for the compile after its first few, a small one
+/// never does.
+const QUICK_BUDGET: Duration = Duration::from_secs(4);
 /// How many steps the search for a shorter counterexample may take (a second or two of pan
 /// -O2 on the largest models here). A count, not a time: the trail it keeps is the same on a
 /// slow machine and a fast one.
@@ -276,6 +281,8 @@ pub struct Engine {
     _temporary: Option<tempfile::TempDir>,
     /// One cell per build key, so that two threads needing the same pan build it once.
     builds: Mutex<HashMap<String, Arc<BuildCell>>>,
+    /// Per optimised build's key: how long the quick builds it would replace have run.
+    quick_spent: Mutex<HashMap<String, Duration>>,
     /// Bumped into the key: a change of how pans are built must not reuse old ones.
     salt: String,
     /// A safety engine's twin for liveness checks (non-progress cycles), sharing its pans'
@@ -338,6 +345,7 @@ impl Engine {
                 root: root.clone(),
                 _temporary: None,
                 builds: Mutex::new(HashMap::new()),
+                quick_spent: Mutex::new(HashMap::new()),
                 liveness: None,
             })
         });
@@ -347,6 +355,7 @@ impl Engine {
             root,
             _temporary: temporary,
             builds: Mutex::new(HashMap::new()),
+            quick_spent: Mutex::new(HashMap::new()),
             salt,
             liveness,
         })
@@ -380,26 +389,74 @@ impl Engine {
 
     /// The build a verification starts with.
     fn first_build(&self, model: &str) -> Build {
-        let options = &self.options;
-        // Most models are small: compile fast (-O0, a tenth of -O2's time) and run briefly;
-        // only a model that needs longer gets the optimised build and the full time limit.
-        let build = Build {
-            vector: options.vector_bytes,
-            optimised: options.time_limit <= QUICK_RUN,
-            reach: false,
-            random: false,
-        };
-        // A model one of its topologies needed the optimised build for: the others are no
-        // smaller, so they start with it rather than spend the quick run's seconds first.
+        // Most models are small: compile fast (tcc, or -O0: a tenth of -O2's time) and run
+        // briefly; only a model that needs longer gets the optimised build and the full time
+        // limit.
+        self.tier(
+            model,
+            Build {
+                vector: self.options.vector_bytes,
+                optimised: self.options.time_limit <= QUICK_RUN,
+                reach: false,
+                random: false,
+            },
+        )
+    }
+
+    /// `build`, or its optimised twin when that is the better buy: built already (this run or
+    /// the cache), or the quick build has run for `QUICK_BUDGET` in all. The thread that
+    /// finds the budget spent compiles it; the others keep the quick build until it is there,
+    /// so no core waits for the compiler (two that find it at once: one waits for the other).
+    fn tier(&self, model: &str, build: Build) -> Build {
+        if build.optimised {
+            return build;
+        }
         let optimised = Build {
             optimised: true,
             ..build
         };
-        if !build.optimised && self.is_built(model, optimised) {
-            optimised
-        } else {
-            build
+        if self.is_built(model, optimised) {
+            return optimised;
         }
+        let key = self.key(model, optimised);
+        let spent = self
+            .quick_spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .copied()
+            .unwrap_or_default();
+        if spent < QUICK_BUDGET {
+            return build;
+        }
+        // Being built by another thread: keep the quick build until it is there.
+        let building = self
+            .builds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .is_some_and(|cell| cell.get().is_none());
+        if building { build } else { optimised }
+    }
+
+    /// Count `took` against the quick build `build` of `model` (see `tier`).
+    fn spend(&self, model: &str, build: Build, took: Duration) {
+        if build.optimised {
+            return;
+        }
+        let key = self.key(
+            model,
+            Build {
+                optimised: true,
+                ..build
+            },
+        );
+        *self
+            .quick_spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default() += took;
     }
 
     /// `verify`, for when only the verdict matters: a violation's trace is the first one pan
@@ -436,6 +493,7 @@ impl Engine {
             let limit = if build.optimised { options.time_limit } else { QUICK_RUN };
             let ran = run.pan(limit, false);
             timings.pan += started.elapsed();
+            self.spend(model, build, started.elapsed());
             let output = match ran {
                 Ok(out) => out,
                 Err(Inconclusive::TimeLimit(_)) if !build.optimised => {
@@ -490,12 +548,20 @@ impl Engine {
                 }
                 pan_output::PanResult::Violated(violation) => {
                     if shorten && options.search == (Search::Safety { shortest: true }) {
-                        let reach = Build { reach: true, ..build };
+                        let reach = self.tier(
+                            model,
+                            Build {
+                                reach: true,
+                                optimised: self.options.time_limit <= QUICK_RUN,
+                                ..build
+                            },
+                        );
                         // Without that build, the first counterexample is kept.
                         if let Ok(pan) = self.pan(model, reach, &mut timings) {
                             let started = Instant::now();
                             Run { pan: &pan, ..run }.shorten();
                             timings.pan += started.elapsed();
+                            self.spend(model, reach, started.elapsed());
                         }
                     }
                     let started = Instant::now();

@@ -255,6 +255,32 @@ fn the_quick_compiler_decides_nothing() {
     }
 }
 
+/// A model whose quick builds have run for `QUICK_BUDGET` in all is compiled with -O2 and
+/// runs that build from then on; before that it keeps the quick one. Either gives the same
+/// verdict and counterexample.
+#[test]
+fn a_model_that_keeps_running_gets_the_optimised_build() {
+    let engine = Engine::new(tools(), fast(), None).unwrap();
+    let model = "byte x;\nactive proctype P() {\n  do\n  :: x < 9 -> x++; printf(\"KIVI:7:%d\\n\", x)\n  :: x == 9 -> assert(false)\n  od\n}\n";
+    let cancel = AtomicBool::new(false);
+    let quick = engine.first_build(model);
+    assert!(!quick.optimised);
+    let optimised = Build {
+        optimised: true,
+        ..quick
+    };
+    let first = engine.verify(model, "", &cancel).unwrap();
+    assert!(matches!(first.verdict, Verdict::Violated { .. }), "{:?}", first.verdict);
+    assert!(!engine.is_built(model, optimised));
+    engine.spend(model, quick, QUICK_BUDGET / 2);
+    assert_eq!(engine.first_build(model), quick);
+    engine.spend(model, quick, QUICK_BUDGET / 2);
+    assert_eq!(engine.first_build(model), optimised);
+    let second = engine.verify(model, "", &cancel).unwrap();
+    assert!(engine.is_built(model, optimised));
+    assert_eq!(second.verdict, first.verdict);
+}
+
 /// Stored states are packed (packing.rs): a vector of a kilobyte that barely changes is stored
 /// in a few dozen bytes, and no state is lost.
 #[test]
