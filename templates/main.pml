@@ -238,6 +238,7 @@ hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: 
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden byte workload_symmetric[WORKLOADS + 1]; /* its pods are interchangeable (see canonical below) */
 hidden byte node_class[MAX_NODES + 1];       /* nodes of one class are interchangeable; 0: none */
+hidden byte class_group[MAX_NODES + 1];      /* per class: classes that trade all their nodes at once; 0: none */
 hidden short rollout_surge[WORKLOADS + 1];     /* a count, or a percentage negated */
 hidden short rollout_unavailable[WORKLOADS + 1];
 hidden short workload_level[(WORKLOADS + 1) * 8];   /* percent of the request, per level */
@@ -376,6 +377,45 @@ static void kivi_swap_nodes(int a, int b) {
   for (q = 0; q < kivi_sig_len[a] || q < kivi_sig_len[b]; q++) KIVI_SWAP(kivi_sig[a][q], kivi_sig[b][q]);
   KIVI_SWAP(kivi_sig_len[a], kivi_sig_len[b]);
 }
+/* The classes of each group (class_group), each class's nodes in index order: filled once. */
+static int kivi_group_classes[MAX_NODES + 1][MAX_NODES + 1], kivi_group_size[MAX_NODES + 1];
+static int kivi_class_nodes[MAX_NODES + 1][MAX_NODES + 1], kivi_class_size[MAX_NODES + 1];
+static int kivi_groups = -1;
+/* Two classes of a group compared by their nodes (each class sorted already), in order. */
+static int kivi_class_cmp(int a, int b) {
+  int i, c;
+  for (i = 0; i < kivi_class_size[a]; i++) {
+    c = kivi_node_cmp(kivi_class_nodes[a][i], kivi_class_nodes[b][i]);
+    if (c != 0) return c;
+  }
+  return 0;
+}
+/* Whole classes of a group in order: insertion sort, a class trading all its nodes with the
+   other's (the i-th with the i-th). Positions stay; contents move. */
+static void kivi_sort_classes(void) {
+  int g, k, n, i, j, x, a, b;
+  if (kivi_groups < 0) {
+    kivi_groups = 0;
+    for (n = 1; n <= NODES; n++) {
+      k = node_class[n];
+      if (k) kivi_class_nodes[k][kivi_class_size[k]++] = n;
+    }
+    for (k = 1; k <= NODES; k++) {
+      g = class_group[k];
+      if (g) { kivi_group_classes[g][kivi_group_size[g]++] = k; if (g > kivi_groups) kivi_groups = g; }
+    }
+  }
+  for (g = 1; g <= kivi_groups; g++) {
+    for (i = 1; i < kivi_group_size[g]; i++) {
+      for (j = i; j > 0; j--) {
+        a = kivi_group_classes[g][j - 1];
+        b = kivi_group_classes[g][j];
+        if (kivi_class_cmp(a, b) <= 0) break;
+        for (x = 0; x < kivi_class_size[a]; x++) kivi_swap_nodes(kivi_class_nodes[a][x], kivi_class_nodes[b][x]);
+      }
+    }
+  }
+}
 void kivi_canonical(void) {
   int w, first, last, i, j, k, n, count, members[MAX_NODES + 1], key[MAX_PODS + 1], t;
   /* The search for a shorter counterexample is bounded by steps (KIVI_STEP_BUDGET, which
@@ -402,6 +442,7 @@ void kivi_canonical(void) {
         }
       }
     }
+    kivi_sort_classes();
   }
   /* pods, workload by workload: insertion sort, each pod's key computed once */
   for (w = 1; w <= WORKLOADS; w++) {

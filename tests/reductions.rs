@@ -213,3 +213,63 @@ fn pools_differing_in_what_the_pods_ignore_are_interchangeable() {
     assert_eq!(planned("/plain"), 4);
     assert_eq!(planned("/spread"), 4);
 }
+
+/// Whole zones trade places: three zones of two nodes each that a zone spread treats alike are
+/// one group of node classes (the model sorts them as blocks). A node affinity to one zone
+/// tells that zone apart; the other two still trade places. The group table is read from the
+/// emitted model and input.
+#[test]
+fn zones_the_pods_treat_alike_trade_places() {
+    use assert_fs::prelude::*;
+    let config = "apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: zone-a, count: 2, labels: {topology.kubernetes.io/zone: a}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\n    - {name: zone-b, count: 2, labels: {topology.kubernetes.io/zone: b}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\n    - {name: zone-c, count: 2, labels: {topology.kubernetes.io/zone: c}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\nchecks:\n  enable: [pods-schedulable]\n";
+    let deployment = |affinity: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: shop}}\nspec:\n  replicas: 3\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n{affinity}      topologySpreadConstraints:\n      - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: web}}}}}}\n      containers:\n      - {{name: c, image: nginx, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}\n"
+        )
+    };
+    let not_in_a = "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions: [{key: topology.kubernetes.io/zone, operator: NotIn, values: [a]}]\n";
+    // (node classes, their groups) as the model reads them: class per node 1..6, group per class.
+    let tables = |manifest: String| {
+        let dir = assert_fs::TempDir::new().unwrap();
+        dir.child(".kivi-lint.yaml").write_str(config).unwrap();
+        dir.child("app.yaml").write_str(&manifest).unwrap();
+        let models = assert_fs::TempDir::new().unwrap();
+        let out = kivi()
+            .args(["--no-fixes", "-q", "--scale", "current", "--emit-models"])
+            .arg(models.path())
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+        let file = |ext: &str| {
+            std::fs::read_dir(models.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with(ext))
+                .map(|p| std::fs::read_to_string(p).unwrap())
+                .unwrap()
+        };
+        let (model, input) = (file(".pml"), file(".input"));
+        let table = |name: &str| {
+            let at = model.find(&format!(" -> {name}[in_index] = in_value")).unwrap();
+            let number = model[..at].rsplit("in_table == ").next().unwrap().trim().to_string();
+            let mut values = vec![0i64; 7];
+            for line in input.lines() {
+                let v: Vec<&str> = line.split(' ').collect();
+                if v[0] == number {
+                    values[v[1].parse::<usize>().unwrap()] = v[2].parse().unwrap();
+                }
+            }
+            values
+        };
+        (table("node_class"), table("class_group"))
+    };
+    let (classes, groups) = tables(deployment(""));
+    assert_eq!(&classes[1..], [1, 1, 2, 2, 3, 3]);
+    assert_eq!(&groups[1..4], [1, 1, 1]);
+    let (classes, groups) = tables(deployment(not_in_a));
+    assert_eq!(&classes[1..], [1, 1, 2, 2, 3, 3]);
+    // zone a's class is not in a group; b's and c's are one
+    let group = |node: usize| groups[classes[node] as usize];
+    assert_eq!((group(1), group(3), group(5)), (0, 1, 1));
+}

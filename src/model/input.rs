@@ -246,6 +246,7 @@ pub const TABLES: &[&str] = &[
     "hpa_rec[]",
     "hpa_rec_age[]",
     "hpa_rec_len[]",
+    "class_group[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
@@ -351,8 +352,12 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
             w.set("ds_pods_allocatable", n_i, n.pods_allocatable);
         }
     }
-    for (n, class) in super::symmetry::node_classes(ir).iter().enumerate().skip(1) {
+    let classes = super::symmetry::node_classes(ir);
+    for (n, class) in classes.iter().enumerate().skip(1) {
         w.nonzero("node_class", n, i64::from(*class));
+    }
+    for (k, group) in super::symmetry::class_groups(ir, &classes).iter().enumerate().skip(1) {
+        w.nonzero("class_group", k, i64::from(*group));
     }
     // PodTopologySpread's topologyNormalizingWeight, ln(size + 2) × 1000, per size.
     for size in 0..=shape.max_nodes {

@@ -7,6 +7,12 @@
 //! same to the model as any other such domain. Swapping two interchangeable nodes, with their
 //! state and their pods, then maps every behaviour to an equally possible one.
 //!
+//! Whole classes of nodes can be interchangeable too: the two nodes of zone a and the two of
+//! zone b, when nothing but the zone tells them apart and every spread or affinity domain is
+//! either inside one of them or outside both. Trading all the nodes of two such classes at once
+//! (with their state and pods) maps every behaviour to an equally possible one, with the two
+//! zones' domains renamed; nodes one by one cannot, because each zone's nodes share a domain.
+//!
 //! The fields are destructured without `..`: a new field of the IR does not compile until it
 //! is either part of the signature or said not to depend on the node.
 
@@ -27,7 +33,7 @@ pub fn node_classes(ir: &Ir) -> Vec<u32> {
     }
     let mut groups: BTreeMap<Vec<i64>, Vec<usize>> = BTreeMap::new();
     for n in 1..=count {
-        if let Some(signature) = signature(ir, n) {
+        if let Some(signature) = signature(ir, n, Domains::Named) {
             groups.entry(signature).or_default().push(n);
         }
     }
@@ -39,9 +45,101 @@ pub fn node_classes(ir: &Ir) -> Vec<u32> {
     classes
 }
 
+/// Per class of `classes` (as `node_classes` numbers them; index 0 unused): a group number
+/// shared by the classes whose nodes may all trade places at once, 0 for a class without such
+/// a peer. Two classes of as many nodes are in one group when swapping their nodes (the i-th
+/// of one with the i-th of the other) keeps every table the same but for the names of
+/// domains: each node's signature with its domains unnamed is its partner's, and every spread
+/// and affinity key's domains map onto domains.
+pub fn class_groups(ir: &Ir, classes: &[u32]) -> Vec<u32> {
+    let count = classes.iter().copied().max().unwrap_or(0) as usize;
+    let mut groups = vec![0; count + 1];
+    let members: Vec<Vec<usize>> = (0..=count)
+        .map(|k| {
+            (1..classes.len())
+                .filter(|&n| k > 0 && classes[n] as usize == k)
+                .collect()
+        })
+        .collect();
+    let unnamed: Vec<Option<Vec<i64>>> = (0..classes.len())
+        .map(|n| {
+            if n == 0 {
+                None
+            } else {
+                signature(ir, n, Domains::Unnamed)
+            }
+        })
+        .collect();
+    let partitions = domain_partitions(ir);
+    let mut next = 0;
+    for a in 1..=count {
+        if groups[a] != 0 {
+            continue;
+        }
+        let mut group = 0;
+        for b in a + 1..=count {
+            if groups[b] != 0 || members[b].len() != members[a].len() {
+                continue;
+            }
+            let mut swap: Vec<usize> = (0..classes.len()).collect();
+            for (&x, &y) in members[a].iter().zip(&members[b]) {
+                swap[x] = y;
+                swap[y] = x;
+            }
+            let alike = members[a]
+                .iter()
+                .all(|&n| unnamed[n].is_some() && unnamed[n] == unnamed[swap[n]]);
+            if alike && partitions.iter().all(|d| maps_domains_onto_domains(d, &swap)) {
+                if group == 0 {
+                    next += 1;
+                    group = next;
+                    groups[a] = group;
+                }
+                groups[b] = group;
+            }
+        }
+    }
+    groups
+}
+
+/// Every spread constraint's and affinity term's domain of each node.
+fn domain_partitions(ir: &Ir) -> Vec<&[u32]> {
+    let mut partitions: Vec<&[u32]> = Vec::new();
+    for t in &ir.templates {
+        partitions.extend(t.hard.iter().chain(&t.soft).map(|c| c.domains.as_slice()));
+        partitions.extend(t.affinity_terms.iter().map(|term| term.domains.as_slice()));
+    }
+    partitions
+}
+
+/// Whether moving each node n to `swap[n]` maps the domains of `domains` onto domains: nodes
+/// that share a domain still do, nodes that do not still do not, and a node without the key
+/// goes to one without it.
+fn maps_domains_onto_domains(domains: &[u32], swap: &[usize]) -> bool {
+    let of = |n: usize| domains.get(n).copied().unwrap_or(0);
+    let mut forward: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut backward: BTreeMap<u32, u32> = BTreeMap::new();
+    (1..swap.len()).all(|n| {
+        let (from, to) = (of(n), of(swap[n]));
+        (from == 0) == (to == 0)
+            && *forward.entry(from).or_insert(to) == to
+            && *backward.entry(to).or_insert(from) == from
+    })
+}
+
+/// How a node's signature shows its spread and affinity domains.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Domains {
+    /// As `domain` does: a shared domain by its number.
+    Named,
+    /// Only whether the node has one, and how many nodes share it (class_groups checks
+    /// separately that a swap maps domains onto domains).
+    Unnamed,
+}
+
 /// Everything the model knows about node `n` (1-based) but its index; `None` when something
 /// names the node itself (a pod's `nodeName`).
-fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
+fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
     let Ir {
         memory_unit: _,
         scalar_resources: _,
@@ -71,6 +169,10 @@ fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
         symmetry: _,
     } = ir;
     let bit = |mask: u32| i64::from((mask >> n) & 1);
+    let domain_of = |domains: &[u32]| match view {
+        Domains::Named => domain(domains, n, nodes.len()),
+        Domains::Unnamed => domain_size(domains, n),
+    };
     let mut s = Vec::new();
 
     let IrNode {
@@ -137,7 +239,7 @@ fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
                 same_revision: _,
                 honor_taints: _,
             } = c;
-            s.extend([domain(domains, n, nodes.len()), bit(*included), bit(*policy_nodes)]);
+            s.extend([domain_of(domains), bit(*included), bit(*policy_nodes)]);
         }
         for term in affinity_terms {
             let IrAffinityTerm {
@@ -147,7 +249,7 @@ fn signature(ir: &Ir, n: usize) -> Option<Vec<i64>> {
                 counts: _,
                 self_match: _,
             } = term;
-            s.push(domain(domains, n, nodes.len()));
+            s.push(domain_of(domains));
         }
     }
 
@@ -217,6 +319,14 @@ fn domain(domains: &[u32], n: usize, nodes: usize) -> i64 {
     if shared { i64::from(d) } else { -1 }
 }
 
+/// How many nodes share node `n`'s domain (0: the node lacks the key).
+fn domain_size(domains: &[u32], n: usize) -> i64 {
+    match domains.get(n).copied().unwrap_or(0) {
+        0 => 0,
+        d => domains.iter().skip(1).filter(|&&x| x == d).count() as i64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +340,28 @@ mod tests {
         assert_eq!(domain(&zones, 3, 4), -1);
         assert_eq!(domain(&zones, 4, 4), -1);
         assert_eq!(domain(&[0, 0, 5], 1, 2), 0);
+    }
+
+    #[test]
+    fn a_swap_of_zones_maps_domains_onto_domains() {
+        // nodes 1, 2 in zone 1; 3, 4 in zone 2; 5 in zone 3; 6 without the key
+        let zones = [0, 1, 1, 2, 2, 3, 0];
+        let swap = |pairs: &[(usize, usize)]| {
+            let mut s: Vec<usize> = (0..zones.len()).collect();
+            for &(a, b) in pairs {
+                s[a] = b;
+                s[b] = a;
+            }
+            s
+        };
+        assert!(maps_domains_onto_domains(&zones, &swap(&[(1, 3), (2, 4)])));
+        assert!(maps_domains_onto_domains(&zones, &swap(&[(1, 2)])));
+        // half of zone 1 with half of zone 2: the zones would be split
+        assert!(!maps_domains_onto_domains(&zones, &swap(&[(1, 3)])));
+        // a node without the key with one that has it
+        assert!(!maps_domains_onto_domains(&zones, &swap(&[(5, 6)])));
+        assert_eq!(domain_size(&zones, 3), 2);
+        assert_eq!(domain_size(&zones, 5), 1);
+        assert_eq!(domain_size(&zones, 6), 0);
     }
 }
