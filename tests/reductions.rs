@@ -273,3 +273,34 @@ fn zones_the_pods_treat_alike_trade_places() {
     let group = |node: usize| groups[classes[node] as usize];
     assert_eq!((group(1), group(3), group(5)), (0, 1, 1));
 }
+
+/// Pools that differ only in their bounds are alike to the model unless the cluster
+/// autoscaler scales them: zones a and b of 1..3 nodes and zone c of 1..2 give one topology
+/// per multiset of sizes up to 6 nodes (111, 211, 311, 221, 321, 222); with the autoscaler,
+/// whose model reads the bounds, zone c is told apart again (a and b still swap: 9).
+#[test]
+fn pools_differing_only_in_bounds_are_interchangeable_without_the_autoscaler() {
+    use assert_fs::prelude::*;
+    let pools = "cluster:\n  nodePools:\n    - {name: zone-a, count: 1, min: 1, max: 3, labels: {topology.kubernetes.io/zone: a}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\n    - {name: zone-b, count: 1, min: 1, max: 3, labels: {topology.kubernetes.io/zone: b}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\n    - {name: zone-c, count: 1, min: 1, max: 2, labels: {topology.kubernetes.io/zone: c}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\nchecks:\n  enable: [pods-schedulable]\nscaling: {maxNodes: 6}\n";
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      topologySpreadConstraints:\n      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n      containers:\n      - {name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}\n";
+    let planned = |events: &str| {
+        let dir = assert_fs::TempDir::new().unwrap();
+        dir.child(".kivi-lint.yaml")
+            .write_str(&format!(
+                "apiVersion: kivi-lint/v1alpha1\nkind: Config\n{pools}{events}"
+            ))
+            .unwrap();
+        dir.child("app.yaml").write_str(deployment).unwrap();
+        let out = kivi()
+            .args(["--format", "json", "--no-fixes", "-q"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["units"][0]["verification"]["search"]["planned"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(planned(""), 6);
+    assert_eq!(planned("events:\n  - {type: cluster-autoscaler}\n"), 9);
+}

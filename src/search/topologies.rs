@@ -8,7 +8,6 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::config::Config;
-use crate::config::cluster::NodePool;
 use crate::manifest::{Body, Object, WorkloadKind};
 use crate::model::Topology;
 use crate::units::{Role, Unit};
@@ -66,7 +65,7 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
     let workloads: Vec<usize> = unit.workloads().collect();
     // Per workload: its HPA's bounds, if one scales it.
     let bounds: Vec<Option<(u32, u32)>> = workloads.iter().map(|&w| autoscaler_bounds(unit, objects, w)).collect();
-    let classes = interchangeable(pools, unit, objects);
+    let classes = interchangeable(config, unit, objects);
     let spec_replicas = |replicas: &[Option<u32>]| -> u32 {
         workloads
             .iter()
@@ -247,7 +246,8 @@ fn autoscaler_bounds(unit: &Unit, objects: &[Object], w: usize) -> Option<(u32, 
 }
 
 /// A class id per pool: pools of one class are interchangeable for this unit.
-fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<usize> {
+fn interchangeable(config: &Config, unit: &Unit, objects: &[Object]) -> Vec<usize> {
+    let pools = &config.cluster.pools;
     // Label keys the unit's pods select nodes by (nodeSelector, required and preferred node
     // affinity): their values matter.
     let selected_keys: BTreeSet<&str> = unit
@@ -290,15 +290,20 @@ fn interchangeable(pools: &[NodePool], unit: &Unit, objects: &[Object]) -> Vec<u
                     }
                 })
                 .collect();
+            // A pool's bounds are the model's only where the cluster autoscaler scales it;
+            // elsewhere they only bound the search, and two pools of one size are alike.
+            let bounds = if config.has_event(|e| e.autoscales(p)) {
+                format!("{}..{}", p.min, p.max)
+            } else {
+                "fixed".to_string()
+            };
             format!(
-                "{labels:?}|{:?}|{:?}|{}..{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+                "{labels:?}|{:?}|{:?}|{bounds}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
                 p.zones,
                 p.node_names
                     .iter()
                     .filter(|n| named.contains(n.as_str()))
                     .collect::<Vec<_>>(),
-                p.min,
-                p.max,
                 p.allocatable,
                 p.scalar_allocatable,
                 p.reserved,
