@@ -265,6 +265,12 @@ pub fn verify_plans(
         .map(|&i| load_results(options.result_cache.as_ref()?, &keys[i], all_plans[i].points.len()))
         .collect();
     let cached: Vec<bool> = preloaded.iter().map(Option::is_some).collect();
+    // The engine weighs each model's optimised compile against the runs ahead of it.
+    for (plan, _) in plans.iter().zip(&cached).filter(|(_, cached)| !**cached) {
+        for (k, model) in plan.models.iter().enumerate() {
+            engine.expect_runs(model, plan.points.iter().filter(|p| p.model == k).count());
+        }
+    }
     let outcomes = run_searches(&plans, preloaded, engine, options, cancel, progress);
     if let Some(dir) = &options.result_cache {
         for ((&i, (results, _)), was_cached) in leaders.iter().zip(&outcomes).zip(&cached) {

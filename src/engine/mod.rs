@@ -244,8 +244,15 @@ const QUICK_RUN: Duration = Duration::from_secs(5);
 /// How long the quick builds of one model may run in all before its -O2 build is compiled
 /// and used instead (a few seconds of the compiler, for pans three to four times as fast):
 /// a model verified at many topologies pays for the compile after its first few, a small one
-/// never does.
+/// never does. When the caller said how many runs a model has ahead (`expect_runs`), the
+/// switch is made on what those runs would cost instead (see `tier`).
 const QUICK_BUDGET: Duration = Duration::from_secs(4);
+/// What the -O2 compile of a large model costs (demo-shop's: 5–7 s), and what its runs' quick
+/// time ahead must exceed for it to pay: the optimised pan runs them in about 2/7 of the time,
+/// so it pays once 5/7 of that time exceeds the compile.
+const OPTIMISED_PAYS_AFTER: Duration = Duration::from_secs(7);
+/// Quick time a model has run before its average run is trusted for that prediction.
+const QUICK_SAMPLE: Duration = Duration::from_secs(1);
 /// How many steps the search for a shorter counterexample may take (a second or two of pan
 /// -O2 on the largest models here). A count, not a time: the trail it keeps is the same on a
 /// slow machine and a fast one.
@@ -281,8 +288,11 @@ pub struct Engine {
     _temporary: Option<tempfile::TempDir>,
     /// One cell per build key, so that two threads needing the same pan build it once.
     builds: Mutex<HashMap<String, Arc<BuildCell>>>,
-    /// Per optimised build's key: how long the quick builds it would replace have run.
-    quick_spent: Mutex<HashMap<String, Duration>>,
+    /// Per optimised build's key: how long the quick builds it would replace have run, and
+    /// how many runs that was.
+    quick_spent: Mutex<HashMap<String, (Duration, usize)>>,
+    /// Per optimised build's key: the runs the caller expects of it (`expect_runs`).
+    expected_runs: Mutex<HashMap<String, usize>>,
     /// Bumped into the key: a change of how pans are built must not reuse old ones.
     salt: String,
     /// A safety engine's twin for liveness checks (non-progress cycles), sharing its pans'
@@ -346,6 +356,7 @@ impl Engine {
                 _temporary: None,
                 builds: Mutex::new(HashMap::new()),
                 quick_spent: Mutex::new(HashMap::new()),
+                expected_runs: Mutex::new(HashMap::new()),
                 liveness: None,
             })
         });
@@ -356,6 +367,7 @@ impl Engine {
             _temporary: temporary,
             builds: Mutex::new(HashMap::new()),
             quick_spent: Mutex::new(HashMap::new()),
+            expected_runs: Mutex::new(HashMap::new()),
             salt,
             liveness,
         })
@@ -404,9 +416,13 @@ impl Engine {
     }
 
     /// `build`, or its optimised twin when that is the better buy: built already (this run or
-    /// the cache), or the quick build has run for `QUICK_BUDGET` in all. The thread that
-    /// finds the budget spent compiles it; the others keep the quick build until it is there,
-    /// so no core waits for the compiler (two that find it at once: one waits for the other).
+    /// the cache), or worth its compile. With the runs ahead of the model known (`expect_runs`),
+    /// it is worth it when those runs at the quick runs' average so far would take longer
+    /// than `OPTIMISED_PAYS_AFTER` (judged after `QUICK_SAMPLE` of quick runs): a unit of 40
+    /// small topologies never compiles it, one of 200 does after its first second. Without,
+    /// once the quick build has run for `QUICK_BUDGET` in all. The thread that finds it worth
+    /// it compiles it; the others keep the quick build until it is there, so no core waits for
+    /// the compiler (two that find it at once: one waits for the other).
     fn tier(&self, model: &str, build: Build) -> Build {
         if build.optimised {
             return build;
@@ -419,14 +435,27 @@ impl Engine {
             return optimised;
         }
         let key = self.key(model, optimised);
-        let spent = self
+        let (spent, runs) = self
             .quick_spent
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
             .copied()
             .unwrap_or_default();
-        if spent < QUICK_BUDGET {
+        let expected = self
+            .expected_runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .copied();
+        let worth_it = match expected {
+            Some(expected) if runs > 0 => {
+                let ahead = spent / runs as u32 * expected.saturating_sub(runs) as u32;
+                spent >= QUICK_SAMPLE && ahead >= OPTIMISED_PAYS_AFTER
+            }
+            _ => spent >= QUICK_BUDGET,
+        };
+        if !worth_it {
             return build;
         }
         // Being built by another thread: keep the quick build until it is there.
@@ -437,6 +466,37 @@ impl Engine {
             .get(&key)
             .is_some_and(|cell| cell.get().is_none());
         if building { build } else { optimised }
+    }
+
+    /// The caller will verify `model` about `runs` times more (its topologies): `tier`
+    /// weighs the -O2 compile against them. Said to the liveness twin too.
+    pub fn expect_runs(&self, model: &str, runs: usize) {
+        let key = self.key(
+            model,
+            Build {
+                optimised: true,
+                ..self.first_quick_build()
+            },
+        );
+        *self
+            .expected_runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default() += runs;
+        if let Some(liveness) = &self.liveness {
+            liveness.expect_runs(model, runs);
+        }
+    }
+
+    /// The quick build a verification would start with (before `tier`).
+    fn first_quick_build(&self) -> Build {
+        Build {
+            vector: self.options.vector_bytes,
+            optimised: false,
+            reach: false,
+            random: false,
+        }
     }
 
     /// Count `took` against the quick build `build` of `model` (see `tier`).
@@ -451,12 +511,10 @@ impl Engine {
                 ..build
             },
         );
-        *self
-            .quick_spent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(key)
-            .or_default() += took;
+        let mut spent = self.quick_spent.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = spent.entry(key).or_default();
+        entry.0 += took;
+        entry.1 += 1;
     }
 
     /// `verify`, for when only the verdict matters: a violation's trace is the first one pan

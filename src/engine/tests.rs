@@ -255,8 +255,9 @@ fn the_quick_compiler_decides_nothing() {
     }
 }
 
-/// A model whose quick builds have run for `QUICK_BUDGET` in all is compiled with -O2 and
-/// runs that build from then on; before that it keeps the quick one. Either gives the same
+/// A model whose quick builds have run for `QUICK_BUDGET` in all (or, its runs ahead known,
+/// whose runs ahead would cost more than the compile) is compiled with -O2 and runs that
+/// build from then on; before that it keeps the quick one. Either gives the same
 /// verdict and counterexample.
 #[test]
 fn a_model_that_keeps_running_gets_the_optimised_build() {
@@ -279,6 +280,15 @@ fn a_model_that_keeps_running_gets_the_optimised_build() {
     let second = engine.verify(model, "", &cancel).unwrap();
     assert!(engine.is_built(model, optimised));
     assert_eq!(second.verdict, first.verdict);
+
+    // With the runs ahead known, what they would cost decides: 2 more runs of 1 s each do not
+    // pay for the compile, 100 more do.
+    let engine = Engine::new(tools(), fast(), None).unwrap();
+    engine.expect_runs(model, 3);
+    engine.spend(model, quick, QUICK_SAMPLE);
+    assert_eq!(engine.first_build(model), quick);
+    engine.expect_runs(model, 100);
+    assert_eq!(engine.first_build(model), optimised);
 }
 
 /// Stored states are packed (packing.rs): a vector of a kilobyte that barely changes is stored
