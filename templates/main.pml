@@ -417,7 +417,7 @@ static void kivi_sort_classes(void) {
   }
 }
 void kivi_canonical(void) {
-  int w, first, last, i, j, k, n, count, members[MAX_NODES + 1], key[MAX_PODS + 1], t;
+  int w, first, last, i, j, k, n, count, members[MAX_NODES + 1], key[MAX_PODS + 1], t, largest;
   /* The search for a shorter counterexample is bounded by steps (KIVI_STEP_BUDGET, which
      kivi-lint sets for that search only): the bound, and with it the trail it keeps, is the
      same on any machine. Past it, pan ends as a search that was not completed. */
@@ -444,17 +444,26 @@ void kivi_canonical(void) {
     }
     kivi_sort_classes();
   }
-  /* pods, workload by workload: insertion sort, each pod's key computed once */
+  /* pods, workload by workload: insertion sort, each pod's key computed once. The slots are
+     nearly always in order already (one step changes a pod or two), so the common path
+     compares each new key with the largest so far, kept in a register, and a pod out of
+     order moves down with its key held the same way: reading keys back from key[] right
+     after writing them stalled on every slot. */
   for (w = 1; w <= WORKLOADS; w++) {
     if (!workload_symmetric[w]) continue;
     first = workload_first_slot[w];
     last = first + workload_slots[w] - 1;
-    for (i = first; i <= last; i++) key[i] = kivi_pod_key(i);
+    if (last < first) continue;
+    largest = key[first] = kivi_pod_key(first);
     for (i = first + 1; i <= last; i++) {
-      for (j = i; j > first && key[j - 1] > key[j]; j--) {
+      t = kivi_pod_key(i);
+      if (t >= largest) { key[i] = largest = t; continue; }
+      /* the pod moves down past every larger one; their keys move up a slot */
+      for (j = i; j > first && key[j - 1] > t; j--) {
         kivi_swap_pods(j - 1, j);
-        t = key[j - 1]; key[j - 1] = key[j]; key[j] = t;
+        key[j] = key[j - 1];
       }
+      key[j] = t;
     }
   }
 }
