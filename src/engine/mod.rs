@@ -450,7 +450,8 @@ impl Engine {
             .copied();
         let worth_it = match expected {
             Some(expected) if runs > 0 => {
-                let ahead = spent / runs as u32 * expected.saturating_sub(runs) as u32;
+                let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                let ahead = (spent / count(runs)).saturating_mul(count(expected.saturating_sub(runs)));
                 spent >= QUICK_SAMPLE && ahead >= OPTIMISED_PAYS_AFTER
             }
             _ => spent >= QUICK_BUDGET,
