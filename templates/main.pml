@@ -282,7 +282,10 @@ hidden byte pool_zones[SCALING_POOLS + 1];
  * Two states that differ by such a permutation behave alike, so after every step the nodes of
  * each class are sorted by what they hold, then the pods of each workload by their state, and
  * SPIN stores one state per equivalence class instead of one per order (with 20 replicas, the
- * difference between thousands and millions of states). Controllers that take "the first" pod
+ * difference between thousands and millions of states). Whole classes trade places too when
+ * kivi-lint finds them alike but for the names of their spread domains (class_group: the
+ * zones of a cluster whose pods spread over zones): they are sorted as blocks after their
+ * nodes (src/model/symmetry.rs says when that holds). Controllers that take "the first" pod
  * or node of a kind take the one first in this order; as in Kubernetes, their choice among
  * equal ones is arbitrary. Each swap prints `KIVI:48:a:b` (pods) or `KIVI:49:a:b` (nodes) on
  * replay, so the trace follows each pod and node by name. Nothing is sorted while an informer
