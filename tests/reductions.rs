@@ -148,28 +148,49 @@ fn time_scales_keep_every_fixture_verdict() {
 /// nothing a step reads: the model leaves it out. With an HPA it stays.
 #[test]
 fn unread_load_levels_are_not_explored() {
-    use assert_fs::prelude::*;
     let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}\n";
     let hpa = "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 4\n  metrics:\n  - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}\n";
     for (manifests, explored) in [(deployment.to_string(), false), (format!("{deployment}{hpa}"), true)] {
-        let dir = assert_fs::TempDir::new().unwrap();
-        dir.child("app.yaml").write_str(&manifests).unwrap();
-        let models = assert_fs::TempDir::new().unwrap();
-        let out = kivi()
-            .args(["--no-fixes", "-q", "--scale", "1", "--emit-models"])
-            .arg(models.path())
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
-        let model = std::fs::read_dir(models.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "pml"))
-            .unwrap();
-        let text = std::fs::read_to_string(model).unwrap();
+        let (text, _) = emitted(&[("app.yaml", &manifests)], "1");
         assert_eq!(text.contains("run LoadChange()"), explored, "hpa: {explored}");
     }
+}
+
+/// kivi-lint's JSON report on `dir` (no fixes).
+fn json_report(dir: &Path) -> Value {
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "-q"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// The model and the first topology's input kivi-lint emits (`--emit-models`) for a repository
+/// of `files` (path, text), verified at `--scale scale`.
+fn emitted(files: &[(&str, &str)], scale: &str) -> (String, String) {
+    use assert_fs::prelude::*;
+    let dir = assert_fs::TempDir::new().unwrap();
+    for (path, text) in files {
+        dir.child(path).write_str(text).unwrap();
+    }
+    let models = assert_fs::TempDir::new().unwrap();
+    let out = kivi()
+        .args(["--no-fixes", "-q", "--scale", scale, "--emit-models"])
+        .arg(models.path())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+    let file = |ext: &str| {
+        std::fs::read_dir(models.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(ext))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .unwrap()
+    };
+    (file(".pml"), file(".1.input"))
 }
 
 /// Zone pools that differ only by what the unit's pods never look at are one topology per
@@ -195,12 +216,7 @@ fn pools_differing_in_what_the_pods_ignore_are_interchangeable() {
     dir.child("pinned/app.yaml")
         .write_str(&deployment("pinned", "      nodeName: foo-node\n"))
         .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes", "-q"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = json_report(dir.path());
     let planned = |name: &str| {
         report["units"]
             .as_array()
@@ -220,7 +236,6 @@ fn pools_differing_in_what_the_pods_ignore_are_interchangeable() {
 /// emitted model and input.
 #[test]
 fn zones_the_pods_treat_alike_trade_places() {
-    use assert_fs::prelude::*;
     let config = "apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: zone-a, count: 2, labels: {topology.kubernetes.io/zone: a}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\n    - {name: zone-b, count: 2, labels: {topology.kubernetes.io/zone: b}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\n    - {name: zone-c, count: 2, labels: {topology.kubernetes.io/zone: c}, allocatable: {cpu: \"4\", memory: 16Gi, pods: 110}}\nchecks:\n  enable: [pods-schedulable]\n";
     let deployment = |affinity: &str| {
         format!(
@@ -230,26 +245,7 @@ fn zones_the_pods_treat_alike_trade_places() {
     let not_in_a = "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions: [{key: topology.kubernetes.io/zone, operator: NotIn, values: [a]}]\n";
     // (node classes, their groups) as the model reads them: class per node 1..6, group per class.
     let tables = |manifest: String| {
-        let dir = assert_fs::TempDir::new().unwrap();
-        dir.child(".kivi-lint.yaml").write_str(config).unwrap();
-        dir.child("app.yaml").write_str(&manifest).unwrap();
-        let models = assert_fs::TempDir::new().unwrap();
-        let out = kivi()
-            .args(["--no-fixes", "-q", "--scale", "current", "--emit-models"])
-            .arg(models.path())
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
-        let file = |ext: &str| {
-            std::fs::read_dir(models.path())
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().ends_with(ext))
-                .map(|p| std::fs::read_to_string(p).unwrap())
-                .unwrap()
-        };
-        let (model, input) = (file(".pml"), file(".input"));
+        let (model, input) = emitted(&[(".kivi-lint.yaml", config), ("app.yaml", &manifest)], "current");
         let table = |name: &str| {
             let at = model.find(&format!(" -> {name}[in_index] = in_value")).unwrap();
             let number = model[..at].rsplit("in_table == ").next().unwrap().trim().to_string();
@@ -291,13 +287,7 @@ fn pools_differing_only_in_bounds_are_interchangeable_without_the_autoscaler() {
             ))
             .unwrap();
         dir.child("app.yaml").write_str(deployment).unwrap();
-        let out = kivi()
-            .args(["--format", "json", "--no-fixes", "-q"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        report["units"][0]["verification"]["search"]["planned"]
+        json_report(dir.path())["units"][0]["verification"]["search"]["planned"]
             .as_u64()
             .unwrap()
     };
