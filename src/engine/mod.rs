@@ -407,10 +407,25 @@ impl Engine {
         self.tier(
             model,
             Build {
-                vector: self.options.vector_bytes,
-                optimised: self.options.time_limit <= QUICK_RUN,
-                reach: false,
-                random: false,
+                optimised: self.always_optimised(),
+                ..self.first_quick_build()
+            },
+        )
+    }
+
+    /// Whether every build is optimised: a run limit no longer than the quick run's leaves no
+    /// time for a quick build to prove itself.
+    fn always_optimised(&self) -> bool {
+        self.options.time_limit <= QUICK_RUN
+    }
+
+    /// The key of `build`'s optimised twin, which `tier` weighs against the quick build.
+    fn optimised_key(&self, model: &str, build: Build) -> String {
+        self.key(
+            model,
+            Build {
+                optimised: true,
+                ..build
             },
         )
     }
@@ -434,7 +449,7 @@ impl Engine {
         if self.is_built(model, optimised) {
             return optimised;
         }
-        let key = self.key(model, optimised);
+        let key = self.optimised_key(model, build);
         let (spent, runs) = self
             .quick_spent
             .lock()
@@ -472,13 +487,7 @@ impl Engine {
     /// The caller will verify `model` about `runs` times more (its topologies): `tier`
     /// weighs the -O2 compile against them. Said to the liveness twin too.
     pub fn expect_runs(&self, model: &str, runs: usize) {
-        let key = self.key(
-            model,
-            Build {
-                optimised: true,
-                ..self.first_quick_build()
-            },
-        );
+        let key = self.optimised_key(model, self.first_quick_build());
         *self
             .expected_runs
             .lock()
@@ -505,13 +514,7 @@ impl Engine {
         if build.optimised {
             return;
         }
-        let key = self.key(
-            model,
-            Build {
-                optimised: true,
-                ..build
-            },
-        );
+        let key = self.optimised_key(model, build);
         let mut spent = self.quick_spent.lock().unwrap_or_else(|e| e.into_inner());
         let entry = spent.entry(key).or_default();
         entry.0 += took;
@@ -611,7 +614,7 @@ impl Engine {
                             model,
                             Build {
                                 reach: true,
-                                optimised: self.options.time_limit <= QUICK_RUN,
+                                optimised: self.always_optimised(),
                                 ..build
                             },
                         );

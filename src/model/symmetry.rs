@@ -54,13 +54,10 @@ pub fn node_classes(ir: &Ir) -> Vec<u32> {
 pub fn class_groups(ir: &Ir, classes: &[u32]) -> Vec<u32> {
     let count = classes.iter().copied().max().unwrap_or(0) as usize;
     let mut groups = vec![0; count + 1];
-    let members: Vec<Vec<usize>> = (0..=count)
-        .map(|k| {
-            (1..classes.len())
-                .filter(|&n| k > 0 && classes[n] as usize == k)
-                .collect()
-        })
-        .collect();
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); count + 1];
+    for (n, &class) in classes.iter().enumerate().skip(1).filter(|(_, c)| **c > 0) {
+        members[class as usize].push(n);
+    }
     let unnamed: Vec<Option<Vec<i64>>> = (0..classes.len())
         .map(|n| {
             if n == 0 {
