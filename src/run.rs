@@ -22,7 +22,6 @@ pub struct Scan {
     pub engine: crate::engine::Options,
     /// Compiled models and verdicts between runs (`None`: no cache).
     pub cache_dir: Option<PathBuf>,
-    pub templates_dir: Option<PathBuf>,
     pub emit_models: Option<PathBuf>,
     pub scale: search::Scale,
     pub all: bool,
@@ -137,8 +136,7 @@ impl Session {
                 tracing::info!("removed {removed} cache entries unused for 30 days");
             }
         }
-        let generator = crate::model::Generator::new(scan.templates_dir.as_deref())
-            .map_err(|e| Stopped::Error(format!("{e:#}")))?;
+        let generator = crate::model::Generator::new().map_err(|e| Stopped::Error(format!("{e:#}")))?;
         let options = search::Options {
             emit_models: scan.emit_models.clone(),
             result_cache: cache_dir.map(|d| d.join("results")),

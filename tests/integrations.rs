@@ -130,7 +130,7 @@ fn pre_commit_hooks_match_templates_and_map_files_to_units() {
     for hook in hooks {
         let files = text(hook, "files").unwrap();
         assert!(files.contains("tpl"), "Helm helpers (.tpl) trigger the hook: {files}");
-        assert!(text(hook, "entry").unwrap().ends_with("--pre-commit"));
+        assert!(text(hook, "entry").unwrap().contains(" --pre-commit"));
         assert_eq!(text(hook, "require_serial").as_deref(), Some("true"));
         assert!(hook.get("types").is_none(), "types: [yaml] would miss .tpl files");
         // The docker hook's container is removed after each commit and runs as the
@@ -499,9 +499,7 @@ fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
             .collect()
     };
     let run_step = |env: Vec<(String, String)>| {
-        std::process::Command::new("bash")
-            .arg("-c")
-            .arg(text(step("Run kivi-lint"), "run").unwrap())
+        github_bash(&text(step("Run kivi-lint"), "run").unwrap())
             .current_dir(root())
             .envs(env)
             .env("PATH", &path)
@@ -580,9 +578,7 @@ fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
         ("3", "true", 3),
         ("", "false", 2),
     ] {
-        let out = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(&exit)
+        let out = github_bash(&exit)
             .env("CODE", code)
             .env("FAIL_ON_INCONCLUSIVE", fail_on_inconclusive)
             .output()
@@ -685,8 +681,30 @@ fn action_installs_the_release_for_the_runner_or_says_why_it_cannot() {
     assert!(condition("Note that forks").contains("github.event.pull_request.head.repo.fork == true"));
     // The verifier cache is kept by actions/cache, pinned by commit.
     assert!(steps.iter().any(|s| {
-        text(s, "uses").is_some_and(|u| u.starts_with("actions/cache@") && u.len() > "actions/cache@".len() + 39)
+        text(s, "uses")
+            .is_some_and(|u| u.starts_with("actions/cache/restore@") && u.len() > "actions/cache/restore@".len() + 39)
     }));
+}
+
+/// A `shell: bash` step run exactly as GitHub's runner runs it: the script written to a file
+/// and run with `bash --noprofile --norc -eo pipefail FILE` (a test once ran steps with
+/// `bash -c`, without `-e`, and missed that the run step died on the first finding).
+fn github_bash(script: &str) -> std::process::Command {
+    let file = tempfile_in_target("step.sh");
+    std::fs::write(&file, script).unwrap();
+    let mut command = std::process::Command::new(which("bash"));
+    command.args(["--noprofile", "--norc", "-eo", "pipefail"]).arg(file);
+    command
+}
+
+/// A fresh file name under the test target's temporary directory.
+fn tempfile_in_target(name: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("integrations-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
 }
 
 fn which(program: &str) -> std::path::PathBuf {
@@ -722,4 +740,247 @@ fn the_demo_finds_the_binary_wherever_cargo_put_it() {
         demo.contains("scripts/setup --runtime") && !demo.contains("--quiet"),
         "{demo}"
     );
+}
+
+/// The action's step named `name` (its `run:` script).
+fn action_step(name: &str) -> String {
+    let action = parse_yaml("action.yml");
+    let steps = action.get("runs").unwrap().get("steps").unwrap().as_seq().unwrap();
+    let step = steps
+        .iter()
+        .find(|s| text(s, "name").is_some_and(|n| n.starts_with(name)))
+        .unwrap_or_else(|| panic!("a step named {name}"));
+    text(step, "run").unwrap()
+}
+
+/// A directory holding executable scripts `name` with the given bodies, to stand in for
+/// kivi-lint, curl or cargo in a step's PATH.
+fn stand_ins(scripts: &[(&str, &str)]) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile_in_target("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, body) in scripts {
+        let file = dir.join(name);
+        std::fs::write(&file, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+/// Issue 40 (14, and the `--` of 1): the run step's outputs come from this run only. A
+/// kivi-lint killed before it wrote anything (exit 137) leaves no `sarif-file` output, even
+/// where the pull request committed a `kivi-lint.sarif`; the paths reach kivi-lint after `--`.
+#[test]
+fn action_outputs_come_from_this_run_only() {
+    let work = tempfile_in_target("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("kivi-lint.sarif"), "{\"forged\": true}").unwrap();
+    let argv = work.join("argv");
+    let bin = stand_ins(&[(
+        "kivi-lint",
+        &format!("printf '%s\\n' \"$@\" > '{}'\nkill -KILL $$", argv.display()),
+    )]);
+    let (output, summary, temp) = (work.join("output"), work.join("summary"), work.join("temp"));
+    std::fs::create_dir_all(&temp).unwrap();
+    std::fs::write(&summary, "").unwrap();
+    let out = github_bash(&action_step("Run kivi-lint"))
+        .current_dir(&work)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("INPUT_PATH", "-evil.yaml deploy")
+        .env("INPUT_CONFIG", "")
+        .env("INPUT_FAIL_ON", "error")
+        .env("INPUT_SARIF_FILE", "kivi-lint.sarif")
+        .env("INPUT_JUNIT_FILE", "")
+        .env("INPUT_ANNOTATIONS", "true")
+        .env("INPUT_JOB_SUMMARY", "true")
+        .env("INPUT_CACHE", "false")
+        .env("INPUT_ARGS", "")
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("RUNNER_TEMP", &temp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let outputs = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(outputs, "exit-code=137\nfindings=0\nsarif-file=\n");
+    assert!(
+        !work.join("kivi-lint.sarif").exists(),
+        "the committed report is not uploaded"
+    );
+    let argv = std::fs::read_to_string(argv).unwrap();
+    assert!(argv.ends_with("--\n-evil.yaml\ndeploy\n"), "{argv}");
+
+    let out = github_bash(&action_step("Exit")).env("CODE", "137").output().unwrap();
+    assert_eq!(out.status.code(), Some(137));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kivi-lint failed (exit code 137)"));
+}
+
+/// Issue 40 (18): no release for this version (not yet published, or a platform without
+/// one) is not an error: the action builds its own source with Cargo.lock, with a notice. A
+/// checksum mismatch stays an error.
+#[test]
+fn action_builds_its_source_when_no_release_matches() {
+    let work = tempfile_in_target("install");
+    let temp = work.join("temp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let cargo_args = work.join("cargo-args");
+    let bin = stand_ins(&[
+        ("curl", "exit 22"),
+        (
+            "cargo",
+            &format!(
+                "printf '%s\\n' \"$@\" > '{}'\nmkdir -p \"$6/bin\"\nprintf '#!/bin/sh\\necho kivi-lint 0.0.0\\n' > \"$6/bin/kivi-lint\"\nchmod +x \"$6/bin/kivi-lint\"",
+                cargo_args.display()
+            ),
+        ),
+    ]);
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let install = action_step("Install kivi-lint");
+    for (target, notice) in [
+        (
+            "x86_64-unknown-linux-musl",
+            "release v9.9.9 has no kivi-lint-9.9.9-x86_64-unknown-linux-musl.tar.gz",
+        ),
+        ("", "no release binary for Linux RISCV64"),
+    ] {
+        let _ = std::fs::remove_file(&cargo_args);
+        let out = github_bash(&install)
+            .env("PATH", &path)
+            .env("INSTALL", "release")
+            .env("VERSION", "9.9.9")
+            .env("TARGET", target)
+            .env("ACTION_PATH", root())
+            .env("RUNNER_TEMP", &temp)
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "RISCV64")
+            .env("GITHUB_PATH", work.join("github-path"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            stdout.contains("::notice title=kivi-lint::") && stdout.contains(notice),
+            "{stdout}"
+        );
+        let args = std::fs::read_to_string(&cargo_args).unwrap();
+        assert!(args.starts_with("install\n--locked\n--path\n"), "{args}");
+        assert!(stdout.contains("kivi-lint 0.0.0"), "the built binary runs: {stdout}");
+    }
+}
+
+/// Issue 40 (18, 19): the release runs on runners GitHub still has, every job has a time
+/// limit, and the action's cache is saved whatever the run found.
+#[test]
+fn release_runners_exist_every_job_is_bounded_and_the_cache_is_saved_on_findings() {
+    let release = parse_yaml(".github/workflows/release.yml");
+    let retired = ["macos-12", "macos-13", "ubuntu-20.04", "windows-2019"];
+    for (name, job) in release.get("jobs").unwrap().as_map().unwrap() {
+        let name = name.scalar_text().unwrap();
+        assert!(text(job, "timeout-minutes").is_some(), "job {name} has a time limit");
+        let mut runners: Vec<String> = text(job, "runs-on").into_iter().collect();
+        if let Some(include) = job
+            .get("strategy")
+            .and_then(|s| s.get("matrix"))
+            .and_then(|m| m.get("include"))
+            .and_then(Node::as_seq)
+        {
+            runners.extend(include.iter().filter_map(|i| text(i, "os")));
+        }
+        for runner in runners {
+            assert!(
+                !retired.contains(&runner.as_str()),
+                "job {name} runs on retired {runner}"
+            );
+        }
+    }
+    let action = parse_yaml("action.yml");
+    let steps = action.get("runs").unwrap().get("steps").unwrap().as_seq().unwrap();
+    let uses: Vec<String> = steps.iter().filter_map(|s| text(s, "uses")).collect();
+    assert!(
+        !uses.iter().any(|u| u.starts_with("actions/cache@")),
+        "actions/cache saves on success only"
+    );
+    assert!(uses.iter().any(|u| u.starts_with("actions/cache/restore@")));
+    let save = steps
+        .iter()
+        .find(|s| text(s, "uses").is_some_and(|u| u.starts_with("actions/cache/save@")))
+        .expect("a save step");
+    assert!(text(save, "if").unwrap().starts_with("always()"));
+    let names: Vec<String> = steps.iter().filter_map(|s| text(s, "name")).collect();
+    let position = |prefix: &str| names.iter().position(|n| n.starts_with(prefix)).unwrap();
+    assert!(position("Save the verifier cache") > position("Run kivi-lint"));
+}
+
+/// Issue 40 (1): GitLab's template neither globs its variables nor lets a path become an
+/// option: `KIVI_LINT_PATH='*'` in a project holding a file named `--format=json=…` gives
+/// kivi-lint the path `*` after `--`; a report file the merge request committed is removed
+/// before the run.
+#[test]
+fn gitlab_template_never_globs_and_puts_paths_after_the_separator() {
+    let template = parse_yaml("ci/gitlab/kivi-lint.gitlab-ci.yml");
+    let script = template
+        .get(".kivi-lint")
+        .unwrap()
+        .get("script")
+        .unwrap()
+        .as_seq()
+        .unwrap()[0]
+        .scalar_text()
+        .unwrap();
+    let work = tempfile_in_target("project");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("--format=json=stolen.json"), "").unwrap();
+    std::fs::write(work.join("gl-code-quality-report.json"), "[]").unwrap();
+    let argv = work.join("argv");
+    let bin = stand_ins(&[("kivi-lint", &format!("printf '%s\\n' \"$@\" > '{}'", argv.display()))]);
+    for shell in ["sh", "bash"] {
+        let out = std::process::Command::new(which(shell))
+            .args(["-e", "-c", &script])
+            .current_dir(&work)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("KIVI_LINT_PATH", "*")
+            .env("KIVI_LINT_CONFIG", "")
+            .env("KIVI_LINT_FAIL_ON", "error")
+            .env("KIVI_LINT_ARGS", "-q")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let argv = std::fs::read_to_string(&argv).unwrap();
+        assert!(argv.ends_with("-q\n--\n*\n"), "{shell}: {argv}");
+        assert!(!argv.contains("--format=json=stolen.json"), "{argv}");
+        assert!(!work.join("gl-code-quality-report.json").exists());
+    }
+}
+
+/// Issue 40 (1): each pre-commit hook's entry ends with `--`, so a staged file named like an
+/// option is a path: run as pre-commit runs it (the entry split as a shell would, the file
+/// names appended), `--emit-models=out.yaml` writes no model directory.
+#[test]
+fn pre_commit_entries_keep_file_names_out_of_the_options() {
+    let hooks = parse_yaml(".pre-commit-hooks.yaml");
+    for hook in hooks.as_seq().unwrap() {
+        let entry = text(hook, "entry").unwrap();
+        assert!(entry.ends_with(" --"), "{entry}");
+    }
+    let repo = tempfile_in_target("hooked");
+    std::fs::create_dir_all(&repo).unwrap();
+    let staged = "--emit-models=out.yaml";
+    std::fs::write(
+        repo.join(staged),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata: {}\n",
+    )
+    .unwrap();
+    let entry = text(&hooks.as_seq().unwrap()[1], "entry").unwrap();
+    let mut words = entry.split_whitespace();
+    assert_eq!(words.next(), Some("kivi-lint"));
+    let out = kivi()
+        .args(words)
+        .arg(staged)
+        .current_dir(&repo)
+        .env("KIVI_LINT_CACHE_DIR", repo.join("../cache"))
+        .output()
+        .unwrap();
+    assert!(!repo.join("out.yaml").exists(), "a file name became --emit-models");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("unexpected argument"), "{stderr}");
 }

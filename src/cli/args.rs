@@ -66,10 +66,6 @@ pub(crate) struct ScanArgs {
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub(crate) shard: Option<crate::report::document::Shard>,
 
-    /// Read PROMELA templates from DIR where it has a file of the same name (experiments).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) templates_dir: Option<PathBuf>,
-
     /// Write each unit's generated PROMELA model to DIR/<unit id>.pml.
     #[arg(long, value_name = "DIR")]
     pub(crate) emit_models: Option<PathBuf>,

@@ -162,7 +162,6 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         },
         engine,
         cache_dir: args::cache_dir(scan),
-        templates_dir: scan.templates_dir.clone(),
         emit_models: scan.emit_models.clone(),
         scale: scan.scale.unwrap_or(crate::search::Scale::Search),
         all: scan.all,

@@ -1,11 +1,10 @@
 //! Model generation: a unit's IR at one topology (`ir`), then PROMELA from the templates in
-//! `templates/` (embedded in the binary; `--templates-dir` overrides them for experiments).
+//! `templates/`, embedded in the binary. Nothing reads templates at run time: a model built
+//! from a directory a pull request controls could embed C that pan runs.
 
 pub mod input;
 pub mod ir;
 pub mod symmetry;
-
-use std::path::{Path, PathBuf};
 
 use minijinja::{Environment, UndefinedBehavior, Value, syntax::SyntaxConfig, value::Serde};
 use serde::Serialize;
@@ -72,8 +71,8 @@ pub struct Generator {
 }
 
 impl Generator {
-    /// The shipped templates, or those in `dir` where it has a file of the same name.
-    pub fn new(dir: Option<&Path>) -> Result<Generator, ModelError> {
+    /// The shipped templates.
+    pub fn new() -> Result<Generator, ModelError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_syntax(
@@ -85,13 +84,8 @@ impl Generator {
                 .map_err(|e| ModelError::Template(template_error(&e)))?,
         );
 
-        let override_dir: Option<PathBuf> = dir.map(Path::to_path_buf);
         for (name, source) in TEMPLATES {
-            let text = override_dir
-                .as_ref()
-                .and_then(|d| crate::source::read_text(&d.join(name)).ok())
-                .unwrap_or_else(|| source.to_string());
-            env.add_template_owned(name.to_string(), text)
+            env.add_template(name, source)
                 .map_err(|e| ModelError::Template(format!("{name}: {e}")))?;
         }
         Ok(Generator { env })

@@ -79,7 +79,7 @@ fn main() {
     };
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("conformance-cache");
     let engine = Engine::new(tools, options, Some(&cache)).expect("an engine");
-    let generator = Generator::new(None).expect("the templates");
+    let generator = Generator::new().expect("the templates");
 
     let mut total = Tally::default();
     let mut failures = Vec::new();
