@@ -443,11 +443,16 @@ fn helm_chart_is_rendered_with_config_values_and_mapped_to_templates() {
         .lines()
         .map(String::from)
         .collect();
-    assert_eq!(args[..2], ["template", "shop"]);
-    assert!(args[2].ends_with("fixtures/helm-chart/charts/web"), "{args:?}");
-    assert_eq!(args[3..6], ["--namespace", "web", "--skip-tests"]);
-    assert_eq!(args[6], "--values");
-    assert!(args[7].ends_with("charts/web/values-prod.yaml"), "{args:?}");
+    // Options as `--name=value`, the release name and chart after `--`: nothing from the
+    // repository can be read by helm as an option.
+    assert_eq!(args[..3], ["template", "--namespace=web", "--skip-tests"]);
+    assert!(
+        args[3].starts_with("--values=") && args[3].ends_with("charts/web/values-prod.yaml"),
+        "{args:?}"
+    );
+    assert_eq!(args[4..6], ["--", "shop"]);
+    assert!(args[6].ends_with("fixtures/helm-chart/charts/web"), "{args:?}");
+    assert_eq!(args.len(), 7, "{args:?}");
     assert_eq!(unit_names(&v), ["web/shop-web"]);
     let deployment = member(&v, "Deployment/web/shop-web");
     assert_eq!(

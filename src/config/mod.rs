@@ -24,6 +24,7 @@ use crate::yaml::{self, Node};
 pub use cluster::{Cluster, NodePool};
 pub use date::Date;
 use reader::check_fields;
+pub(crate) use reader::inside;
 use reader::{ConfigReader, repository_root};
 
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
@@ -32,8 +33,13 @@ pub const FILE_NAMES: &[&str] = &[".kivi-lint.yaml", ".kivi-lint.yml"];
 #[derive(Clone, Debug, PartialEq)]
 pub struct HelmOptions {
     pub values: Vec<PathBuf>,
+    /// Checked as Helm checks them (a release name and a namespace), so neither can be read
+    /// by `helm` as an option.
     pub release_name: String,
     pub namespace: String,
+    /// The repository the values files must stay in (`None`: `--allow-outside-repository`):
+    /// each is looked up beside the chart too, which the config reader cannot judge alone.
+    pub confine: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -27,7 +27,7 @@ pub(super) fn repository_root(dir: &Path) -> PathBuf {
 
 /// Whether `path` (relative to `base_dir`) stays inside `root` once links and `..` are
 /// followed. A path that does not exist is judged by its existing ancestor.
-pub(super) fn inside(root: &Path, base_dir: &Path, path: &Path) -> bool {
+pub(crate) fn inside(root: &Path, base_dir: &Path, path: &Path) -> bool {
     let full = base_dir.join(path);
     let mut probe = full.as_path();
     let mut rest = Vec::new();
@@ -277,21 +277,51 @@ impl ConfigReader<'_, '_> {
             values: Vec::new(),
             release_name: "release".into(),
             namespace: "default".into(),
+            confine: self.confine.map(Path::to_path_buf),
         };
         if let Some(node) = self.r.map(root, "helm") {
             check_fields(self.r, node, &["values", "releaseName", "namespace"], "helm");
             for v in self.r.seq(node, "values") {
                 match v.as_str() {
-                    // Resolved per chart: beside the chart first, then beside this file.
-                    Some(p) => helm.values.push(PathBuf::from(p)),
+                    Some("") => self.r.error(v.span, "`helm.values[]` must not be empty"),
+                    // Resolved per chart: beside the chart first, then beside this file; both
+                    // inside the repository (the chart's side is judged per chart).
+                    Some(p) => {
+                        if self.confined(v.span, "helm.values[]", Path::new(p)) {
+                            helm.values.push(PathBuf::from(p));
+                        }
+                    }
                     None => self.r.error(v.span, "`helm.values[]` must be a path"),
                 }
             }
+            // Helm's own rules (a release name is a DNS-1123 subdomain of at most 53
+            // characters; a namespace a label): anything else, `--post-renderer=…` included,
+            // is an error here and never reaches helm's command line.
             if let Some(n) = self.r.string(node, "releaseName") {
-                helm.release_name = n.value;
+                if crate::manifest::read::is_dns_subdomain(&n.value) && n.value.len() <= 53 {
+                    helm.release_name = n.value;
+                } else {
+                    self.r.error(
+                        n.span,
+                        format!(
+                            "`helm.releaseName` `{}` is not a Helm release name: lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit, at most 53",
+                            crate::diagnostics::printable(&truncate(&n.value))
+                        ),
+                    );
+                }
             }
             if let Some(n) = self.r.string(node, "namespace") {
-                helm.namespace = n.value;
+                if crate::manifest::read::is_dns_label(&n.value) {
+                    helm.namespace = n.value;
+                } else {
+                    self.r.error(
+                        n.span,
+                        format!(
+                            "`helm.namespace` `{}` is not a namespace: lower-case letters, digits and `-`, starting and ending with a letter or digit, at most 63",
+                            crate::diagnostics::printable(&truncate(&n.value))
+                        ),
+                    );
+                }
             }
         }
         helm

@@ -10,13 +10,20 @@ use crate::config::HelmOptions;
 const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Values files for a chart: each configured path is looked up beside the chart first, then
-/// beside the config file. Missing ones are returned separately so they can be reported.
+/// beside the config file, and only inside the repository unless the user allowed otherwise.
+/// Missing ones are returned separately so they can be reported.
 pub fn values_files(chart: &Path, options: &HelmOptions, base_dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for v in &options.values {
         let candidates = [chart.join(v), base_dir.join(v)];
-        match candidates.iter().find(|c| c.is_file()) {
+        let allowed = |c: &PathBuf| {
+            options
+                .confine
+                .as_deref()
+                .is_none_or(|root| crate::config::inside(root, Path::new(""), c))
+        };
+        match candidates.iter().find(|c| allowed(c) && c.is_file()) {
             Some(c) => found.push(c.clone()),
             None => missing.push(v.clone()),
         }
@@ -27,17 +34,27 @@ pub fn values_files(chart: &Path, options: &HelmOptions, base_dir: &Path) -> (Ve
 /// `helm template <release> <chart> --namespace <ns> -f <values>...`, without network access
 /// (`helm template` does not contact a cluster; dependencies must be vendored in `charts/`).
 pub fn render(helm: &Path, chart: &Path, options: &HelmOptions, values: &[PathBuf]) -> Result<String, String> {
+    run(template_command(helm, chart, options, values))
+}
+
+/// The command line of [`render`]: every option as `--name=value`, the positionals after `--`,
+/// so no value from the repository can be read by helm as an option of its own.
+fn template_command(helm: &Path, chart: &Path, options: &HelmOptions, values: &[PathBuf]) -> Command {
     let mut command = Command::new(helm);
     command
         .arg("template")
-        .arg(&options.release_name)
-        .arg(chart)
-        .arg("--namespace")
-        .arg(&options.namespace)
+        .arg(format!("--namespace={}", options.namespace))
         .arg("--skip-tests");
     for v in values {
-        command.arg("--values").arg(v);
+        let mut arg = std::ffi::OsString::from("--values=");
+        arg.push(v);
+        command.arg(arg);
     }
+    command.arg("--").arg(&options.release_name).arg(chart);
+    command
+}
+
+fn run(mut command: Command) -> Result<String, String> {
     crate::process::offline(&mut command);
     let finished = crate::process::run(command, RENDER_TIMEOUT)?;
     if !finished.success {
