@@ -64,11 +64,34 @@ impl From<RunError> for String {
     }
 }
 
-/// Keep a renderer off the network, as a second line behind refusing remote references:
-/// every HTTP(S) request goes to a closed local port, and git may only read local
-/// repositories.
-pub fn offline(command: &mut Command) -> &mut Command {
+/// Keep a renderer off the network, as a second line behind refusing remote references.
+/// Where the kernel lets this user make a network namespace (`unshare --net
+/// --map-root-user`), the renderer runs in one, which has no interface but its own
+/// loopback: nothing on this machine or beyond can be reached. Elsewhere (GitHub's Ubuntu
+/// images restrict user namespaces) every HTTP(S) request goes to a closed local port, which
+/// Go's HTTP client skips for loopback hosts, and git may use no transport at all.
+pub fn offline(command: Command) -> Command {
     const NOWHERE: &str = "http://127.0.0.1:9";
+    let mut command = match isolating_namespace() {
+        Some(unshare) => {
+            let mut wrapped = Command::new(unshare);
+            wrapped
+                .args(["--net", "--map-root-user", "--"])
+                .arg(command.get_program())
+                .args(command.get_args());
+            if let Some(dir) = command.get_current_dir() {
+                wrapped.current_dir(dir);
+            }
+            for (key, value) in command.get_envs() {
+                match value {
+                    Some(v) => wrapped.env(key, v),
+                    None => wrapped.env_remove(key),
+                };
+            }
+            wrapped
+        }
+        None => command,
+    };
     for var in [
         "HTTP_PROXY",
         "HTTPS_PROXY",
@@ -82,8 +105,29 @@ pub fn offline(command: &mut Command) -> &mut Command {
     command
         .env_remove("NO_PROXY")
         .env_remove("no_proxy")
-        .env("GIT_ALLOW_PROTOCOL", "file")
-        .env("GIT_TERMINAL_PROMPT", "0")
+        // No transport at all: `file` would let a base clone another repository on this
+        // machine.
+        .env("GIT_ALLOW_PROTOCOL", "none")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    command
+}
+
+/// `unshare`, if it can give this user a network namespace here (probed once).
+fn isolating_namespace() -> Option<&'static std::path::Path> {
+    static UNSHARE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    UNSHARE
+        .get_or_init(|| {
+            let unshare = which::which("unshare").ok()?;
+            let mut probe = Command::new(&unshare);
+            probe.args(["--net", "--map-root-user", "--", "true"]);
+            let works = run(probe, Duration::from_secs(10)).is_ok_and(|f| f.success);
+            tracing::debug!(
+                "renderers run {} a network namespace of their own",
+                if works { "in" } else { "without" }
+            );
+            works.then_some(unshare)
+        })
+        .as_deref()
 }
 
 /// Run `command` to completion or until `timeout`. Output goes to temporary files, so a child
@@ -172,11 +216,22 @@ mod tests {
     #[test]
     fn offline_renderers_see_no_network() {
         let mut env = Command::new("env");
-        offline(&mut env).env("NO_PROXY", "*").env_remove("NO_PROXY");
-        let out = run(env, Duration::from_secs(10)).unwrap();
+        env.env("NO_PROXY", "*").env("KEPT", "yes");
+        let out = run(offline(env), Duration::from_secs(10)).unwrap();
         assert!(out.stdout.contains("HTTPS_PROXY=http://127.0.0.1:9"), "{}", out.stdout);
-        assert!(out.stdout.contains("GIT_ALLOW_PROTOCOL=file"));
+        assert!(out.stdout.contains("GIT_ALLOW_PROTOCOL=none"));
+        assert!(out.stdout.contains("KEPT=yes"), "the command's own environment is kept");
         assert!(!out.stdout.contains("NO_PROXY="));
+        // Where a network namespace can be had, loopback is the namespace's own: a server
+        // listening on this machine's loopback cannot be reached.
+        if isolating_namespace().is_some() {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let mut connect = Command::new("bash");
+            connect.args(["-c", &format!("exec 3<>/dev/tcp/127.0.0.1/{port}")]);
+            let out = run(offline(connect), Duration::from_secs(10)).unwrap();
+            assert!(!out.success, "connected to this machine's loopback");
+        }
     }
 
     #[test]

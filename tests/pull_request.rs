@@ -97,7 +97,178 @@ fn helm_options_from_the_config_never_reach_helms_command_line() {
     );
 }
 
-#[allow(dead_code)]
 fn json(out: &std::process::Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text_of(out)))
+}
+
+/// A server on this machine's loopback that counts the requests it is sent, until dropped.
+struct RecordingServer {
+    port: u16,
+    requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RecordingServer {
+    fn start() -> RecordingServer {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (seen, done) = (requests.clone(), stop.clone());
+        std::thread::spawn(move || {
+            // Bounded: it stops when the test drops it, or after a minute whatever happens.
+            let started = std::time::Instant::now();
+            while !done.load(Ordering::Relaxed) && started.elapsed().as_secs() < 60 {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(1)));
+                        let _ = stream.read(&mut [0u8; 1024]);
+                        let body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leaked}\ndata: {token: s3cr3t}\n";
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                }
+            }
+        });
+        RecordingServer { port, requests, stop }
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for RecordingServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Item 3: kustomize reads its keys without regard to case, and so does the check before it
+/// runs. `RESOURCES:`, `Resources:` and a generator's `FILES:` naming a loopback server or
+/// `file://` are located errors; the server records no request; nothing of another
+/// repository on the machine reaches the report.
+#[test]
+fn remote_kustomize_entries_are_refused_whatever_the_keys_case() {
+    let server = RecordingServer::start();
+    let repo = scratch("case");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let other = scratch("other-repository");
+    write(
+        &other.join("token.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {token: 0th3r-t0ken}\n",
+    );
+    let url = format!("http://127.0.0.1:{}/secret.yaml", server.port);
+    for (dir, kustomization) in [
+        ("upper", format!("RESOURCES: [{url}]\n")),
+        ("title", format!("Resources: [\"file://{}\"]\n", other.display())),
+        ("fold", format!("reſources: [{url}]\n")),
+        (
+            "generator",
+            format!("configMapGenerator:\n- name: c\n  FILES: [{url}]\n"),
+        ),
+    ] {
+        write(&repo.join(dir).join("kustomization.yaml"), &kustomization);
+        write(&repo.join(dir).join("app.yaml"), DEPLOYMENT);
+    }
+    let out = kivi().args(["units", "--color", "never"]).arg(&repo).output().unwrap();
+    let all = text_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    for dir in ["upper", "title", "fold", "generator"] {
+        assert!(all.contains(&format!("{dir}/kustomization.yaml:")), "{dir}: {all}");
+    }
+    assert_eq!(
+        all.matches("is not allowed: kivi-lint renders without network").count(),
+        4,
+        "{all}"
+    );
+    assert!(!all.contains("s3cr3t") && !all.contains("0th3r-t0ken"), "{all}");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(server.requests(), 0, "the loopback server was reached");
+}
+
+/// Item 4: a kustomization that only an unused `kind: Component`, or only a cycle, builds on
+/// is still verified (or its cycle is an error): never "no Kubernetes objects", exit 0.
+#[test]
+fn kustomizations_only_a_component_or_a_cycle_uses_are_not_skipped() {
+    let repo = scratch("component");
+    write(&repo.join("prod/deploy.yaml"), DEPLOYMENT);
+    write(&repo.join("prod/kustomization.yaml"), "resources: [deploy.yaml]\n");
+    write(
+        &repo.join("unused/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [../prod]\n",
+    );
+    let out = kivi().args(["units", "--format", "json"]).arg(&repo).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    let units = json(&out);
+    assert_eq!(units["units"].as_array().map(Vec::len), Some(1), "{units}");
+
+    let repo = scratch("cycle");
+    write(&repo.join("prod/deploy.yaml"), DEPLOYMENT);
+    write(&repo.join("prod/kustomization.yaml"), "resources: [deploy.yaml]\n");
+    write(
+        &repo.join("decoy/kustomization.yaml"),
+        "resources: [../prod, ../decoy2]\n",
+    );
+    write(&repo.join("decoy2/kustomization.yaml"), "resources: [../decoy]\n");
+    let out = kivi().args(["units", "--color", "never"]).arg(&repo).output().unwrap();
+    let all = text_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("decoy/kustomization.yaml:1:1"), "{all}");
+    assert!(!all.contains("no Kubernetes objects"), "{all}");
+}
+
+/// Items 15 and 16: kivi-lint reads what kustomize reads, and nothing outside the
+/// repository: a kustomization file that is a symbolic link is an error (kustomize does not
+/// read it), and a base outside the repository is a located error whose content is not
+/// echoed, unless `--allow-outside-repository`.
+#[test]
+fn symlinked_kustomizations_and_bases_outside_the_repository_are_refused() {
+    let repo = scratch("linked");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(&repo.join("app/deploy.yaml"), DEPLOYMENT);
+    write(&repo.join("elsewhere/k.yaml"), "resources: [deploy.yaml]\n");
+    std::os::unix::fs::symlink("../elsewhere/k.yaml", repo.join("app/kustomization.yaml")).unwrap();
+    let out = kivi().args(["units", "--color", "never"]).arg(&repo).output().unwrap();
+    let all = text_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("app/kustomization.yaml:1:1") && all.contains("symbolic link"),
+        "{all}"
+    );
+
+    let outside = scratch("outside");
+    write(
+        &outside.join("base/deploy.yaml"),
+        &DEPLOYMENT.replace("image: nginx", "image: registry.internal/s3cr3t-image"),
+    );
+    write(&outside.join("base/kustomization.yaml"), "resources: [deploy.yaml]\n");
+    let repo = scratch("outside-base");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(
+        &repo.join("app/kustomization.yaml"),
+        &format!("resources: [\"{}\"]\n", outside.join("base").display()),
+    );
+    let out = kivi().args(["units", "--color", "never"]).arg(&repo).output().unwrap();
+    let all = text_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("app/kustomization.yaml:1:13") && all.contains("outside the repository"),
+        "{all}"
+    );
+    assert!(!all.contains("s3cr3t"), "{all}");
+    let out = kivi()
+        .args(["units", "--format", "json", "--allow-outside-repository"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
 }

@@ -23,9 +23,9 @@ use crate::yaml::{self, Node};
 
 pub use cluster::{Cluster, NodePool};
 pub use date::Date;
+use reader::ConfigReader;
 use reader::check_fields;
-pub(crate) use reader::inside;
-use reader::{ConfigReader, repository_root};
+pub(crate) use reader::{inside, repository_root};
 
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
 pub const FILE_NAMES: &[&str] = &[".kivi-lint.yaml", ".kivi-lint.yml"];

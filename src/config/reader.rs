@@ -12,7 +12,7 @@ pub(super) struct ConfigReader<'a, 'd> {
 }
 
 /// The git work tree holding `dir` (the nearest ancestor with `.git`), else `dir`; canonical.
-pub(super) fn repository_root(dir: &Path) -> PathBuf {
+pub(crate) fn repository_root(dir: &Path) -> PathBuf {
     let dir = std::fs::canonicalize(if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {

@@ -54,9 +54,8 @@ fn template_command(helm: &Path, chart: &Path, options: &HelmOptions, values: &[
     command
 }
 
-fn run(mut command: Command) -> Result<String, String> {
-    crate::process::offline(&mut command);
-    let finished = crate::process::run(command, RENDER_TIMEOUT)?;
+fn run(command: Command) -> Result<String, String> {
+    let finished = crate::process::run(crate::process::offline(command), RENDER_TIMEOUT)?;
     if !finished.success {
         let text: String = finished.stderr.trim().lines().take(5).collect::<Vec<_>>().join(" ");
         return Err(format!("helm template failed: {text}"));

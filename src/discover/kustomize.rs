@@ -18,9 +18,50 @@ use crate::yaml::{self, Node};
 pub const FILE_NAMES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The kustomization file of a directory, if it has one.
+/// The kustomization file of a directory, if it has one: a regular file, or a symbolic link,
+/// which [`read`] reports (kustomize does not read one).
 pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
-    FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file())
+    FILE_NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file() || p.is_symlink())
+}
+
+/// Keep `k` from building on anything outside `repositories` (kustomize would, with a
+/// relative path that climbs out or an absolute one): each such entry is a located error,
+/// and neither it nor what it holds is read, so none of it is echoed in a report.
+pub fn confine(k: &mut Kustomization, repositories: &[PathBuf]) {
+    let inside = |p: &Path| std::fs::canonicalize(p).is_ok_and(|c| repositories.iter().any(|r| c.starts_with(r)));
+    let outside: Vec<PathBuf> = k.dirs.iter().chain(&k.files).filter(|p| !inside(p)).cloned().collect();
+    if outside.is_empty() {
+        return;
+    }
+    k.dirs.retain(|d| !outside.contains(d));
+    k.files.retain(|f| !outside.contains(f));
+    k.resources.retain(|r| !outside.contains(r));
+    k.patch_files.retain(|p| !outside.contains(&p.path));
+    let at = k
+        .file_id
+        .map_or(Span::point(FileId(0), crate::source::Location::START), |id| {
+            Span::point(id, crate::source::Location::START)
+        });
+    for path in outside {
+        let span = k.spans.get(&path).copied().unwrap_or(at);
+        k.problems.push(
+            Diagnostic::error(
+                span,
+                format!(
+                    "`{}` is outside the repository: kivi-lint does not read it",
+                    truncate(
+                        &super::display_path(&crate::source::normalize(&path))
+                            .display()
+                            .to_string()
+                    )
+                ),
+            )
+            .with_help("vendor it into the repository, or pass --allow-outside-repository for a repository you trust"),
+        );
+    }
 }
 
 /// What a kustomization refers to on disk.
@@ -46,6 +87,8 @@ pub struct Kustomization {
     pub patch_files: Vec<super::overlay::PatchFile>,
     /// Inline patches and `replicas` entries, at their lines in the kustomization.
     pub changes: Vec<super::overlay::Change>,
+    /// Where each entry of `dirs` and `files` is written.
+    pub spans: std::collections::HashMap<PathBuf, Span>,
 }
 
 fn looks_remote(entry: &str) -> bool {
@@ -65,6 +108,17 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         file: file.to_path_buf(),
         ..Default::default()
     };
+    if file.is_symlink() {
+        let id = sources.add(super::display_path(file), "");
+        k.problems.push(
+            Diagnostic::error(
+                Span::point(id, crate::source::Location::START),
+                "this kustomization file is a symbolic link, which kustomize does not read",
+            )
+            .with_help("replace the link with the file it points to"),
+        );
+        return k;
+    }
     let text = match super::read_source(file) {
         Ok(t) => t,
         Err(e) => {
@@ -80,9 +134,11 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
     for e in stream.errors {
         k.problems.push(Diagnostic::error(e.span, e.message));
     }
-    let Some(root) = stream.documents.first().map(|d| &d.root) else {
+    let Some(mut root) = stream.documents.into_iter().next().map(|d| d.root) else {
         return k;
     };
+    canonical_fields(&mut root);
+    let root = &root;
     k.component = root.get("kind").and_then(Node::as_str) == Some("Component");
     k.resources_only = root.as_map().is_some_and(|m| {
         m.iter()
@@ -162,8 +218,10 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             k.resources.push(path.clone());
         }
         if path.is_dir() && may_be_dir {
+            k.spans.insert(path.clone(), node.span);
             k.dirs.push(path);
         } else if path.is_file() {
+            k.spans.insert(path.clone(), node.span);
             k.files.push(path);
         } else if looks_remote(path_text) {
             k.problems.push(
@@ -243,6 +301,152 @@ fn plugin(dir: &Path, key: &str, node: &Node) -> Option<Diagnostic> {
     None
 }
 
+/// The fields of a kustomization, as kustomize spells them.
+const KUSTOMIZATION_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "patches",
+    "images",
+    "imageTags",
+    "replacements",
+    "replicas",
+    "vars",
+    "sortOptions",
+    "resources",
+    "components",
+    "crds",
+    "bases",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "generatorOptions",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "buildMetadata",
+];
+
+/// The fields of the entries kivi-lint reads inside those lists (patches, generators,
+/// replicas, images) and of their `target` and `openapi`.
+const ENTRY_FIELDS: &[&str] = &[
+    "path",
+    "patch",
+    "target",
+    "options",
+    "kind",
+    "name",
+    "namespace",
+    "group",
+    "version",
+    "labelSelector",
+    "annotationSelector",
+    "files",
+    "envs",
+    "env",
+    "literals",
+    "behavior",
+    "type",
+    "count",
+    "newName",
+    "newTag",
+    "digest",
+    "source",
+    "targets",
+];
+
+/// Rename the fields kustomize would read under another spelling to its own. Kustomize
+/// decodes its file with Go's `encoding/json`, which matches field names without regard to
+/// case: `RESOURCES:` and `Resources:` are `resources`, and where several spellings appear
+/// the last wins. Reading only the exact spelling once let a remote base past the check.
+fn canonical_fields(root: &mut Node) {
+    rename_fields(root, KUSTOMIZATION_FIELDS);
+    let yaml::Value::Map(entries) = &mut root.value else {
+        return;
+    };
+    for (key, value) in entries.iter_mut() {
+        let lists = [
+            "patches",
+            "patchesJson6902",
+            "replacements",
+            "configMapGenerator",
+            "secretGenerator",
+            "replicas",
+            "images",
+        ];
+        match &mut value.value {
+            yaml::Value::Seq(items) if key.as_str().is_some_and(|k| lists.contains(&k)) => {
+                for item in items {
+                    rename_fields(item, ENTRY_FIELDS);
+                    if let yaml::Value::Map(fields) = &mut item.value {
+                        for (k, v) in fields.iter_mut() {
+                            if k.as_str() == Some("target") {
+                                rename_fields(v, ENTRY_FIELDS);
+                            }
+                        }
+                    }
+                }
+            }
+            yaml::Value::Map(_) if key.as_str() == Some("openapi") => rename_fields(value, ENTRY_FIELDS),
+            _ => {}
+        }
+    }
+}
+
+/// [`canonical_fields`] on one mapping: keys that fold to one of `fields` take its spelling;
+/// of several that fold alike, only the last is kept.
+fn rename_fields(node: &mut Node, fields: &[&str]) {
+    let yaml::Value::Map(entries) = &mut node.value else {
+        return;
+    };
+    for (key, _) in entries.iter_mut() {
+        let Some(text) = key.as_str() else {
+            continue;
+        };
+        if let Some(canonical) = fields.iter().find(|f| go_fold(f) == go_fold(text))
+            && *canonical != text
+        {
+            key.value = yaml::Value::Str((*canonical).to_string());
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut keep = vec![true; entries.len()];
+    for (i, (key, _)) in entries.iter().enumerate().rev() {
+        if let Some(text) = key.as_str()
+            && fields.contains(&text)
+            && !seen.insert(text.to_string())
+        {
+            keep[i] = false;
+        }
+    }
+    let mut flags = keep.into_iter();
+    entries.retain(|_| flags.next().unwrap_or(true));
+}
+
+/// A field name as Go's case-insensitive match compares it: ASCII letters in upper case, and
+/// the two non-ASCII letters that fold to ASCII ones (`ſ` to S, the Kelvin sign to K).
+fn go_fold(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '\u{17F}' => 'S',
+            '\u{212A}' => 'K',
+            c => c.to_ascii_uppercase(),
+        })
+        .collect()
+}
+
 fn seq<'n>(node: &'n Node, key: &str) -> &'n [Node] {
     node.get(key).and_then(Node::as_seq).unwrap_or_default()
 }
@@ -293,8 +497,7 @@ pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::Temp
         }
     };
     command.arg(wrapper.path());
-    crate::process::offline(&mut command);
-    let finished = crate::process::run(command, RENDER_TIMEOUT)?;
+    let finished = crate::process::run(crate::process::offline(command), RENDER_TIMEOUT)?;
     if !finished.success {
         return Err(clean_error(&finished.stderr, wrapper.path(), &target));
     }
@@ -502,6 +705,28 @@ mod tests {
             normalize(Path::new("/tmp/w/../../work/repo/a.yaml")),
             PathBuf::from("/work/repo/a.yaml")
         );
+    }
+
+    #[test]
+    fn fields_are_read_as_kustomize_reads_them() {
+        let text = "Resources: [a.yaml]\nRESOURCES: [https://example.com/x.yaml]\nreſources: [b.yaml]\nKIND: Component\npatches:\n- {PATH: p.yaml, Target: {KIND: Deployment}}\nconfigMapGenerator:\n- {name: c, Files: [file:///etc/passwd]}\n";
+        let mut root = yaml::parse(text, FileId(0), &yaml::Limits::default())
+            .documents
+            .remove(0)
+            .root;
+        canonical_fields(&mut root);
+        // The last spelling wins, as in Go.
+        assert_eq!(
+            root.at(&["resources"]).and_then(Node::as_seq).map(<[Node]>::len),
+            Some(1)
+        );
+        assert_eq!(seq(&root, "resources")[0].as_str(), Some("b.yaml"));
+        assert_eq!(root.get("kind").and_then(Node::as_str), Some("Component"));
+        let patch = &seq(&root, "patches")[0];
+        assert_eq!(patch.get("path").and_then(Node::as_str), Some("p.yaml"));
+        assert_eq!(patch.at(&["target", "kind"]).and_then(Node::as_str), Some("Deployment"));
+        let generator = &seq(&root, "configMapGenerator")[0];
+        assert_eq!(seq(generator, "files")[0].as_str(), Some("file:///etc/passwd"));
     }
 
     #[test]

@@ -94,6 +94,9 @@ pub struct Options<'a> {
     pub render: bool,
     /// Renders run at once.
     pub jobs: usize,
+    /// Kustomizations may build on directories and files outside the repository of the path
+    /// that holds them (`--allow-outside-repository`); kustomize itself would.
+    pub allow_outside_repository: bool,
 }
 
 /// Discover, render and parse everything under `options.paths`.

@@ -42,6 +42,21 @@ pub(super) fn plan_renders(
 
     // Read every kustomization reachable from the walked ones.
     let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
+    // What they may build on: the repositories of the scanned paths (their git work trees,
+    // else the paths themselves), unless the user allowed more.
+    let repositories: Vec<PathBuf> = options
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| {
+            let dir = if p.is_dir() {
+                p.as_path()
+            } else {
+                p.parent().unwrap_or(Path::new("."))
+            };
+            crate::config::repository_root(dir)
+        })
+        .collect();
     let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
     while let Some(dir) = queue.pop() {
         let key = crate::source::normalize(&absolute(&dir));
@@ -51,7 +66,10 @@ pub(super) fn plan_renders(
         let Some(file) = kustomize::kustomization_file(&dir) else {
             continue;
         };
-        let k = kustomize::read(&dir, &file, sources);
+        let mut k = kustomize::read(&dir, &file, sources);
+        if !options.allow_outside_repository {
+            kustomize::confine(&mut k, &repositories);
+        }
         queue.extend(k.dirs.iter().cloned());
         kustomizations.insert(key, k);
     }
@@ -64,15 +82,12 @@ pub(super) fn plan_renders(
         consumed.insert(crate::source::normalize(&absolute(&k.file)));
         consumed.extend(k.files.iter().map(|f| crate::source::normalize(&absolute(f))));
     }
+    let roots = render_roots(walked, &kustomizations, &referenced);
     for (key, k) in &kustomizations {
         for problem in &k.problems {
             diags.push(problem.clone());
         }
-        let walked_here = walked
-            .kustomize_dirs
-            .iter()
-            .any(|d| crate::source::normalize(&absolute(d)) == *key);
-        if !walked_here || referenced.contains(key) || k.component || !filter.admits(&k.file) {
+        if !roots.contains(key) || !filter.admits(&k.file) {
             continue;
         }
         let Some(file) = k.file_id else { continue };
@@ -264,6 +279,56 @@ pub(super) fn read_resources_directly(
         parsed.push((file, stream.documents));
     }
     Some(parsed)
+}
+
+/// The kustomizations rendered on their own: those walked that no other kustomization builds
+/// on, then, until every walked one is in a rendered root's closure, the first left over in
+/// path order. A kustomization that only a `kind: Component` nobody uses, or only a cycle,
+/// builds on is rendered itself (kustomize refuses the cycle where it is one), never skipped.
+fn render_roots(
+    walked: &Walked,
+    all: &BTreeMap<PathBuf, kustomize::Kustomization>,
+    referenced: &BTreeSet<PathBuf>,
+) -> BTreeSet<PathBuf> {
+    let candidates: Vec<&PathBuf> = all
+        .iter()
+        .filter(|(key, k)| {
+            !k.component
+                && walked
+                    .kustomize_dirs
+                    .iter()
+                    .any(|d| crate::source::normalize(&absolute(d)) == **key)
+        })
+        .map(|(key, _)| key)
+        .collect();
+    let mut roots: BTreeSet<PathBuf> = candidates
+        .iter()
+        .filter(|key| !referenced.contains(**key))
+        .map(|key| (*key).clone())
+        .collect();
+    let mut covered = BTreeSet::new();
+    for root in &roots {
+        closure(root, all, &mut covered);
+    }
+    // Each round covers at least the root it adds: at most one round per kustomization.
+    while let Some(left) = candidates.iter().find(|key| !covered.contains(**key)) {
+        roots.insert((*left).clone());
+        closure(left, all, &mut covered);
+    }
+    roots
+}
+
+/// Every kustomization `root` builds on, itself included, added to `seen`.
+fn closure(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>, seen: &mut BTreeSet<PathBuf>) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        if let Some(k) = all.get(&dir) {
+            stack.extend(k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))));
+        }
+    }
 }
 
 pub(super) fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> bool {
