@@ -52,21 +52,51 @@ pub fn prune(cache_dir: &Path, unused_for: Duration) -> usize {
 /// it, its content, or a directory on its way as a file or symlink. A pull request could then
 /// forge verdicts (a results entry that says verified) or point the directory elsewhere, so
 /// that kivi-lint writes outside the repository. GitLab's template keeps the cache in the
-/// project directory, where a merge request can commit anything.
+/// project directory, where a merge request can commit anything. Where it cannot be told (a
+/// `.git` on the way but git fails: not installed, "dubious ownership", a broken repository),
+/// the cache is refused too: the guard fails closed.
 pub fn committed(cache_dir: &Path) -> Option<String> {
-    let absolute = std::path::absolute(cache_dir).ok()?;
+    let Ok(absolute) = std::path::absolute(cache_dir) else {
+        return Some(format!("the cache directory {} has no absolute path", cache_dir.display()));
+    };
     // git runs in the nearest directory that exists and is not a symlink.
     let existing = absolute
         .ancestors()
         .skip(1)
         .find(|d| d.symlink_metadata().is_ok_and(|m| m.is_dir()))?;
-    let mut c = Command::new("git");
-    c.arg("-C").arg(existing).args(["rev-parse", "--show-toplevel"]);
-    let finished = crate::process::run(c, GIT_TIMEOUT).ok().filter(|f| f.success)?;
-    let toplevel = PathBuf::from(finished.stdout.trim_end());
-    let relative = absolute.strip_prefix(&toplevel).ok()?;
-    if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
+    // Not under any work tree (no `.git` on the way up): nothing can commit it.
+    if !existing.ancestors().any(|d| d.join(".git").symlink_metadata().is_ok()) {
         return None;
+    }
+    let undecided = |why: String| {
+        Some(format!(
+            "the cache directory {} is inside a git work tree, and whether it commits the cache cannot be told ({why}): a change could forge its verdicts",
+            cache_dir.display()
+        ))
+    };
+    let git = |args: &[&std::ffi::OsStr], dir: &Path| -> Result<String, String> {
+        let mut c = Command::new("git");
+        c.arg("-C").arg(dir).args(args);
+        match crate::process::run(c, GIT_TIMEOUT) {
+            Ok(f) if f.success => Ok(f.stdout),
+            Ok(f) => Err(format!("git: {}", f.stderr.lines().next().unwrap_or("failed").trim())),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    let toplevel = match git(&["rev-parse".as_ref(), "--show-toplevel".as_ref()], existing) {
+        Ok(out) => PathBuf::from(out.trim_end()),
+        Err(e) => return undecided(crate::diagnostics::printable(&e).into_owned()),
+    };
+    let canonical_top = std::fs::canonicalize(&toplevel).unwrap_or_else(|_| toplevel.clone());
+    let canonical_existing = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    // The cache's path below the work tree, through the existing directory's real path.
+    let rest = absolute.strip_prefix(existing).unwrap_or(Path::new(""));
+    let Ok(below) = canonical_existing.strip_prefix(&canonical_top) else {
+        return undecided("the work tree does not hold the directory".into());
+    };
+    let relative = below.join(rest);
+    if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return undecided("the path climbs with `..`".into());
     }
     // The directory and every directory on its way from the root of the work tree.
     let prefixes: Vec<PathBuf> = relative
@@ -74,14 +104,14 @@ pub fn committed(cache_dir: &Path) -> Option<String> {
         .filter(|p| !p.as_os_str().is_empty())
         .map(Path::to_path_buf)
         .collect();
-    let mut c = Command::new("git");
-    c.arg("-C")
-        .arg(&toplevel)
-        .args(["ls-files", "-z", "--full-name", "--"])
-        .args(&prefixes);
-    let listed = crate::process::run(c, GIT_TIMEOUT).ok().filter(|f| f.success)?;
-    let tracked = listed.stdout.split('\0').find(|entry| {
-        !entry.is_empty() && (prefixes.iter().any(|p| Path::new(entry) == p) || Path::new(entry).starts_with(relative))
+    let mut args: Vec<&std::ffi::OsStr> = ["ls-files", "-z", "--full-name", "--"].iter().map(|a| a.as_ref()).collect();
+    args.extend(prefixes.iter().map(|p| p.as_os_str()));
+    let listed = match git(&args, &toplevel) {
+        Ok(out) => out,
+        Err(e) => return undecided(crate::diagnostics::printable(&e).into_owned()),
+    };
+    let tracked = listed.split('\0').find(|entry| {
+        !entry.is_empty() && (prefixes.iter().any(|p| Path::new(entry) == p) || Path::new(entry).starts_with(&relative))
     })?;
     Some(format!(
         "the cache directory {} is in a git repository that commits `{tracked}`: a change could forge \
@@ -96,6 +126,19 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cache_in_a_work_tree_git_cannot_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".kivi-lint-cache/results")).unwrap();
+        // Outside any work tree: usable.
+        assert_eq!(committed(&dir.path().join("elsewhere/cache")), None);
+        // A `.git` git cannot read (as with another owner's checkout): refused, not trusted.
+        std::fs::write(repo.join(".git"), "gitdir: /nonexistent\n").unwrap();
+        let why = committed(&repo.join(".kivi-lint-cache")).expect("refused");
+        assert!(why.contains("cannot be told"), "{why}");
+    }
 
     #[test]
     fn entries_unused_for_long_are_removed_and_used_ones_kept() {

@@ -272,3 +272,37 @@ fn symlinked_kustomizations_and_bases_outside_the_repository_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
 }
+
+/// Item 5: where git cannot say whether the repository commits the cache (here: the checkout
+/// belongs to another user and git refuses it as "dubious ownership", or its `.git` is
+/// broken), the cache is not used: the guard fails closed, and says so.
+#[test]
+fn a_cache_git_cannot_judge_is_not_trusted() {
+    let repo = scratch("dubious");
+    write(&repo.join("app.yaml"), DEPLOYMENT);
+    let cache = repo.join(".kivi-lint-cache");
+    std::fs::create_dir_all(cache.join("results")).unwrap();
+    write(&cache.join("results/forged.json"), "[]");
+    let git = std::process::Command::new("git").arg("init").arg("-q").arg(&repo).status();
+    let root = std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n");
+    let dubious = git.is_ok_and(|s| s.success())
+        && root.unwrap_or(false)
+        && std::process::Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(&repo)
+            .status()
+            .is_ok_and(|s| s.success());
+    if !dubious {
+        // No other user to hand the checkout to: a `.git` git cannot read.
+        let _ = std::fs::remove_dir_all(repo.join(".git"));
+        write(&repo.join(".git"), "gitdir: /nonexistent/kivi-lint-test\n");
+    }
+    let out = kivi()
+        .env("KIVI_LINT_CACHE_DIR", &cache)
+        .args(["--color", "never", "--no-fixes"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    let all = text_of(&out);
+    assert!(all.contains("cannot be told") && all.contains("running without a cache"), "{all}");
+}
