@@ -57,7 +57,10 @@ pub fn prune(cache_dir: &Path, unused_for: Duration) -> usize {
 /// the cache is refused too: the guard fails closed.
 pub fn committed(cache_dir: &Path) -> Option<String> {
     let Ok(absolute) = std::path::absolute(cache_dir) else {
-        return Some(format!("the cache directory {} has no absolute path", cache_dir.display()));
+        return Some(format!(
+            "the cache directory {} has no absolute path",
+            cache_dir.display()
+        ));
     };
     // git runs in the nearest directory that exists and is not a symlink.
     let existing = absolute
@@ -104,7 +107,10 @@ pub fn committed(cache_dir: &Path) -> Option<String> {
         .filter(|p| !p.as_os_str().is_empty())
         .map(Path::to_path_buf)
         .collect();
-    let mut args: Vec<&std::ffi::OsStr> = ["ls-files", "-z", "--full-name", "--"].iter().map(|a| a.as_ref()).collect();
+    let mut args: Vec<&std::ffi::OsStr> = ["ls-files", "-z", "--full-name", "--"]
+        .iter()
+        .map(|a| a.as_ref())
+        .collect();
     args.extend(prefixes.iter().map(|p| p.as_os_str()));
     let listed = match git(&args, &toplevel) {
         Ok(out) => out,

@@ -283,8 +283,15 @@ fn a_cache_git_cannot_judge_is_not_trusted() {
     let cache = repo.join(".kivi-lint-cache");
     std::fs::create_dir_all(cache.join("results")).unwrap();
     write(&cache.join("results/forged.json"), "[]");
-    let git = std::process::Command::new("git").arg("init").arg("-q").arg(&repo).status();
-    let root = std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n");
+    let git = std::process::Command::new("git")
+        .arg("init")
+        .arg("-q")
+        .arg(&repo)
+        .status();
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n");
     let dubious = git.is_ok_and(|s| s.success())
         && root.unwrap_or(false)
         && std::process::Command::new("chown")
@@ -304,5 +311,65 @@ fn a_cache_git_cannot_judge_is_not_trusted() {
         .output()
         .unwrap();
     let all = text_of(&out);
-    assert!(all.contains("cannot be told") && all.contains("running without a cache"), "{all}");
+    assert!(
+        all.contains("cannot be told") && all.contains("running without a cache"),
+        "{all}"
+    );
+}
+
+/// Item 6: in a git checkout a committed manifest is read whatever `.gitignore` or `.ignore`
+/// say (`kubectl apply -R` would apply it); outside git the ignore files decide, and `-v`
+/// names each manifest they hide.
+#[test]
+fn ignore_files_do_not_hide_committed_manifests() {
+    let git = |repo: &Path, args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "git {args:?}: {}", text_of(&status));
+    };
+    for ignore_file in ["deploy/.ignore", ".gitignore"] {
+        let repo = scratch("ignored");
+        write(&repo.join("deploy/app.yaml"), DEPLOYMENT);
+        write(&repo.join("deploy/notes.yaml"), "title: not a manifest\n");
+        write(&repo.join(ignore_file), "app.yaml\n");
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-f", "."]);
+        git(&repo, &["commit", "-q", "-m", "c"]);
+        let out = kivi()
+            .args(["units", "--format", "json"])
+            .arg(repo.join("deploy"))
+            .output()
+            .unwrap();
+        let units = json(&out);
+        assert_eq!(
+            units["units"].as_array().map(Vec::len),
+            Some(1),
+            "{ignore_file}: {units}"
+        );
+    }
+    // Outside every work tree (this project's target directory is in one).
+    let plain = assert_fs::TempDir::new().unwrap();
+    let plain = plain.path();
+    write(&plain.join("deploy/app.yaml"), DEPLOYMENT);
+    write(
+        &plain.join("deploy/other.yaml"),
+        &DEPLOYMENT.replace("name: web", "name: api"),
+    );
+    write(&plain.join("deploy/.ignore"), "app.yaml\n");
+    let out = kivi()
+        .args(["units", "-v", "--color", "never"])
+        .arg(plain.join("deploy"))
+        .output()
+        .unwrap();
+    let all = text_of(&out);
+    assert!(all.contains("not read:") && all.contains("deploy/app.yaml"), "{all}");
+    assert!(
+        !all.contains("Deployment/default/web"),
+        "outside git the ignore file decides: {all}"
+    );
 }

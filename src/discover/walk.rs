@@ -54,48 +54,149 @@ pub(super) struct Walked {
 /// Go's convention for test inputs: files a repository keeps to feed its tests, not to deploy.
 pub(super) const TESTDATA: &str = "testdata";
 
+/// What git says is committed under a walked directory.
+enum Tracked {
+    /// Not in a git work tree (no `.git` on the way up): the ignore files decide.
+    NotInGit,
+    /// Committed files, absolute: read whatever the ignore files say, as `kubectl apply -R`
+    /// would apply them.
+    Files(BTreeSet<PathBuf>),
+    /// In a work tree, but git did not answer: no ignore file is trusted to hide anything.
+    Unknown(String),
+}
+
+fn tracked_files(dir: &Path) -> Tracked {
+    let Ok(absolute) = std::fs::canonicalize(dir) else {
+        return Tracked::NotInGit;
+    };
+    if !absolute.ancestors().any(|d| d.join(".git").symlink_metadata().is_ok()) {
+        return Tracked::NotInGit;
+    }
+    let mut git = std::process::Command::new("git");
+    git.arg("-C").arg(&absolute).args(["ls-files", "-z", "--cached", "--"]);
+    match crate::process::run(git, std::time::Duration::from_secs(30)) {
+        Ok(f) if f.success => Tracked::Files(
+            f.stdout
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(|p| absolute.join(p))
+                .collect(),
+        ),
+        Ok(f) => Tracked::Unknown(f.stderr.lines().next().unwrap_or("git failed").trim().to_string()),
+        Err(e) => Tracked::Unknown(e.to_string()),
+    }
+}
+
 /// Walk `dir`; with `skip_testdata`, files under a `testdata` directory below `dir` are set
-/// aside (a path named on the command line inside one is still walked).
+/// aside (a path named on the command line inside one is still walked). In a git work tree
+/// a committed file is read whatever `.gitignore` or `.ignore` say; outside one they decide,
+/// and `-v` lists each manifest they hide.
 pub(super) fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
     let mut out = Walked::default();
     let mut errors = Vec::new();
+    let tracked = tracked_files(dir);
+    let honour_ignore_files = match &tracked {
+        Tracked::Unknown(why) => {
+            tracing::warn!(
+                "{}: git cannot list the committed files ({}); ignore files hide nothing here",
+                crate::diagnostics::printable(&dir.display().to_string()),
+                crate::diagnostics::printable(why)
+            );
+            false
+        }
+        _ => true,
+    };
     // Links to files inside the directory, with their targets.
     let mut linked: Vec<(PathBuf, PathBuf)> = Vec::new();
     let walker = ignore::WalkBuilder::new(dir)
         .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
+        .ignore(honour_ignore_files)
+        .git_ignore(honour_ignore_files)
+        .git_exclude(honour_ignore_files)
         .git_global(false)
         .require_git(false)
         .sort_by_file_path(|a, b| a.cmp(b))
         .build();
+    // (path, is a symbolic link, is a regular file)
+    let mut entries: Vec<(PathBuf, bool, bool)> = Vec::new();
     for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                errors.push(e.to_string());
-                continue;
+        match entry {
+            Ok(e) => {
+                let link = e.path_is_symlink();
+                let file = e.file_type().is_some_and(|t| t.is_file());
+                entries.push((e.into_path(), link, file));
             }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if let Tracked::Files(committed) = &tracked {
+        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let seen: BTreeSet<PathBuf> = entries
+            .iter()
+            .map(|(p, _, _)| {
+                std::path::absolute(p)
+                    .map(|p| crate::source::normalize(&p))
+                    .unwrap_or_else(|_| p.clone())
+            })
+            .collect();
+        let mut extra: Vec<(PathBuf, bool, bool)> = committed
+            .iter()
+            .filter_map(|c| Some((c, c.strip_prefix(&root).ok()?)))
+            // Hidden files and directories stay skipped, as in the walk.
+            .filter(|(_, rel)| {
+                !rel.components()
+                    .any(|part| part.as_os_str().to_string_lossy().starts_with('.'))
+            })
+            .map(|(c, rel)| (c, dir.join(rel)))
+            .filter(|(c, _)| !seen.contains(*c))
+            .filter_map(|(_, shown)| {
+                let meta = shown.symlink_metadata().ok()?;
+                Some((shown, meta.file_type().is_symlink(), meta.is_file()))
+            })
+            .collect();
+        if !extra.is_empty() {
+            tracing::info!(
+                "{} committed files under {} that ignore files name are read",
+                extra.len(),
+                crate::diagnostics::printable(&dir.display().to_string())
+            );
+            entries.append(&mut extra);
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+    }
+    if honour_ignore_files && tracing::enabled!(tracing::Level::INFO) {
+        let committed = match &tracked {
+            Tracked::Files(files) => files.clone(),
+            _ => BTreeSet::new(),
         };
-        let path = if entry.path_is_symlink() {
+        let not_committed = |p: &PathBuf| std::fs::canonicalize(p).is_ok_and(|c| !committed.contains(&c));
+        for hidden in ignored_manifests(dir).into_iter().filter(not_committed) {
+            tracing::info!(
+                "not read: {} (an ignore file names it)",
+                crate::diagnostics::printable(&hidden.display().to_string())
+            );
+        }
+    }
+    for (path, is_link, is_file) in entries {
+        let path = if is_link {
             // A link to a file inside the walked directory is read as that file would be;
             // one that leads out of it (or nowhere) is reported, never followed.
-            let Ok(target) = std::fs::canonicalize(entry.path()) else {
-                out.links.push(entry.into_path());
+            let Ok(target) = std::fs::canonicalize(&path) else {
+                out.links.push(path);
                 continue;
             };
             if target.is_dir() {
-                out.linked_dirs.push(entry.into_path());
+                out.linked_dirs.push(path);
                 continue;
             }
             if !target.is_file() || !std::fs::canonicalize(dir).is_ok_and(|d| target.starts_with(d)) {
-                out.links.push(entry.into_path());
+                out.links.push(path);
                 continue;
             }
-            linked.push((entry.path().to_path_buf(), target));
-            entry.into_path()
-        } else if entry.file_type().is_some_and(|t| t.is_file()) {
-            entry.into_path()
+            linked.push((path.clone(), target));
+            path
+        } else if is_file {
+            path
         } else {
             continue;
         };
@@ -168,20 +269,32 @@ pub(super) fn unreadable_path(path: &Path) -> Option<String> {
 
 /// Manifest files under `dir` that only the ignore files (`.gitignore`, `.ignore`) hide.
 pub(super) fn hidden_manifests(dir: &Path) -> usize {
-    ignore::WalkBuilder::new(dir)
-        .hidden(true)
-        .ignore(false)
-        .git_ignore(false)
-        .git_exclude(false)
-        .git_global(false)
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| {
-            let name = e.file_name().to_str().unwrap_or_default();
-            let ext = e.path().extension().and_then(|x| x.to_str()).unwrap_or_default();
-            EXTENSIONS.contains(&ext) || name == "Kustomization"
-        })
-        .take(10_000)
-        .count()
+    ignored_manifests(dir).len()
+}
+
+/// The manifest files under `dir` that the ignore files hide from the walk (at most 10,000).
+fn ignored_manifests(dir: &Path) -> Vec<PathBuf> {
+    let manifest = |e: &ignore::DirEntry| {
+        let name = e.file_name().to_str().unwrap_or_default();
+        let ext = e.path().extension().and_then(|x| x.to_str()).unwrap_or_default();
+        e.file_type().is_some_and(|t| t.is_file()) && (EXTENSIONS.contains(&ext) || name == "Kustomization")
+    };
+    let walk = |honour: bool| {
+        ignore::WalkBuilder::new(dir)
+            .hidden(true)
+            .ignore(honour)
+            .git_ignore(honour)
+            .git_exclude(honour)
+            .git_global(false)
+            .require_git(false)
+            .build()
+            .flatten()
+            .filter(manifest)
+            .map(ignore::DirEntry::into_path)
+            .take(10_000)
+    };
+    let read: BTreeSet<PathBuf> = walk(true).collect();
+    let mut hidden: Vec<PathBuf> = walk(false).filter(|p| !read.contains(p)).collect();
+    hidden.sort();
+    hidden
 }
