@@ -179,6 +179,10 @@ impl<'a> Graph<'a> {
                 let t = &self.objects[w];
                 t.id.kind == target.kind && t.id.name == target.name && t.id.namespace == o.id.namespace
             });
+            if o.invalid {
+                self.not_verified(found.into_iter().collect(), i, diags);
+                continue;
+            }
             match found {
                 Some(w) => {
                     if self
@@ -208,6 +212,24 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// Take `workloads` out of verification because `invalid`, which acts on them, has an
+    /// input error: the API server would refuse it, and a half-read object (an HPA whose
+    /// `maxReplicas` is below its `minReplicas`) is no input a model can be built from. The
+    /// error is the finding; a note says what is not verified.
+    fn not_verified(&mut self, workloads: Vec<usize>, invalid: usize, diags: &mut Diagnostics) {
+        for w in workloads {
+            self.workloads.retain(|&x| x != w);
+            self.attached.remove(&w);
+            diags.push(Diagnostic::info(
+                self.objects[w].span,
+                format!(
+                    "{} is not verified: {}, which acts on it, has input errors",
+                    self.objects[w].id, self.objects[invalid].id
+                ),
+            ));
+        }
+    }
+
     fn disruption_budgets(&mut self, diags: &mut Diagnostics) {
         for (i, o) in self.objects.iter().enumerate() {
             let Body::PodDisruptionBudget(pdb) = &o.body else {
@@ -227,6 +249,10 @@ impl<'a> Graph<'a> {
                 .same_scope_workloads(i)
                 .filter(|&w| self.objects[w].namespace() == o.namespace() && selector.matches(self.labels(w)))
                 .collect();
+            if o.invalid {
+                self.not_verified(selected, i, diags);
+                continue;
+            }
             if selected.is_empty() {
                 diags.push(Diagnostic::warning(
                     selector.span,

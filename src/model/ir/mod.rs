@@ -416,7 +416,8 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             (max_pods.max(0) as usize).min(pods_capacity.max(1)) + rollout_room.min(pods_capacity) + failure_room;
         let live = previous.map_or(desired, |p| i64::from(p.replicas.unwrap_or(1)));
         let replicas = match &autoscaler {
-            Some(a) => live.clamp(a.min, a.max),
+            // `max(min)`: an HPA the reader let through with max below min must not panic here.
+            Some(a) => live.clamp(a.min, a.max.max(a.min)),
             None => live,
         }
         .min(slots as i64);
