@@ -23,6 +23,10 @@ pub struct Request {
     pub jobs: usize,
     /// The config may name files outside its repository (`--allow-outside-repository`).
     pub allow_outside_repository: bool,
+    /// A scan that finds no Kubernetes object is not an error (`--allow-empty`; pre-commit's
+    /// changed files; a base revision). Otherwise it is: a wrong path or an empty mount must
+    /// not pass as "nothing wrong".
+    pub allow_empty: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,6 +114,9 @@ pub fn analyze(request: &Request) -> Analysis {
             span: Span::point(file, Location::START),
             reason: "file holds no YAML document".into(),
         });
+    }
+    if objects.is_empty() && !request.allow_empty && !diags.has_errors() {
+        no_objects(request, &mut sources, &mut diags);
     }
     mark_invalid(&mut objects, &diags);
     if !config.comparison_operators {
@@ -480,6 +487,27 @@ fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diag
             ));
         }
     }
+}
+
+/// The error of a scan that found no Kubernetes object, at the first path scanned.
+fn no_objects(request: &Request, sources: &mut SourceMap, diags: &mut Diagnostics) {
+    let shown: Vec<String> = request
+        .paths
+        .iter()
+        .map(|p| crate::diagnostics::printable(&discover::display_path(p).display().to_string()).into_owned())
+        .collect();
+    let first = request
+        .paths
+        .first()
+        .map_or_else(|| std::path::PathBuf::from("."), |p| discover::display_path(p));
+    let file = sources.add(first, "");
+    diags.push(
+        Diagnostic::error(
+            Span::point(file, Location::START),
+            format!("no Kubernetes objects found under {}: nothing was verified", shown.join(", ")),
+        )
+        .with_help("check the path (the image scans /repo: mount the repository there); pass --allow-empty where an empty scan is expected"),
+    );
 }
 
 /// Objects with an input error inside them are reported once, as that error, and not verified.

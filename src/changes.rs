@@ -64,6 +64,8 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         render: request.render,
         jobs: request.jobs,
         allow_outside_repository: request.allow_outside_repository,
+        // The base may have had nothing yet.
+        allow_empty: true,
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

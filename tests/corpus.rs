@@ -57,6 +57,7 @@ fn raw_counts_match_stats_json() {
             render: false,
             jobs: 2,
             allow_outside_repository: false,
+            allow_empty: true,
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

@@ -22,6 +22,11 @@ pub(crate) struct ScanArgs {
     #[arg(long)]
     pub(crate) allow_outside_repository: bool,
 
+    /// A scan that finds no Kubernetes object passes (otherwise it is an error, exit 2: a
+    /// wrong path or an empty mount would pass as "nothing wrong").
+    #[arg(long)]
+    pub(crate) allow_empty: bool,
+
     /// Name shown for manifests read from stdin.
     #[arg(long, value_name = "NAME")]
     pub(crate) stdin_filename: Option<String>,

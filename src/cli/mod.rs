@@ -159,6 +159,8 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             render: !scan.no_render,
             jobs,
             allow_outside_repository: scan.allow_outside_repository,
+            // pre-commit hands over every changed YAML file, Kubernetes or not.
+            allow_empty: scan.allow_empty || scan.pre_commit,
         },
         engine,
         cache_dir: args::cache_dir(scan),

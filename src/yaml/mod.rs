@@ -246,9 +246,45 @@ pub struct Stream {
     pub errors: Vec<YamlError>,
 }
 
+/// The text with what follows a document end marker (`...`) blanked out up to the next
+/// `---`, lines kept; `None` when nothing follows one. kubectl and kustomize split a stream
+/// on `---` lines and decode the first document of each part: YAML would read a document
+/// after `...` as the next one, they drop it, and kivi-lint reads what they apply.
+fn after_document_end(text: &str) -> Option<String> {
+    let marker = |line: &str, m: &str| {
+        line.strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']) || rest.starts_with('#'))
+    };
+    let mut dropping = false;
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if marker(line, "---") {
+            dropping = false;
+        }
+        if dropping {
+            changed |= !line.trim().is_empty();
+            if line.ends_with('\r') {
+                out.push('\r');
+            }
+            continue;
+        }
+        if marker(line, "...") {
+            dropping = true;
+        }
+        out.push_str(line);
+    }
+    changed.then_some(out)
+}
+
 /// Parse a multi-document YAML (or JSON) text.
 pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let dropped = after_document_end(text);
+    let text = dropped.as_deref().unwrap_or(text);
     let stream = parse_once(text, file, limits);
     // go-yaml (and so kubectl) accepts flow collections whose lines sit at or left of the
     // enclosing block's indentation; saphyr does not. Inside an open `[`/`{` indentation carries
@@ -316,6 +352,30 @@ pub fn parse(text: &str, file: FileId, limits: &Limits) -> Stream {
         return joined;
     }
     stream
+}
+
+#[cfg(test)]
+mod document_end_tests {
+    use super::*;
+
+    #[test]
+    fn a_document_after_an_end_marker_is_read_only_after_a_separator() {
+        let text = "a: 1\n...\nb: 2\n---\nc: 3\n";
+        let stream = parse(text, FileId(0), &Limits::default());
+        let keys: Vec<String> = stream
+            .documents
+            .iter()
+            .filter_map(|d| {
+                d.root
+                    .as_map()
+                    .and_then(|m| m.first())
+                    .and_then(|(k, _)| k.scalar_text())
+            })
+            .collect();
+        assert_eq!(keys, ["a", "c"]);
+        assert_eq!(stream.documents[1].root.span.start.line, 5, "lines are kept");
+        assert!(after_document_end("a: 1\n...\n---\nb: 2\n").is_none());
+    }
 }
 
 #[cfg(test)]
