@@ -153,6 +153,7 @@ pub fn run_cancellable(
         .stdout(out.try_clone().map_err(io)?)
         .stderr(err.try_clone().map_err(io)?)
         .process_group(0);
+    bound_child(&mut command, timeout);
     let started = Instant::now();
     if cancelled() {
         return Err(RunError::Cancelled { program, why: why() });
@@ -190,6 +191,90 @@ pub fn run_cancellable(
         stderr: read_all(&mut err),
         elapsed: started.elapsed(),
     })
+}
+
+/// A child outlives neither kivi-lint nor its own limit, even when kivi-lint is killed with
+/// SIGKILL and cannot stop it: the kernel sends it SIGKILL when the thread that started it
+/// ends (`PR_SET_PDEATHSIG`), and its CPU time is capped (`RLIMIT_CPU`) at its time limit
+/// on every core, plus a margin, so an orphan stops by itself.
+fn bound_child(command: &mut Command, timeout: Duration) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let seconds = timeout
+        .as_secs()
+        .saturating_add(1)
+        .saturating_mul(cores)
+        .saturating_add(10);
+    // SAFETY: the closure runs in the child between fork and exec and makes only
+    // async-signal-safe system calls (prctl, getppid, setrlimit) on values computed before.
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the call above: nothing would signal this child.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("kivi-lint ended before its child started"));
+            }
+            let limit = libc::rlimit {
+                rlim_cur: seconds as libc::rlim_t,
+                rlim_max: seconds as libc::rlim_t,
+            };
+            // A limit already lower stays (setrlimit may not raise the hard limit).
+            let _ = libc::setrlimit(libc::RLIMIT_CPU, &limit);
+            Ok(())
+        });
+    }
+}
+
+/// A temporary directory of this run: its name holds this process's id, so that a later run
+/// can tell it from a live run's and remove it if this one was killed before it could.
+pub fn temporary_dir(kind: &str) -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!("kivi-lint-{kind}-{}-", std::process::id()))
+        .tempdir()
+}
+
+/// Remove what killed runs left in the temporary directory: `kivi-lint-<kind>-<pid>-*`
+/// directories of this user whose process is gone and that have not changed for an hour (a
+/// process id can be another namespace's). Returns how many were removed.
+pub fn remove_stale_temporary_dirs() -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = stale_pid(&name.to_string_lossy()) else {
+            continue;
+        };
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(3600));
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if meta.is_dir() && meta.uid() == uid && old && gone && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The process id in a temporary directory's name `kivi-lint-<kind>-<pid>-<random>`.
+fn stale_pid(name: &str) -> Option<libc::pid_t> {
+    let rest = name.strip_prefix("kivi-lint-")?;
+    let mut parts = rest.splitn(3, '-');
+    let (_kind, pid, _random) = (parts.next()?, parts.next()?, parts.next()?);
+    pid.parse().ok().filter(|p| *p > 0)
 }
 
 fn read_all(file: &mut File) -> String {
@@ -232,6 +317,27 @@ mod tests {
             let out = run(offline(connect), Duration::from_secs(10)).unwrap();
             assert!(!out.success, "connected to this machine's loopback");
         }
+    }
+
+    #[test]
+    fn children_die_with_the_thread_that_started_them() {
+        // The thread that starts the child ends without waiting for it, as when kivi-lint is
+        // killed: the kernel kills the child.
+        let mut child = std::thread::spawn(|| {
+            let mut c = Command::new("sleep");
+            c.arg("30");
+            bound_child(&mut c, Duration::from_secs(60));
+            c.spawn().unwrap()
+        })
+        .join()
+        .unwrap();
+        let status = child
+            .wait_timeout(Duration::from_secs(10))
+            .unwrap()
+            .expect("the child died");
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert_eq!(stale_pid("kivi-lint-run-1234-abc"), Some(1234));
+        assert_eq!(stale_pid("kivi-lint-run-abc"), None);
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub struct Session {
 impl Session {
     /// Install the signal handler and, with a `timeout` counted from `started`, the watchdog.
     pub fn start(started: Instant, timeout: Option<Duration>) -> Session {
+        let stale = crate::process::remove_stale_temporary_dirs();
+        if stale > 0 {
+            tracing::info!("removed {stale} temporary directories that killed runs left");
+        }
         let cancel = Arc::new(AtomicBool::new(false));
         {
             let cancel = Arc::clone(&cancel);

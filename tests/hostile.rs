@@ -898,12 +898,24 @@ fn the_kustomize_shortcut_refuses_what_kustomize_refuses() {
     let dir = assert_fs::TempDir::new().unwrap();
     small_repo(&dir.path().join("k"));
     std::fs::copy(dir.path().join("k/app.yaml"), dir.path().join("outside.yaml")).unwrap();
-    for (kustomization, says) in [
-        ("resources:\n- ../outside.yaml\n", "is not in or below"),
-        ("resources:\n- app.yaml\n- app.yaml\n", "already registered id"),
+    // (Outside the scanned repository kivi-lint refuses it first; with the flag that lifts
+    // that, kustomize's load restrictor does.)
+    for (kustomization, says, flag) in [
+        ("resources:\n- ../outside.yaml\n", "outside the repository", None),
+        (
+            "resources:\n- ../outside.yaml\n",
+            "is not in or below",
+            Some("--allow-outside-repository"),
+        ),
+        ("resources:\n- app.yaml\n- app.yaml\n", "already registered id", None),
     ] {
         dir.child("k/kustomization.yaml").write_str(kustomization).unwrap();
-        let out = kivi().args(["units"]).arg(dir.path().join("k")).output().unwrap();
+        let out = kivi()
+            .args(["units"])
+            .args(flag)
+            .arg(dir.path().join("k"))
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{kustomization}: {stderr}");
         assert!(stderr.contains(says), "{kustomization}: {stderr}");

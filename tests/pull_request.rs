@@ -373,3 +373,63 @@ fn ignore_files_do_not_hide_committed_manifests() {
         "outside git the ignore file decides: {all}"
     );
 }
+
+/// The processes whose working directory is under `dir`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Item 12: kivi-lint killed with SIGKILL (it cannot clean up) leaves no model checker, no
+/// compiler and no renderer running: the kernel kills each child with the thread that
+/// started it. The next run removes the temporary directories a dead run left.
+#[test]
+fn a_killed_run_leaves_no_process_and_its_directories_go_next_time() {
+    let tmp = scratch("tmp");
+    let repo = scratch("slow");
+    // The demo shop: its search runs far longer than this test.
+    common::copy_tree(&root().join("fixtures/demo-shop"), &repo);
+    let binary = assert_cmd::cargo::cargo_bin("kivi-lint");
+    let mut child = std::process::Command::new(&binary)
+        .env("TMPDIR", &tmp)
+        .args(["--no-cache", "--quiet", "--format", "json"])
+        .arg(&repo)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while processes_in(&tmp).is_empty() && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!processes_in(&tmp).is_empty(), "a child ran in the temporary directory");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while !processes_in(&tmp).is_empty() && killed.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(&tmp), Vec::<String>::new(), "children outlived kivi-lint");
+    let left: Vec<std::path::PathBuf> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(!left.is_empty(), "a killed run cannot clean up");
+    // An hour later, the next run removes them.
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    for dir in &left {
+        std::fs::File::open(dir).unwrap().set_modified(long_ago).unwrap();
+    }
+    let out = std::process::Command::new(&binary)
+        .env("TMPDIR", &tmp)
+        .env("KIVI_LINT_CACHE_DIR", tmp.join("../cache"))
+        .args(["--no-fixes", "-q"])
+        .arg(root().join("fixtures/kivi-c3"))
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{}", text_of(&out));
+    for dir in &left {
+        assert!(!dir.exists(), "{} is left", dir.display());
+    }
+}

@@ -470,10 +470,8 @@ impl Renderer {
 /// Build `dir` with origin annotations. Returns the rendered YAML and the wrapper directory the
 /// annotations' paths are relative to (kept alive by the returned guard).
 pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::TempDir), String> {
-    let wrapper = tempfile::Builder::new()
-        .prefix("kivi-lint-kustomize-")
-        .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let wrapper =
+        crate::process::temporary_dir("kustomize").map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let target = std::fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
     let relative = relative_path(wrapper.path(), &target);
     // Kustomize does not accept an absolute path here; a relative path does not need

@@ -108,7 +108,8 @@ fn verify_ref(dir: &Path, git_ref: &str) -> Result<(), String> {
 /// `git archive` the `pathspec` of `git_ref` and unpack it: the temporary directory and the
 /// tree's root in it.
 fn archive(dir: &Path, git_ref: &str, pathspec: &str) -> Result<(tempfile::TempDir, PathBuf), String> {
-    let checkout = tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let checkout =
+        crate::process::temporary_dir("revision").map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let archive = checkout.path().join("revision.tar");
     git(
         dir,

@@ -338,7 +338,7 @@ impl Engine {
                 (root, None)
             }
             None => {
-                let t = tempfile::Builder::new().prefix("kivi-lint-pan-").tempdir()?;
+                let t = crate::process::temporary_dir("pan")?;
                 (t.path().to_path_buf(), Some(t))
             }
         };
@@ -528,7 +528,7 @@ impl Engine {
     }
 
     fn verify_as(&self, model: &str, input: &str, cancel: &AtomicBool, shorten: bool) -> Result<Outcome, EngineError> {
-        let dir = tempfile::Builder::new().prefix("kivi-lint-run-").tempdir()?;
+        let dir = crate::process::temporary_dir("run")?;
         let input_path = dir.path().join(INPUT_FILE);
         std::fs::write(&input_path, input)?;
         let mut timings = Timings::default();
