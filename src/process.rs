@@ -54,6 +54,8 @@ pub enum RunError {
     TimedOut { program: String, limit: Duration },
     #[error("`{program}` was stopped: {why}")]
     Cancelled { program: String, why: String },
+    #[error("`{program}` wrote more than {} MiB and was stopped (the limit on any child's output)", MAX_OUTPUT >> 20)]
+    TooMuchOutput { program: String },
     #[error("{0}")]
     Io(String),
 }
@@ -102,6 +104,17 @@ pub fn offline(command: Command) -> Command {
     ] {
         command.env(var, NOWHERE);
     }
+    // SAFETY: setrlimit is async-signal-safe; the limit is a constant.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: RENDERER_MEMORY as libc::rlim_t,
+                rlim_max: RENDERER_MEMORY as libc::rlim_t,
+            };
+            let _ = libc::setrlimit(libc::RLIMIT_DATA, &limit);
+            Ok(())
+        });
+    }
     command
         .env_remove("NO_PROXY")
         .env_remove("no_proxy")
@@ -128,6 +141,27 @@ fn isolating_namespace() -> Option<&'static std::path::Path> {
             works.then_some(unshare)
         })
         .as_deref()
+}
+
+/// The most a child may write to stdout or to stderr: a render larger than this is no
+/// repository's (the largest charts render a few MiB), and reading it would take memory
+/// without bound (a kustomize generator reading one large file many times).
+pub const MAX_OUTPUT: u64 = 64 << 20;
+
+/// The data segment a renderer may have (`RLIMIT_DATA`, which bounds Go's heap): kustomize
+/// asked to generate 300 MiB used 2.2 GiB before; it now fails at the limit. Real renders
+/// (the largest public charts) stay under a few hundred MiB.
+const RENDERER_MEMORY: u64 = 1 << 30;
+
+/// Why a renderer failed, when it was the memory limit: Go's runtime says "out of memory"
+/// and a stack dump that explains nothing to a user.
+pub fn out_of_memory(stderr: &str) -> Option<String> {
+    stderr.contains("runtime: out of memory").then(|| {
+        format!(
+            "it needed more than {} GiB of memory, the limit on a render, and was stopped",
+            RENDERER_MEMORY >> 30
+        )
+    })
 }
 
 /// Run `command` to completion or until `timeout`. Output goes to temporary files, so a child
@@ -169,6 +203,12 @@ pub fn run_cancellable(
         if let Some(status) = child.wait_timeout(slice.min(left)).map_err(io)? {
             break status;
         }
+        let written = |f: &File| f.metadata().map_or(0, |m| m.len());
+        if written(&out) > MAX_OUTPUT || written(&err) > MAX_OUTPUT {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Err(RunError::TooMuchOutput { program });
+        }
         if cancelled() || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             kill_group(child.id());
             let _ = child.wait();
@@ -183,6 +223,10 @@ pub fn run_cancellable(
             });
         }
     };
+    // A child that wrote everything just before exiting was not seen in the loop.
+    if out.metadata().map_or(0, |m| m.len()) > MAX_OUTPUT || err.metadata().map_or(0, |m| m.len()) > MAX_OUTPUT {
+        return Err(RunError::TooMuchOutput { program });
+    }
     Ok(Finished {
         success: status.success(),
         code: status.code(),
@@ -317,6 +361,19 @@ mod tests {
             let out = run(offline(connect), Duration::from_secs(10)).unwrap();
             assert!(!out.success, "connected to this machine's loopback");
         }
+    }
+
+    #[test]
+    fn output_is_bounded() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "exec yes kivi-lint"]);
+        // Also when all of it comes at once, just before the child exits.
+        let started = Instant::now();
+        assert!(matches!(
+            run(c, Duration::from_secs(60)),
+            Err(RunError::TooMuchOutput { .. })
+        ));
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 
     #[test]

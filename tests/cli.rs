@@ -262,11 +262,18 @@ fn bad_input_gives_located_errors_and_the_rest_is_read() {
         assert!(stderr.contains(expected), "missing {expected:?} in:\n{stderr}");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // The valid objects are still read and verified: good.yaml's Deployment. wrong-types.yaml's
-    // Deployment, reported as errors, is not verified as well.
-    assert!(stdout.contains("Deployment/default/api"), "{stdout}");
+    // Every file is still read: good.yaml's Deployment is, but duplicate-keys.yaml's PDB,
+    // an input error, acts on it, so it is not verified (a note says why); wrong-types.yaml's
+    // Deployment, reported as errors, is not verified as well. Nothing with an input error
+    // reaches the model.
+    assert!(stdout.contains("2 workloads, 4 objects from 5 files"), "{stdout}");
     assert!(!stdout.contains("Deployment/default/web"), "{stdout}");
     let v = units_json(&["fixtures/bad-input"], 2);
+    assert!(
+        v["diagnostics"].as_array().unwrap().iter().any(|d| d["message"]
+            == "Deployment/default/api is not verified: PodDisruptionBudget/default/api, which acts on it, has input errors"),
+        "{v}"
+    );
     let errors: Vec<&Value> = v["diagnostics"]
         .as_array()
         .unwrap()

@@ -57,6 +57,9 @@ fn template_command(helm: &Path, chart: &Path, options: &HelmOptions, values: &[
 fn run(command: Command) -> Result<String, String> {
     let finished = crate::process::run(crate::process::offline(command), RENDER_TIMEOUT)?;
     if !finished.success {
+        if let Some(why) = crate::process::out_of_memory(&finished.stderr) {
+            return Err(format!("helm template failed: {why}"));
+        }
         let text: String = finished.stderr.trim().lines().take(5).collect::<Vec<_>>().join(" ");
         return Err(format!("helm template failed: {text}"));
     }

@@ -504,6 +504,9 @@ pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::Temp
 
 /// Make kustomize's error readable: drop the wrapper's part of paths and the log prefix.
 fn clean_error(stderr: &str, wrapper: &Path, target: &Path) -> String {
+    if let Some(why) = crate::process::out_of_memory(stderr) {
+        return format!("kustomize build failed: {why}");
+    }
     let text = stderr.trim();
     let text = text.find("err=").map_or(text, |i| text[i + 4..].trim_matches('"'));
     let rel = relative_path(wrapper, target);
