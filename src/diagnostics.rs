@@ -146,8 +146,10 @@ pub fn location_string(sources: &SourceMap, span: Span) -> String {
 /// override escaped, so it can neither start a line of its own (a `::error::` workflow
 /// command) nor drive the terminal (cursor moves, OSC titles and links). Tabs stay.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| (c.is_control() && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+    };
     if !s.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }

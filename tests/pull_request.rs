@@ -461,3 +461,57 @@ fn a_render_that_would_take_gigabytes_is_a_located_error() {
         "{all}"
     );
 }
+
+/// Items 10 and 13: a suppression's reason is the repository's text, and a file name is the
+/// repository's too. The reason's link is defanged and its bidirectional override and line
+/// break escaped in every format; a file named `my app%.yaml` is `my app%.yaml` (GitHub's
+/// `my app%25.yaml` on the wire) where a file name is wanted, percent-encoded only in SARIF's
+/// URIs.
+#[test]
+fn reasons_and_file_names_reach_every_format_neutral_and_as_they_are() {
+    let repo = scratch("reasons");
+    common::copy_tree(&root().join("fixtures/kivi-c3"), &repo);
+    std::fs::rename(repo.join("deploy/php-apache.yaml"), repo.join("deploy/my app%.yaml")).unwrap();
+    // A second copy of the Deployment, suppressed with a hostile reason.
+    let manifest = std::fs::read_to_string(repo.join("deploy/my app%.yaml")).unwrap();
+    write(
+        &repo.join("deploy/other.yaml"),
+        &manifest.replace("php-apache", "other"),
+    );
+    let config = std::fs::read_to_string(repo.join(".kivi-lint.yaml")).unwrap();
+    write(
+        &repo.join(".kivi-lint.yaml"),
+        &format!(
+            "{config}suppressions:\n  - {{check: pods-schedulable, object: Deployment/default/other, reason: \"see https://evil.example/x\\n::error::pwned \\u202Etxt.exe\"}}\n"
+        ),
+    );
+    let reports = scratch("reports");
+    let mut command = kivi();
+    command
+        .current_dir(&repo)
+        .args(["--no-fixes", "--color", "never", "--fail-on", "never", "."]);
+    for format in ["json", "sarif", "junit", "codequality", "markdown", "github"] {
+        command.args(["--format", &format!("{format}={}", reports.join(format).display())]);
+    }
+    let out = command.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    for format in ["json", "sarif", "junit", "codequality", "markdown", "github"] {
+        let text = std::fs::read_to_string(reports.join(format)).unwrap();
+        assert!(text.contains("pwned"), "{format} carries the reason: {text}");
+        assert!(!text.contains("https://evil"), "{format} has a live link: {text}");
+        assert!(!text.contains('\u{202e}'), "{format} has a bidirectional override");
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("::error::pwned")),
+            "{format}: {text}"
+        );
+    }
+    let github = std::fs::read_to_string(reports.join("github")).unwrap();
+    // (Paths are relative to the work tree that holds the scratch directory.)
+    assert!(github.contains("/deploy/my app%25.yaml,line="), "{github}");
+    let codequality = std::fs::read_to_string(reports.join("codequality")).unwrap();
+    assert!(codequality.contains("/deploy/my app%.yaml\""), "{codequality}");
+    let markdown = std::fs::read_to_string(reports.join("markdown")).unwrap();
+    assert!(markdown.contains("deploy/my app%.yaml:"), "{markdown}");
+    let sarif = std::fs::read_to_string(reports.join("sarif")).unwrap();
+    assert!(sarif.contains("deploy/my%20app%25.yaml"), "{sarif}");
+}

@@ -17,7 +17,7 @@ pub fn render(e: &Emit) -> String {
             Severity::Warning => "minor",
             Severity::Note | Severity::Info => return None,
         };
-        let path = e.uri(&d.file);
+        let path = e.path(&d.file);
         Some(json!({
             "description": d.message,
             "check_name": format!("input-{}", d.severity.label()),
@@ -42,7 +42,7 @@ pub fn render(e: &Emit) -> String {
                 description.push(' ');
                 description.push_str(&fix);
             }
-            let (path, line) = f.region().map_or((String::new(), 1), |r| (e.uri(r.file), r.line));
+            let (path, line) = f.region().map_or((String::new(), 1), |r| (e.path(r.file), r.line));
             json!({
                 "description": description,
                 "check_name": f.check(),

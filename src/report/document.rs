@@ -510,6 +510,22 @@ impl Report {
     }
 }
 
+/// A suppression's reason as every report carries it: free text from the repository, so
+/// control characters and bidirectional controls escaped (no line of its own, such as a
+/// `::error::` in a JUnit body a runner prints, and no text that reads backwards), and links
+/// defanged (`https[:]//…`, `www[.]…`): a pull request cannot put a clickable link in the
+/// job summary, the code-scanning alert or the merge-request widget.
+pub fn neutral_reason(reason: &str) -> String {
+    let printable = crate::diagnostics::printable(reason);
+    let mut out = printable.replace("://", "[:]//");
+    let mut at = 0;
+    while let Some(i) = out[at..].to_ascii_lowercase().find("www.").map(|i| i + at) {
+        out.replace_range(i + 3..i + 4, "[.]");
+        at = i + 6;
+    }
+    out
+}
+
 /// A suppression as the report shows it: its kind and where it is.
 fn suppression(a: &Analysis, s: crate::findings::Suppressed) -> Suppression {
     Suppression {
@@ -517,7 +533,7 @@ fn suppression(a: &Analysis, s: crate::findings::Suppressed) -> Suppression {
             crate::findings::SuppressedBy::Annotation => SuppressionKind::InSource,
             crate::findings::SuppressedBy::Config => SuppressionKind::External,
         },
-        justification: s.reason,
+        justification: neutral_reason(&s.reason),
         file: a.sources.path(s.span.file).display().to_string(),
         line: s.span.start.line,
         column: s.span.start.column,
@@ -756,5 +772,22 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(first.inconclusive_text(), "time limit");
+    }
+}
+
+#[cfg(test)]
+mod neutral_reason_tests {
+    use super::neutral_reason;
+
+    #[test]
+    fn reasons_carry_no_link_line_break_or_override() {
+        assert_eq!(
+            neutral_reason("see https://evil.example/x and WWW.evil.example\n::error::x \u{202e}txt"),
+            "see https[:]//evil.example/x and WWW[.]evil.example\\n::error::x \\u{202e}txt"
+        );
+        assert_eq!(
+            neutral_reason("accepted: capacity reserved"),
+            "accepted: capacity reserved"
+        );
     }
 }

@@ -40,7 +40,7 @@ pub fn render(e: &Emit) -> String {
         };
         annotations.push(Annotation {
             level,
-            file: Some(e.uri(&d.file)),
+            file: Some(e.path(&d.file)),
             line: d.line,
             end_line: d.line,
             column: d.column,
@@ -140,7 +140,7 @@ fn annotation(e: &Emit, f: &Finding) -> Annotation {
     }
     Annotation {
         level: f.level(),
-        file: region.map(|r| e.uri(r.file)),
+        file: region.map(|r| e.path(r.file)),
         line: region.map_or(1, |r| r.line),
         end_line: region.map_or(1, |r| r.end_line),
         column: region.map_or(1, |r| r.column),

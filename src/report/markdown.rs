@@ -49,7 +49,7 @@ pub fn render(e: &Emit) -> String {
             let object = f.primary().map(|m| m.id()).unwrap_or_default();
             let at = f
                 .region()
-                .map(|r| format!("`{}:{}`", e.uri(r.file), r.line))
+                .map(|r| format!("`{}:{}`", code_cell(&e.path(r.file)), r.line))
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
@@ -94,7 +94,13 @@ fn details(e: &Emit, f: &Finding) -> String {
     let _ = writeln!(out, "\n### `{}` in {}\n", f.check(), cell(&f.unit.name));
     let _ = writeln!(out, "{}\n", sentence(&f.headline()));
     if let Some(r) = f.region() {
-        let _ = writeln!(out, "Caused by `{}:{}:{}`.\n", e.uri(r.file), r.line, r.column);
+        let _ = writeln!(
+            out,
+            "Caused by `{}:{}:{}`.\n",
+            code_path(&e.path(r.file)),
+            r.line,
+            r.column
+        );
     }
     if let Some(fix) = &f.outcome.fix {
         let _ = writeln!(
@@ -102,7 +108,7 @@ fn details(e: &Emit, f: &Finding) -> String {
             "**Fix** (verified by kivi-lint on {}): {} (`{}:{}`).\n",
             fix.verified_on,
             sentence(&fix.summary),
-            e.uri(&fix.file),
+            code_path(&e.path(&fix.file)),
             fix.line
         );
     }
@@ -200,6 +206,11 @@ fn cell(s: &str) -> String {
 
 /// A table cell's code span: inside one only a backtick (which would end it) and a pipe
 /// (which GitHub's tables read first) act.
+/// A file name in a code span outside a table: a backtick cannot end the span.
+fn code_path(s: &str) -> String {
+    crate::diagnostics::printable(s).replace('`', "'")
+}
+
 fn code_cell(s: &str) -> String {
     crate::diagnostics::printable(s).replace('`', "'").replace('|', "\\|")
 }

@@ -127,43 +127,66 @@ impl<'a> Emit<'a> {
         }
         repo_uri(&self.repo_prefix, path)
     }
+
+    /// [`Emit::uri`] as a file name: repository-relative, not percent-encoded; outside the
+    /// repository, the absolute path as it is.
+    pub fn path(&self, path: &str) -> String {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            return match self.repo_root.as_deref().and_then(|root| p.strip_prefix(root).ok()) {
+                Some(inside) => repo_path(Path::new(""), &inside.to_string_lossy()),
+                None => path.to_string(),
+            };
+        }
+        repo_path(&self.repo_prefix, path)
+    }
 }
 
 /// `path` (relative to the working directory) as a URI reference relative to the repository
 /// root, where the working directory is `prefix`.
 pub fn repo_uri(prefix: &Path, path: &str) -> String {
-    {
-        let joined = prefix.join(path);
-        let mut parts: Vec<String> = Vec::new();
-        for c in Path::new(&joined).components() {
-            match c {
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    if parts.last().is_some_and(|p| p != "..") {
-                        parts.pop();
-                    } else {
-                        parts.push("..".into());
-                    }
-                }
-                Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
-                Component::RootDir | Component::Prefix(_) => parts.clear(),
+    let mut out = String::new();
+    for (i, p) in repo_parts(prefix, path).iter().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        for b in p.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
             }
         }
-        let mut out = String::new();
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                out.push('/');
-            }
-            for b in p.bytes() {
-                if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
-                    out.push(b as char);
-                } else {
-                    out.push_str(&format!("%{b:02X}"));
-                }
-            }
-        }
-        out
     }
+    out
+}
+
+/// `path` relative to the repository root as a file name, for the consumers that want one
+/// and not a URI (GitHub annotations, GitLab Code Quality, Markdown): `my app.yaml`, never
+/// `my%20app.yaml`.
+pub fn repo_path(prefix: &Path, path: &str) -> String {
+    repo_parts(prefix, path).join("/")
+}
+
+/// The components of `prefix/path` with `.` and `..` resolved.
+fn repo_parts(prefix: &Path, path: &str) -> Vec<String> {
+    let joined = prefix.join(path);
+    let mut parts: Vec<String> = Vec::new();
+    for c in Path::new(&joined).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if parts.last().is_some_and(|p| p != "..") {
+                    parts.pop();
+                } else {
+                    parts.push("..".into());
+                }
+            }
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::RootDir | Component::Prefix(_) => parts.clear(),
+        }
+    }
+    parts
 }
 
 /// The report of a verification run in `format`.
@@ -291,6 +314,7 @@ mod tests {
     #[test]
     fn uris_are_repository_relative() {
         assert_eq!(repo_uri(Path::new(""), "./a b/c.yaml"), "a%20b/c.yaml");
+        assert_eq!(repo_path(Path::new(""), "./a b/c%.yaml"), "a b/c%.yaml");
         let prefix = Path::new("sub/dir");
         assert_eq!(repo_uri(prefix, "../x.yaml"), "sub/x.yaml");
         assert_eq!(repo_uri(prefix, "y.yaml"), "sub/dir/y.yaml");
