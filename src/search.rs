@@ -351,6 +351,23 @@ fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: 
             }
         }
     }
+    // Topologies where the HPAs had to be held below their maxReplicas to fit the model.
+    let capped: Vec<i64> = built.iter().filter_map(|(_, _, names)| names.replica_cap).collect();
+    if let (Some(low), Some(high)) = (capped.iter().min(), capped.iter().max()) {
+        if !plan.bound.is_empty() {
+            plan.bound.push_str(", ");
+        }
+        let range = if low == high {
+            low.to_string()
+        } else {
+            format!("{low}-{high}")
+        };
+        plan.bound.push_str(&format!(
+            "maxReplicas held at {range} on {} of the topologies (more pods than the {} one model holds)",
+            capped.len(),
+            model::ir::MAX_PODS
+        ));
+    }
     plan.shape = Shape::of(built.iter().map(|(_, ir, _)| ir));
     if let Some(floor) = &options.shape_floor {
         plan.shape = plan.shape.join(floor);

@@ -515,3 +515,43 @@ fn reasons_and_file_names_reach_every_format_neutral_and_as_they_are() {
     let sarif = std::fs::read_to_string(reports.join("sarif")).unwrap();
     assert!(sarif.contains("deploy/my%20app%25.yaml"), "{sarif}");
 }
+
+/// Item 7: a violation the search can reach within its bounds is found whatever an HPA's
+/// `maxReplicas` says. kivi-c3 with `maxReplicas: 10000` (more pods than one model holds on
+/// its 3-node topologies) still gets its pods-schedulable finding, from the same 5 replicas
+/// on the same 3 nodes, with the held `maxReplicas` said; a run that needed the autoscaler
+/// above the held value is inconclusive, never a finding.
+#[test]
+fn a_huge_max_replicas_does_not_hide_a_violation() {
+    let repo = scratch("evasion");
+    common::copy_tree(&root().join("fixtures/kivi-c3"), &repo);
+    let manifest = repo.join("deploy/php-apache.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("maxReplicas: 6"));
+    write(&manifest, &text.replace("maxReplicas: 6", "maxReplicas: 10000"));
+    let out = kivi()
+        .args(["--no-fixes", "--format", "json"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text_of(&out));
+    let report = json(&out);
+    let results = report["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let verdict = |check: &str| {
+        results
+            .iter()
+            .find(|r| r["check"] == check)
+            .map(|r| r["verdict"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(verdict("pods-schedulable"), "violated", "{report}");
+    assert_ne!(
+        verdict("no-replica-oscillation"),
+        "violated",
+        "a run beyond the held maxReplicas is no finding: {report}"
+    );
+    assert!(report.to_string().contains("maxReplicas held at"), "{report}");
+}

@@ -42,20 +42,28 @@ pub(super) fn plan_renders(
 
     // Read every kustomization reachable from the walked ones.
     let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
-    // What they may build on: the repositories of the scanned paths (their git work trees,
-    // else the paths themselves), unless the user allowed more.
+    // What they may build on: the repositories of the scanned paths and of the config file
+    // (their git work trees, else the paths and the config's directory), unless the user
+    // allowed more.
     let repositories: Vec<PathBuf> = options
         .paths
         .iter()
         .filter(|p| p.as_os_str() != "-")
         .map(|p| {
-            let dir = if p.is_dir() {
+            if p.is_dir() {
                 p.as_path()
             } else {
                 p.parent().unwrap_or(Path::new("."))
-            };
-            crate::config::repository_root(dir)
+            }
         })
+        .chain(
+            options
+                .config
+                .path
+                .is_some()
+                .then_some(options.config.base_dir.as_path()),
+        )
+        .map(crate::config::repository_root)
         .collect();
     let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
     while let Some(dir) = queue.pop() {

@@ -11,8 +11,9 @@ pub(super) struct CachedPoint {
     states: u64,
 }
 
-/// Bumped when what the result cache stores changes meaning.
-pub(super) const RESULT_FORMAT: u32 = 1;
+/// Bumped when what the result cache stores changes meaning (2: violations of runs that
+/// reached a held `maxReplicas` are inconclusive).
+pub(super) const RESULT_FORMAT: u32 = 2;
 
 /// The result cache key of a unit: everything its verdicts depend on (the models, which hold
 /// the templates and what the IR fixes; every topology's input; the checks; the search and

@@ -41,7 +41,31 @@ pub(super) fn run_point(
             &mut result,
         )
     })?;
+    if let Some(cap) = point.names.replica_cap {
+        beyond_the_cap(&mut result, cap);
+    }
     Some(result)
+}
+
+/// On a topology where the HPAs were held at `cap` replicas to fit the model, a violation
+/// whose run never had an autoscaler reach `cap` is one the real autoscalers (whose
+/// `maxReplicas` is higher) also have: below it the two desire the same. A run that did
+/// reach it is not Kubernetes' run: inconclusive, with the reason, never a finding.
+fn beyond_the_cap(result: &mut PointResult, cap: i64) {
+    for (_, verdict) in &mut result.verdicts {
+        let PointVerdict::Violated(trace) = verdict else {
+            continue;
+        };
+        let reached = trace.iter().any(|e| {
+            e.values.first().copied().and_then(crate::trace::Event::from_code) == Some(crate::trace::Event::HpaScaled)
+                && e.values.get(3).is_some_and(|&desired| desired >= cap)
+        });
+        if reached {
+            *verdict = PointVerdict::Inconclusive(engine::Inconclusive::ModelBound(format!(
+                "the run needs an autoscaler above {cap} replicas, more than the model holds on this topology"
+            )));
+        }
+    }
 }
 
 /// The runs of one topology: each liveness check alone, then the safety checks together.

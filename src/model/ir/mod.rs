@@ -143,6 +143,9 @@ pub struct Ir {
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
+    /// The most replicas the model lets an HPA reach, when its `maxReplicas` was lowered so
+    /// that the unit fits the model's pod slots on this topology (the search says so).
+    pub replica_cap: Option<i64>,
     pub nodes: Vec<String>,
     /// Per node (0-based): its zone, when its pool spans zones.
     pub node_zones: Vec<Option<String>>,
@@ -190,8 +193,51 @@ pub enum IrError {
     TooManyResources(usize),
 }
 
-/// Build the IR of `unit` on `topology`.
+/// Build the IR of `unit` on `topology`. A unit whose HPAs could scale it past the pod slots
+/// one model holds (`maxReplicas: 10000`) is built with their `maxReplicas` lowered until it
+/// fits, first to `podsPerNode` per node of the topology (the bound the search already puts
+/// on starting replicas): what the lowered autoscalers can reach is still searched, and a
+/// violation there still found, where before the whole topology went unexplored. The cap is
+/// in `Names::replica_cap`, for the search to say.
 pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topology) -> Result<(Ir, Names), IrError> {
+    let needed = match build_capped(unit, objects, config, topology, None) {
+        Err(IrError::TooManyPods(needed)) => needed,
+        built => return built,
+    };
+    // Never below an HPA's minReplicas: the model would then start from other replicas.
+    let floor = unit
+        .members
+        .iter()
+        .filter_map(|m| match &objects[m.object].body {
+            Body::HorizontalPodAutoscaler(h) if m.role == Role::Autoscaler => {
+                Some(i64::from(h.min_replicas.value.max(1)))
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(1);
+    let per_node = i64::from(config.scaling.pods_per_node.max(1));
+    let mut cap =
+        (per_node * i64::from(topology_size(topology).max(1))).clamp(floor, MAX_AUTOSCALER_REPLICAS.max(floor));
+    loop {
+        match build_capped(unit, objects, config, topology, Some(cap)) {
+            Ok((ir, mut names)) => {
+                names.replica_cap = Some(cap);
+                return Ok((ir, names));
+            }
+            Err(IrError::TooManyPods(_)) if cap / 2 >= floor => cap /= 2,
+            Err(_) => return Err(IrError::TooManyPods(needed)),
+        }
+    }
+}
+
+fn build_capped(
+    unit: &Unit,
+    objects: &[Object],
+    config: &Config,
+    topology: &Topology,
+    replica_cap: Option<i64>,
+) -> Result<(Ir, Names), IrError> {
     let mut names = Names::default();
     // Nodes: pool by pool, `<pool>-1`, `<pool>-2`, ... with their labels.
     let mut nodes = Vec::new();
@@ -354,8 +400,11 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
             let cpu_target = (cpu_target > 0).then_some(cpu_target);
             let target = cpu_target.unwrap_or(100);
             // The model's replica tables are 16-bit: maxReplicas: 100000 would overflow them.
-            let min = i64::from(h.min_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
-            let max = i64::from(h.max_replicas.value.max(1)).min(MAX_AUTOSCALER_REPLICAS);
+            let cap = replica_cap
+                .unwrap_or(MAX_AUTOSCALER_REPLICAS)
+                .min(MAX_AUTOSCALER_REPLICAS);
+            let min = i64::from(h.min_replicas.value.max(1)).min(cap);
+            let max = i64::from(h.max_replicas.value.max(1)).min(cap);
             let (scale_up, scale_down) = scaling_rules(h);
             Some(IrAutoscaler {
                 min,
