@@ -555,3 +555,28 @@ fn a_huge_max_replicas_does_not_hide_a_violation() {
     );
     assert!(report.to_string().contains("maxReplicas held at"), "{report}");
 }
+
+/// Item 1: the model's templates are the binary's own. There is no option that reads them
+/// from a directory (a `main.pml` a pull request commits could embed C that pan runs).
+#[test]
+fn templates_cannot_be_read_from_the_repository() {
+    let out = kivi().args(["--templates-dir", "evil.yaml", "fixtures/kivi-c3"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
+    assert!(text_of(&out).contains("unexpected argument '--templates-dir'"), "{}", text_of(&out));
+}
+
+/// Item 20: a scan that finds no Kubernetes object is an error, not a silent green (a wrong
+/// path, or the image run with the repository mounted elsewhere than /repo), with a SARIF
+/// notification; `--allow-empty` makes it a pass where that is expected.
+#[test]
+fn an_empty_scan_fails_unless_allowed() {
+    let empty = scratch("empty");
+    write(&empty.join("notes.yaml"), "title: not a manifest\n");
+    let out = kivi().args(["--color", "never", "--format", "sarif"]).arg(&empty).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notifications = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert!(notifications.to_string().contains("no Kubernetes objects found"), "{sarif}");
+    let out = kivi().args(["--color", "never", "--allow-empty"]).arg(&empty).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+}
