@@ -519,6 +519,25 @@ inline retry_unschedulable() {
 {% endif %}  skip
 }
 
+/* The scheduler bound a pod: an assigned pod was added, an event InterPodAffinity and
+   PodTopologySpread register (pkg/scheduler/framework/plugins/interpodaffinity/plugin.go and
+   podtopologyspread/plugin.go, EventsToRegister: Pod/Add). The scheduling queue moves the pods
+   those plugins may have rejected back to the active queue (internal/queue/scheduling_queue.go,
+   MoveAllToActiveOrBackoffQueue): here, the pending pods with required pod affinity terms or
+   hard spread constraints. A pod rejected for resources or node affinity stays where it is: a
+   new pod only takes room. Without this, a pod whose required affinity names a StatefulSet's
+   pods, created one by one, waited forever. */
+inline retry_after_pod_add() {
+  for (r_q : 1 .. PODS) {
+    if
+    :: pod[r_q].status == PENDING && pod[r_q].unschedulable && (template_term_count[slot_template[r_q]] > 0 || template_hard_count[slot_template[r_q]] > 0) ->
+       pod[r_q].unschedulable = 0; unschedulable--; to_schedule++
+    :: else -> skip
+    fi
+  }
+  skip
+}
+
 /* The environment took pods of w away with their node: min-replicas-available waits for its
    default bound to be reached again before checking it (a `min` param holds throughout). */
 inline reset_min(w) {

@@ -461,7 +461,13 @@ end_scheduler:
           }
 {% for n in range(1, shape.max_nodes + 1) %}
        :: BIT(top, {{ n }}) ->
-          d_step { pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:%d:%d:{{ n }}\n", EVENT_POD_BOUND, p) }
+          d_step {
+            pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:%d:%d:{{ n }}\n", EVENT_POD_BOUND, p);
+            if
+            :: unschedulable > 0 -> retry_after_pod_add()
+            :: else -> skip
+            fi
+          }
 {% endfor %}
        fi;
        p = 0;
