@@ -266,6 +266,7 @@ hidden byte check_on[CHECKS + 1];              /* the checks this run monitors *
 #define MONITORS_MIN_REPLICAS ({% for c in check_names %}{% if c == "min-replicas-available" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
 #define MONITORS_EVICTION_LOOP ({% for c in check_names %}{% if c == "no-eviction-loop" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
 #define MONITORS_OSCILLATION ({% for c in check_names %}{% if c == "no-replica-oscillation" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
+#define MONITORS_PODS_BALANCED ({% for c in check_names %}{% if c == "pods-balanced" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
 hidden byte node_pool[MAX_NODES + 1];          /* cluster-autoscaler: the node's scaled pool, 0 for none */
 hidden byte node_zone[MAX_NODES + 1];          /* ... its zone among the pool's zones */
 hidden byte pool_min[SCALING_POOLS + 1];
@@ -630,6 +631,7 @@ inline terminate_running(q) {
 {% if rollouts %}{% include "events/rollout.pml" %}{% endif %}
 {# the checks' monitors, from the registry (src/checks/) #}
 {% for m in monitors %}{% include m.template %}{% endfor %}
+{% if ir.descheduler %}{% include "controllers/descheduler_process.pml" %}{% endif %}
 
 /*
  * The topology, read in init from the file named by KIVI_INPUT: lines of

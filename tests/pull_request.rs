@@ -560,9 +560,16 @@ fn a_huge_max_replicas_does_not_hide_a_violation() {
 /// from a directory (a `main.pml` a pull request commits could embed C that pan runs).
 #[test]
 fn templates_cannot_be_read_from_the_repository() {
-    let out = kivi().args(["--templates-dir", "evil.yaml", "fixtures/kivi-c3"]).output().unwrap();
+    let out = kivi()
+        .args(["--templates-dir", "evil.yaml", "fixtures/kivi-c3"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
-    assert!(text_of(&out).contains("unexpected argument '--templates-dir'"), "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("unexpected argument '--templates-dir'"),
+        "{}",
+        text_of(&out)
+    );
 }
 
 /// Item 20: a scan that finds no Kubernetes object is an error, not a silent green (a wrong
@@ -572,11 +579,22 @@ fn templates_cannot_be_read_from_the_repository() {
 fn an_empty_scan_fails_unless_allowed() {
     let empty = scratch("empty");
     write(&empty.join("notes.yaml"), "title: not a manifest\n");
-    let out = kivi().args(["--color", "never", "--format", "sarif"]).arg(&empty).output().unwrap();
+    let out = kivi()
+        .args(["--color", "never", "--format", "sarif"])
+        .arg(&empty)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
     let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
     let notifications = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
-    assert!(notifications.to_string().contains("no Kubernetes objects found"), "{sarif}");
-    let out = kivi().args(["--color", "never", "--allow-empty"]).arg(&empty).output().unwrap();
+    assert!(
+        notifications.to_string().contains("no Kubernetes objects found"),
+        "{sarif}"
+    );
+    let out = kivi()
+        .args(["--color", "never", "--allow-empty"])
+        .arg(&empty)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
 }

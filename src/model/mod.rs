@@ -32,6 +32,7 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "controllers/autoscaler_normalization.pml",
     "controllers/taint_eviction.pml",
     "controllers/descheduler.pml",
+    "controllers/descheduler_process.pml",
     "controllers/cluster_autoscaler.pml",
     "controllers/informer.pml",
     "events/load_change.pml",

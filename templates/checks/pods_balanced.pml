@@ -6,11 +6,8 @@
 hidden int b_w, b_n, b_q, b_min, b_max, b_min_node, b_max_node, b_bad;
 hidden int b_on[MAX_NODES + 1];
 
-proctype CheckPodsBalanced() {
-end_check_pods_balanced:
-  do
-  :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED ->
+/* The check, from a settled state: an unbalanced workload is printed and fails the run. */
+inline check_pods_balanced() {
        d_step {
          b_bad = 0;
          for (b_w : 1 .. WORKLOADS) {
@@ -53,6 +50,25 @@ end_check_pods_balanced:
           assert(false)
        :: else -> skip
        fi
+}
+
+{% if ir.descheduler %}
+/* With a descheduler, "settled" includes it: the check is made by the descheduler's process,
+   right after a run that evicted nothing (controllers/descheduler.pml), and never before its
+   first run. Racing it from a process of its own once reported a Deployment placed 2/1/0 over
+   three zones as unbalanced while RemovePodsViolatingTopologySpreadConstraint was about to
+   move a pod (issue 41, item 3). */
+proctype CheckPodsBalanced() {
+  skip
+}
+{% else %}
+proctype CheckPodsBalanced() {
+end_check_pods_balanced:
+  do
+  :: atomic {
+       QUIESCENT && ENVIRONMENT_SETTLED ->
+       check_pods_balanced()
      }
   od
 }
+{% endif %}

@@ -23,6 +23,7 @@
  * another node now. Every eviction goes through the Eviction API: PodDisruptionBudgets apply.
  */
 hidden byte ds_mark[MAX_PODS + 1];   /* the plugin that wants the pod evicted, 0 for none */
+hidden byte ds_evictions;            /* pods the current run evicted */
 hidden byte ds_calls[MAX_PODS + 1];  /* eviction calls for the pod in this run (RemoveDuplicates calls once per owner key) */
 hidden byte ds_listed[MAX_PODS + 1]; /* RemoveDuplicates lists the pod (Filter and PreEvictionFilter pass) */
 hidden byte ds_dup[MAX_PODS + 1];    /* ... and it duplicates an earlier listed pod on its node */
@@ -461,6 +462,7 @@ inline low_node_utilization() {
 /* One run of the descheduler's profile: the plugins mark pods, then each marked pod still
    running goes through the DefaultEvictor's PreEvictionFilter (nodeFit) and the Eviction API. */
 inline descheduler_run() {
+  ds_evictions = 0;
   for (ds_q : 1 .. PODS) { ds_mark[ds_q] = 0; ds_calls[ds_q] = 0 }
 {% if ir.probe == "descheduler" %}
   probe_descheduler_start();
@@ -498,6 +500,7 @@ inline descheduler_run() {
           printf("KIVI:93:%d:%d:%d\n", ds_q, ds_mark[ds_q], (ds_calls[ds_q] > 0 -> ds_calls[ds_q] : 1));
 {% endif %}
           terminate_running(ds_q);
+          ds_evictions++;
           evicted[WORKLOAD_OF(ds_q)] = MONITORS_EVICTION_LOOP
        :: else -> skip
        fi
@@ -509,15 +512,4 @@ inline descheduler_run() {
   probe_descheduler_end();
 {% endif %}
   skip
-}
-
-proctype Descheduler() {
-end_descheduler:
-  do
-  :: atomic {
-       QUIESCENT_VIEW && ENVIRONMENT_SETTLED ->
-       d_step { descheduler_run(); canonical() }
-     }{% if "eventually-stable" in check_names %};
-       progress_descheduler_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
-  od
 }

@@ -1,0 +1,21 @@
+/*
+ * The descheduler's process (sigs.k8s.io/descheduler, pkg/descheduler/descheduler.go RunDeschedulerStrategies:
+ * one run of the profile each interval; here, at any settled moment). It comes after the
+ * monitors' templates because it makes the pods-balanced check itself, after a run that
+ * evicted nothing (checks/pods_balanced.pml).
+ */
+proctype Descheduler() {
+end_descheduler:
+  do
+  :: atomic {
+       QUIESCENT_VIEW && ENVIRONMENT_SETTLED ->
+       d_step { descheduler_run(); canonical() }{% if "pods-balanced" in check_names %};
+       /* pods-balanced is checked here, after a run that moved nothing (checks/pods_balanced.pml) */
+       if
+       :: ds_evictions == 0 && QUIESCENT && MONITORS_PODS_BALANCED -> check_pods_balanced()
+       :: else -> skip
+       fi{% endif %}
+     }{% if "eventually-stable" in check_names %};
+       progress_descheduler_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+  od
+}
