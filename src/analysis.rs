@@ -27,6 +27,9 @@ pub struct Request {
     /// changed files; a base revision). Otherwise it is: a wrong path or an empty mount must
     /// not pass as "nothing wrong".
     pub allow_empty: bool,
+    /// The repository the scanned paths belong to, where it is known better than from the
+    /// paths (a base revision checked out without its `.git`); else their git work tree.
+    pub repository: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -92,6 +95,7 @@ pub fn analyze(request: &Request) -> Analysis {
             render: request.render,
             jobs: request.jobs,
             allow_outside_repository: request.allow_outside_repository,
+            repository: request.repository.as_deref(),
         },
         &mut sources,
         &mut diags,
@@ -354,6 +358,7 @@ fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics
             render: request.render,
             jobs: request.jobs,
             allow_outside_repository: request.allow_outside_repository,
+            repository: None,
         },
         &mut sources,
         &mut old_diags,

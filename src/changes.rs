@@ -66,6 +66,8 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         allow_outside_repository: request.allow_outside_repository,
         // The base may have had nothing yet.
         allow_empty: true,
+        // The checkout has no `.git`: its top is the repository.
+        repository: Some(checkout.root.clone()),
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

@@ -58,6 +58,7 @@ fn raw_counts_match_stats_json() {
             jobs: 2,
             allow_outside_repository: false,
             allow_empty: true,
+            repository: None,
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

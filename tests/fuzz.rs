@@ -266,6 +266,7 @@ fn analyse_and_model(dir: &Path, repository: &Repository) {
         jobs: 1,
         allow_outside_repository: false,
         allow_empty: true,
+        repository: None,
     });
     for d in analysis.diagnostics.iter() {
         assert!(d.span.start.line >= 1 && d.span.start.column >= 1, "{d:?}");

@@ -161,6 +161,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             allow_outside_repository: scan.allow_outside_repository,
             // pre-commit hands over every changed YAML file, Kubernetes or not.
             allow_empty: scan.allow_empty || scan.pre_commit,
+            repository: None,
         },
         engine,
         cache_dir: args::cache_dir(scan),

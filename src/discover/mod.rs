@@ -97,6 +97,8 @@ pub struct Options<'a> {
     /// Kustomizations may build on directories and files outside the repository of the path
     /// that holds them (`--allow-outside-repository`); kustomize itself would.
     pub allow_outside_repository: bool,
+    /// The repository root, when the caller knows it (a checked-out base revision).
+    pub repository: Option<&'a Path>,
 }
 
 /// Discover, render and parse everything under `options.paths`.

@@ -64,6 +64,7 @@ pub(super) fn plan_renders(
                 .then_some(options.config.base_dir.as_path()),
         )
         .map(crate::config::repository_root)
+        .chain(options.repository.and_then(|r| std::fs::canonicalize(r).ok()))
         .collect();
     let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
     while let Some(dir) = queue.pop() {
