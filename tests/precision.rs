@@ -423,3 +423,45 @@ fn resource_and_node_requirement_findings_are_located() {
     assert!(result["file"].as_str().unwrap().ends_with("app.yaml"), "{result}");
     assert_eq!(result["line"], 13, "{result}");
 }
+
+/// Issue 41 (5): a check that cannot be violated without an event the config lacks is never
+/// "verified". A PodDisruptionBudget that blocks every drain, with the default events (no
+/// node-drain), gives `drain-completes` as "not checked" with the event it needs, in the human
+/// and JSON reports; `kivi-lint rules` says which events each check needs.
+#[test]
+fn a_check_whose_event_is_not_configured_is_not_checked_never_verified() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("app.yaml")
+        .write_str(&format!(
+            "{}---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web, namespace: shop}}\nspec:\n  minAvailable: 2\n  selector: {{matchLabels: {{app: web}}}}\n",
+            deployment("web", 2, "", "{cpu: 100m, memory: 128Mi}")
+        ))
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    let unit = &report["units"][0];
+    assert_eq!(unit["notChecked"][0]["check"], "drain-completes", "{report}{stderr}");
+    assert!(unit["notChecked"][0]["reason"].as_str().unwrap().contains("node-drain"));
+    assert!(
+        !verdicts(&report).iter().any(|(c, _)| c == "drain-completes"),
+        "{report}"
+    );
+    let human = kivi()
+        .args(["--no-fixes", "--color", "never"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("- not checked drain-completes: needs the node-drain event"),
+        "{human}"
+    );
+    let rules = kivi().args(["rules", "--format", "json"]).output().unwrap();
+    let rules: Value = serde_json::from_slice(&rules.stdout).unwrap();
+    let drain = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "drain-completes")
+        .unwrap();
+    assert_eq!(drain["needsEvents"], serde_json::json!(["node-drain"]));
+}

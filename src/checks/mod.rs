@@ -143,6 +143,36 @@ pub enum Applies {
     WithFeedback,
 }
 
+impl Applies {
+    /// Where the check runs, in a sentence's words (`kivi-lint rules`).
+    pub fn condition(self) -> &'static str {
+        match self {
+            Applies::Always => "every unit with a workload",
+            Applies::WithAutoscaler => "units with a HorizontalPodAutoscaler on a modelled metric",
+            Applies::WithEvictions => {
+                "units with a descheduler policy, NoExecute taints, or an event that evicts pods (node-failure, node-maintenance, node-drain)"
+            }
+            Applies::WithOverloadEvents => "every unit, when the config has the node-overload event",
+            Applies::WithSpread => "units with more than one replica or a topology spread constraint",
+            Applies::WithRollout => "units with a Deployment or a RollingUpdate StatefulSet",
+            Applies::WithDrainEvents => "every unit, when the config has the node-drain event",
+            Applies::WithFeedback => {
+                "units with an HPA, a descheduler policy, NoExecute taints, an evicting event or gitops-sync"
+            }
+        }
+    }
+
+    /// The events without which the check never runs: a unit it would concern says "not
+    /// checked" rather than "verified".
+    pub fn needs_events(self) -> &'static [&'static str] {
+        match self {
+            Applies::WithOverloadEvents => &["node-overload"],
+            Applies::WithDrainEvents => &["node-drain"],
+            _ => &[],
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Param {
     pub name: &'static str,

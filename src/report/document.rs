@@ -101,11 +101,21 @@ pub struct Unit {
     pub node_pools: Vec<String>,
     pub checks: Vec<String>,
     pub edges: Vec<Edge>,
+    /// Enabled checks that no run explores for this unit, and why (an event the config does
+    /// not have): "not checked", never "verified".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<NotChecked>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
     /// Why a scan did not verify the unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_verified: Option<NotVerified>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotChecked {
+    pub check: String,
+    pub reason: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -411,6 +421,14 @@ impl Report {
                         .collect(),
                     node_pools: u.node_pools.clone(),
                     checks: u.checks.iter().map(|c| c.to_string()).collect(),
+                    not_checked: u
+                        .not_checked
+                        .iter()
+                        .map(|(c, why)| NotChecked {
+                            check: c.to_string(),
+                            reason: why.to_string(),
+                        })
+                        .collect(),
                     edges: u
                         .edges
                         .iter()

@@ -241,6 +241,15 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                 }
             }
         }
+        for n in &u.not_checked {
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                paint(color, yellow, "- not checked"),
+                n.check,
+                n.reason
+            );
+        }
         if !v.unmodelled_events.is_empty() {
             let note = format!(
                 "note: events not modelled yet, so not explored: {}",

@@ -62,6 +62,10 @@ pub struct Unit {
     pub node_pools: Vec<String>,
     pub checks: Vec<CheckId>,
     pub edges: Vec<Edge>,
+    /// Enabled checks the unit's objects make relevant that no run explores, with why: a
+    /// PodDisruptionBudget's `drain-completes` without the `node-drain` event. The report
+    /// says "not checked", never "verified".
+    pub not_checked: Vec<(CheckId, &'static str)>,
 }
 
 impl Unit {
@@ -714,6 +718,7 @@ impl<'a> Graph<'a> {
             .cloned()
             .collect();
         let checks = self.applicable_checks(&workloads, &attached);
+        let not_checked = self.not_checked(&attached, &checks);
         Unit {
             id,
             name,
@@ -722,6 +727,19 @@ impl<'a> Graph<'a> {
             node_pools,
             checks,
             edges,
+            not_checked,
+        }
+    }
+
+    /// The enabled checks whose violations need an event the config does not have, where
+    /// the unit holds what they are about.
+    fn not_checked(&self, attached: &[(usize, Role)], checks: &[CheckId]) -> Vec<(CheckId, &'static str)> {
+        let budget = attached.iter().any(|(_, r)| *r == Role::DisruptionBudget);
+        let drain = CheckId::DrainCompletes;
+        if budget && !checks.contains(&drain) && self.config.checks.is_enabled(drain) {
+            vec![(drain, "needs the node-drain event (config `events`)")]
+        } else {
+            Vec::new()
         }
     }
 

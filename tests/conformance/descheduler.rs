@@ -167,6 +167,7 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
         checks: Vec::new(),
         edges: Vec::new(),
+        not_checked: Vec::new(),
     };
     let (mut built, names) =
         ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;

@@ -280,6 +280,7 @@ impl<'a> Scenario<'a> {
             node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
             checks: Vec::new(),
             edges: Vec::new(),
+            not_checked: Vec::new(),
         };
         let (mut built, names) =
             ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;

@@ -126,6 +126,7 @@ fn descheduler_of(manifests: &str, evictor: &str, plugin: &str, args: &str) -> I
         node_pools: Vec::new(),
         checks: Vec::new(),
         edges: Vec::new(),
+        not_checked: Vec::new(),
     };
     let config = Config::default_for(std::path::Path::new("."), &mut sources);
     let pool = &config.cluster.pools[0];
@@ -151,6 +152,7 @@ fn one_workload_unit(config: &Config, checks: Vec<CheckId>) -> Unit {
         node_pools: config.cluster.pools.iter().map(|p| p.name.clone()).collect(),
         checks,
         edges: Vec::new(),
+        not_checked: Vec::new(),
     }
 }
 
