@@ -203,8 +203,7 @@ pub fn run_cancellable(
         if let Some(status) = child.wait_timeout(slice.min(left)).map_err(io)? {
             break status;
         }
-        let written = |f: &File| f.metadata().map_or(0, |m| m.len());
-        if written(&out) > MAX_OUTPUT || written(&err) > MAX_OUTPUT {
+        if too_much_output(&out, &err) {
             kill_group(child.id());
             let _ = child.wait();
             return Err(RunError::TooMuchOutput { program });
@@ -224,7 +223,7 @@ pub fn run_cancellable(
         }
     };
     // A child that wrote everything just before exiting was not seen in the loop.
-    if out.metadata().map_or(0, |m| m.len()) > MAX_OUTPUT || err.metadata().map_or(0, |m| m.len()) > MAX_OUTPUT {
+    if too_much_output(&out, &err) {
         return Err(RunError::TooMuchOutput { program });
     }
     Ok(Finished {
@@ -321,6 +320,13 @@ fn stale_pid(name: &str) -> Option<libc::pid_t> {
     pid.parse().ok().filter(|p| *p > 0)
 }
 
+/// Whether a child's stdout or stderr (the files they go to) passed [`MAX_OUTPUT`].
+fn too_much_output(out: &File, err: &File) -> bool {
+    [out, err]
+        .iter()
+        .any(|f| f.metadata().is_ok_and(|m| m.len() > MAX_OUTPUT))
+}
+
 fn read_all(file: &mut File) -> String {
     let mut bytes = Vec::new();
     let _ = file.rewind();
@@ -365,15 +371,17 @@ mod tests {
 
     #[test]
     fn output_is_bounded() {
-        let mut c = Command::new("sh");
-        c.args(["-c", "exec yes kivi-lint"]);
-        // Also when all of it comes at once, just before the child exits.
-        let started = Instant::now();
-        assert!(matches!(
-            run(c, Duration::from_secs(60)),
-            Err(RunError::TooMuchOutput { .. })
-        ));
-        assert!(started.elapsed() < Duration::from_secs(30));
+        // A child that keeps writing, and one that writes it all at once and exits at once.
+        for script in ["exec yes kivi-lint", "exec head -c 70000000 /dev/zero"] {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]);
+            let started = Instant::now();
+            assert!(
+                matches!(run(c, Duration::from_secs(60)), Err(RunError::TooMuchOutput { .. })),
+                "{script}"
+            );
+            assert!(started.elapsed() < Duration::from_secs(30));
+        }
     }
 
     #[test]

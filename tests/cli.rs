@@ -426,18 +426,7 @@ fn which_helm() -> bool {
 #[test]
 fn helm_chart_is_rendered_with_config_values_and_mapped_to_templates() {
     let args_file = assert_fs::NamedTempFile::new("helm-args").unwrap();
-    let path = format!(
-        "{}:{}",
-        root().join("tests/bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = kivi()
-        .env("PATH", path)
-        .env(
-            "KIVI_TEST_HELM_OUTPUT",
-            root().join("fixtures/helm-chart/rendered/web.yaml"),
-        )
-        .env("KIVI_TEST_HELM_ARGS", args_file.path())
+    let out = common::kivi_with_helm_stand_in(args_file.path())
         .args(["units", "--format", "json", "fixtures/helm-chart"])
         .assert()
         .success()

@@ -182,12 +182,7 @@ fn pre_commit_mode_checks_each_render_unit_once() {
     );
     // A template of a Helm chart is checked through its chart (rendered by the test's helm).
     let helm_args = assert_fs::NamedTempFile::new("helm-args").unwrap();
-    let out = kivi()
-        .env(
-            "KIVI_TEST_HELM_OUTPUT",
-            root().join("fixtures/helm-chart/rendered/web.yaml"),
-        )
-        .env("KIVI_TEST_HELM_ARGS", helm_args.path())
+    let out = common::kivi_with_helm_stand_in(helm_args.path())
         .args([
             "units",
             "--pre-commit",
@@ -195,14 +190,6 @@ fn pre_commit_mode_checks_each_render_unit_once() {
             "json",
             "fixtures/helm-chart/charts/web/templates/deployment.yaml",
         ])
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                root().join("tests/bin").display(),
-                std::env::var("PATH").unwrap()
-            ),
-        )
         .assert()
         .success()
         .get_output()

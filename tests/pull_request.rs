@@ -53,18 +53,7 @@ fn helm_options_from_the_config_never_reach_helms_command_line() {
         "helm:\n  releaseName: \"--post-renderer=evil.sh\"\n  namespace: \"--kube-apiserver=http://10.0.0.1\"\n  values: [\"/etc/passwd\", \"../../../../etc/shadow\"]\n",
     );
     let args_file = repo.join("../helm-args");
-    let path = format!(
-        "{}:{}",
-        root().join("tests/bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = kivi()
-        .env("PATH", path)
-        .env(
-            "KIVI_TEST_HELM_OUTPUT",
-            root().join("fixtures/helm-chart/rendered/web.yaml"),
-        )
-        .env("KIVI_TEST_HELM_ARGS", &args_file)
+    let out = common::kivi_with_helm_stand_in(&args_file)
         .args(["units", "--color", "never"])
         .arg(&repo)
         .output()

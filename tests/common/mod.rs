@@ -114,3 +114,22 @@ pub fn expected_verdicts() -> Vec<Expected> {
     out.sort_by(|a, b| a.fixture.cmp(&b.fixture));
     out
 }
+
+/// The binary with `tests/bin/helm` first on PATH: a stand-in that records its arguments in
+/// `args_file` and prints the chart fixtures/helm-chart rendered beforehand.
+#[allow(dead_code)]
+pub fn kivi_with_helm_stand_in(args_file: &Path) -> Command {
+    let path = format!(
+        "{}:{}",
+        root().join("tests/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = kivi();
+    c.env("PATH", path)
+        .env(
+            "KIVI_TEST_HELM_OUTPUT",
+            root().join("fixtures/helm-chart/rendered/web.yaml"),
+        )
+        .env("KIVI_TEST_HELM_ARGS", args_file);
+    c
+}
