@@ -1606,3 +1606,18 @@ fn violations_come_with_fixes_the_model_checker_verified() {
     assert!(fixes("stale-reads-spread", &[]).iter().all(|(_, f)| f.is_none()));
     assert!(fixes("kivi-c3", &["--no-fixes"]).iter().all(|(_, f)| f.is_none()));
 }
+
+/// Issue 41 (6): an acknowledged (suppressed) finding is one line and its place in the human
+/// report, not its whole trace; `-v` shows the trace.
+#[test]
+fn suppressed_findings_print_no_trace_unless_verbose() {
+    let short = common::stdout_of(&["--color", "never", "fixtures/suppressed"], 0);
+    assert!(short.contains("(suppressed: "), "{short}");
+    assert!(
+        short.contains("its fix and its 20 steps are left out (-v shows them)"),
+        "{short}"
+    );
+    assert!(!short.contains("[1] deployment-controller"), "{short}");
+    let full = common::stdout_of(&["--color", "never", "-v", "fixtures/suppressed"], 0);
+    assert!(full.contains("[1] deployment-controller"), "{full}");
+}

@@ -155,6 +155,14 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     if !at.is_empty() {
                         let _ = writeln!(out, "    --> {at}");
                     }
+                    // An acknowledged finding is one line and its place: its fix and trace
+                    // are for `-v` (and every other format).
+                    if c.suppression.is_some() && !full_traces {
+                        let what = if c.fix.is_some() { "its fix and its" } else { "its" };
+                        let line = format!("{what} {} steps are left out (-v shows them)", c.steps.len());
+                        let _ = writeln!(out, "    {}", paint(color, dim, &line));
+                        continue;
+                    }
                     let fix_line = |f: &super::document::FixOut, verified: String| {
                         format!(
                             "    {} {} ({verified}){}\n",
