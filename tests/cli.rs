@@ -1621,3 +1621,41 @@ fn suppressed_findings_print_no_trace_unless_verbose() {
     let full = common::stdout_of(&["--color", "never", "-v", "fixtures/suppressed"], 0);
     assert!(full.contains("[1] deployment-controller"), "{full}");
 }
+
+/// Issue 41 (6): one fix, printed once. A root finding without a fix of its own shows the
+/// fixes verified for what its cause also breaks; the same fix verified for several of them is
+/// one line naming each (a report read back by `kivi-lint merge`, with gpu-rollout's
+/// rollout-completes fix copied onto two more results of the same cause).
+#[test]
+fn a_fix_shared_by_several_findings_is_printed_once() {
+    let out = common::kivi()
+        .args(["--format", "json", "-q", "fixtures/gpu-rollout"])
+        .output()
+        .unwrap();
+    let mut report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = report["units"][0]["verification"]["results"].as_array_mut().unwrap();
+    let borrowed = results
+        .iter()
+        .find(|r| r["causedBy"] == "pods-schedulable" && r["fix"].is_object())
+        .expect("gpu-rollout's rollout-completes carries the fix")
+        .clone();
+    for check in ["min-replicas-available", "eventually-stable"] {
+        let mut copy = borrowed.clone();
+        copy["check"] = Value::from(check);
+        results.push(copy);
+    }
+    let dir = assert_fs::TempDir::new().unwrap();
+    let file = dir.path().join("report.json");
+    std::fs::write(&file, serde_json::to_string(&report).unwrap()).unwrap();
+    let out = common::kivi()
+        .args(["merge", "--color", "never", "--format", "human"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(human.matches("fix: set `maxSurge: 0`").count(), 1, "{human}");
+    assert!(
+        human.contains("verified for rollout-completes, min-replicas-available, eventually-stable on"),
+        "{human}"
+    );
+}

@@ -179,14 +179,27 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     }
                     // Without a fix of its own, the fixes verified for what the same cause
                     // breaks, each named with the check it was verified for.
-                    let borrowed = v
+                    // The same fix verified for several of them is printed once, naming each.
+                    let mut borrowed: Vec<(&super::document::FixOut, Vec<&str>)> = Vec::new();
+                    for o in v
                         .results
                         .iter()
-                        .filter(|o| c.fix.is_none() && o.caused_by.as_deref() == Some(c.check.as_str()));
-                    for o in borrowed {
-                        if let Some(f) = &o.fix {
-                            out.push_str(&fix_line(f, format!("verified for {} on {}", o.check, f.verified_on)));
+                        .filter(|o| c.fix.is_none() && o.caused_by.as_deref() == Some(c.check.as_str()))
+                    {
+                        let Some(f) = &o.fix else { continue };
+                        match borrowed
+                            .iter_mut()
+                            .find(|(g, _)| (&g.summary, &g.file, g.line) == (&f.summary, &f.file, f.line))
+                        {
+                            Some((_, checks)) => checks.push(&o.check),
+                            None => borrowed.push((f, vec![&o.check])),
                         }
+                    }
+                    for (f, checks) in borrowed {
+                        out.push_str(&fix_line(
+                            f,
+                            format!("verified for {} on {}", checks.join(", "), f.verified_on),
+                        ));
                     }
                     if !c.also_breaks.is_empty() {
                         let _ = writeln!(out, "    also breaks {}", c.also_breaks.join(", "));
