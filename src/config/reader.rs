@@ -297,34 +297,31 @@ impl ConfigReader<'_, '_> {
             // Helm's own rules (a release name is a DNS-1123 subdomain of at most 53
             // characters; a namespace a label): anything else, `--post-renderer=…` included,
             // is an error here and never reaches helm's command line.
-            if let Some(n) = self.r.string(node, "releaseName") {
-                if crate::manifest::read::is_dns_subdomain(&n.value) && n.value.len() <= 53 {
-                    helm.release_name = n.value;
-                } else {
-                    self.r.error(
-                        n.span,
-                        format!(
-                            "`helm.releaseName` `{}` is not a Helm release name: lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit, at most 53",
-                            crate::diagnostics::printable(&truncate(&n.value))
-                        ),
-                    );
-                }
+            let release = |s: &str| crate::manifest::read::is_dns_subdomain(s) && s.len() <= 53;
+            if let Some(n) = self.helm_name(node, "releaseName", release, "a Helm release name: lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit, at most 53") {
+                helm.release_name = n;
             }
-            if let Some(n) = self.r.string(node, "namespace") {
-                if crate::manifest::read::is_dns_label(&n.value) {
-                    helm.namespace = n.value;
-                } else {
-                    self.r.error(
-                        n.span,
-                        format!(
-                            "`helm.namespace` `{}` is not a namespace: lower-case letters, digits and `-`, starting and ending with a letter or digit, at most 63",
-                            crate::diagnostics::printable(&truncate(&n.value))
-                        ),
-                    );
-                }
+            if let Some(n) = self.helm_name(node, "namespace", crate::manifest::read::is_dns_label, "a namespace: lower-case letters, digits and `-`, starting and ending with a letter or digit, at most 63") {
+                helm.namespace = n;
             }
         }
         helm
+    }
+
+    /// `helm.<key>`, if it is what `valid` accepts; else an error at it saying it is not `what`.
+    fn helm_name(&mut self, node: &Node, key: &str, valid: impl Fn(&str) -> bool, what: &str) -> Option<String> {
+        let n = self.r.string(node, key)?;
+        if valid(&n.value) {
+            return Some(n.value);
+        }
+        self.r.error(
+            n.span,
+            format!(
+                "`helm.{key}` `{}` is not {what}",
+                crate::diagnostics::printable(&truncate(&n.value))
+            ),
+        );
+        None
     }
 
     fn scaling(&mut self, root: &Node) -> Scaling {

@@ -341,20 +341,11 @@ fn closure(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>, seen:
 }
 
 pub(super) fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> bool {
-    let mut seen = BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        if !seen.insert(dir.clone()) {
-            continue;
-        }
-        if let Some(k) = all.get(&dir) {
-            if !k.problems.is_empty() {
-                return true;
-            }
-            stack.extend(k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))));
-        }
-    }
-    false
+    let mut builds_on = BTreeSet::new();
+    closure(root, all, &mut builds_on);
+    builds_on
+        .iter()
+        .any(|dir| all.get(dir).is_some_and(|k| !k.problems.is_empty()))
 }
 
 pub(super) fn run_renders(

@@ -201,8 +201,7 @@ pub(super) fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
             continue;
         };
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
-        let manifest = EXTENSIONS.contains(&ext) || name == "Kustomization";
+        let manifest = manifest_name(&path);
         if skip_testdata
             && path
                 .strip_prefix(dir)
@@ -272,13 +271,16 @@ pub(super) fn hidden_manifests(dir: &Path) -> usize {
     ignored_manifests(dir).len()
 }
 
+/// Whether a file's name makes it one discovery reads: a YAML or JSON extension, or kustomize's
+/// `Kustomization`.
+fn manifest_name(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    EXTENSIONS.contains(&ext) || path.file_name().is_some_and(|n| n == "Kustomization")
+}
+
 /// The manifest files under `dir` that the ignore files hide from the walk (at most 10,000).
 fn ignored_manifests(dir: &Path) -> Vec<PathBuf> {
-    let manifest = |e: &ignore::DirEntry| {
-        let name = e.file_name().to_str().unwrap_or_default();
-        let ext = e.path().extension().and_then(|x| x.to_str()).unwrap_or_default();
-        e.file_type().is_some_and(|t| t.is_file()) && (EXTENSIONS.contains(&ext) || name == "Kustomization")
-    };
+    let manifest = |e: &ignore::DirEntry| e.file_type().is_some_and(|t| t.is_file()) && manifest_name(e.path());
     let walk = |honour: bool| {
         ignore::WalkBuilder::new(dir)
             .hidden(true)
