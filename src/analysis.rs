@@ -134,14 +134,12 @@ pub fn analyze(request: &Request) -> Analysis {
     let mut scopes = discovery.scopes;
     crate::scopes::split_file_scopes(&mut objects, &mut scopes, &sources);
     // The config as the scan uses it, built once from the loaded one and never changed after:
-    // the assumed cluster widened for the scanned workloads, and what the config names (the
-    // scheduler's profile, the previous revision) read.
-    let cluster = crate::config::assumed::admit_static_requirements(&config.cluster, &objects, &mut diags);
+    // what the config names (the scheduler's profile, the previous revision) read. An assumed
+    // cluster is widened per unit, once the units are known.
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
     let profile = load_scheduler_config(&config, &mut sources, &mut diags);
     let previous = previous_revision(&config, request, &mut diags);
     let config = Config {
-        cluster,
         scheduler: crate::config::SchedulerOptions {
             profile,
             ..config.scheduler
@@ -156,7 +154,8 @@ pub fn analyze(request: &Request) -> Analysis {
 
     let start = Instant::now();
     let scope_paths: Vec<String> = scopes.iter().map(|s| s.path.display().to_string()).collect();
-    let units = units::build(&objects, &config, &scope_paths, policy, &mut diags);
+    let mut units = units::build(&objects, &config, &scope_paths, policy, &mut diags);
+    units::assumed::assume_per_unit(&config.cluster, &objects, &mut units, &mut diags);
     let units_time = start.elapsed();
 
     diags.sort(&sources);

@@ -326,7 +326,8 @@ fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: 
     if plan.checks.is_empty() {
         return plan;
     }
-    let topologies = topologies::plan(unit, subject.objects, subject.config, options.scale);
+    let config = unit.config(subject.config);
+    let topologies = topologies::plan(unit, subject.objects, &config, options.scale);
     plan.bound = topologies.bound;
     if topologies.topologies.is_empty() {
         plan.failure = Some("no topology to verify: no node pool can have a node".into());
@@ -334,7 +335,7 @@ fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: 
     }
     let mut built = Vec::new();
     for topology in topologies.topologies {
-        match model::ir::build(unit, subject.objects, subject.config, &topology) {
+        match model::ir::build(unit, subject.objects, &config, &topology) {
             Ok((ir, names)) => built.push((topology, ir, names)),
             // A larger topology than the model holds ends the search there.
             Err(e) if !built.is_empty() => {
@@ -731,9 +732,8 @@ fn add(total: &mut engine::Timings, more: &engine::Timings) {
 
 /// A topology in words: `3 nodes (zone-a 2, zone-b 1), php-apache from 5 replicas`.
 pub fn describe(subject: Subject<'_>, unit: usize, topology: &Topology) -> String {
-    let pools: Vec<String> = subject
-        .config
-        .cluster
+    let pools: Vec<String> = subject.units[unit]
+        .cluster(subject.config)
         .pools
         .iter()
         .zip(&topology.nodes_per_pool)

@@ -86,6 +86,149 @@ fn assumed_cluster_admits_static_node_requirements() {
     assert!(stderr.contains("no node pool"), "{stderr}");
 }
 
+/// Issue 41 (1): assumptions are made per unit, never for the whole scan. Alternative
+/// Deployments of one directory asking for different accelerators, one directory's `In
+/// prod-app` beside another's `NotIn prod-app`, and, within one unit, an arm64 workload whose
+/// pods avoid an amd64 one's: each is admitted (the last by an assumed pool of its own).
+#[test]
+fn cluster_assumptions_are_per_unit_and_per_workload_class() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    for (name, gpu) in [
+        ("a100", "nvidia-tesla-a100"),
+        ("h100", "nvidia-h100-80gb"),
+        ("l4", "nvidia-l4"),
+    ] {
+        let spec = format!("      nodeSelector: {{cloud.google.com/gke-accelerator: {gpu}}}\n");
+        dir.child(format!("serving/{name}.yaml"))
+            .write_str(&deployment(name, 1, &spec, "{cpu: '1', nvidia.com/gpu: 1}"))
+            .unwrap();
+    }
+    let node_group = |op: &str| {
+        format!(
+            "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions: [{{key: nodegroup-type, operator: {op}, values: [prod-app]}}]\n"
+        )
+    };
+    dir.child("prod/app.yaml")
+        .write_str(&deployment("app", 2, &node_group("In"), "{cpu: 100m}"))
+        .unwrap();
+    dir.child("troubleshooting/metrics.yaml")
+        .write_str(&deployment("metrics", 1, &node_group("NotIn"), "{cpu: 100m}"))
+        .unwrap();
+    let avoid = |arch: &str, other: &str| {
+        format!(
+            "      nodeSelector: {{kubernetes.io/arch: {arch}}}\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - {{topologyKey: kubernetes.io/hostname, labelSelector: {{matchLabels: {{app: {other}}}}}}}\n"
+        )
+    };
+    dir.child("mixed/arm.yaml")
+        .write_str(&deployment("arm", 2, &avoid("arm64", "x86"), "{cpu: 100m}"))
+        .unwrap();
+    dir.child("mixed/x86.yaml")
+        .write_str(&deployment("x86", 2, &avoid("amd64", "arm"), "{cpu: 100m}"))
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    let v = verdicts(&report);
+    assert!(v.iter().all(|(_, verdict)| verdict == "verified"), "{v:?}\n{stderr}");
+    let units = report["units"].as_array().unwrap();
+    assert_eq!(units.len(), 6, "{report}");
+    for u in units {
+        assert!(
+            u["verification"]["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["check"] == "pods-schedulable" && r["verdict"] == "verified"),
+            "{u}"
+        );
+    }
+    let mixed = units
+        .iter()
+        .find(|u| u["name"] == "shop/arm (+1 workloads)")
+        .expect("one unit of both");
+    let pools: Vec<&str> = mixed["cluster"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        pools,
+        [
+            "zone-a",
+            "zone-b",
+            "zone-c",
+            "zone-a-pool2",
+            "zone-b-pool2",
+            "zone-c-pool2"
+        ]
+    );
+    assert!(
+        stderr.contains("each unit is verified against an assumed one"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a node pool of their own"), "{stderr}");
+    assert!(!stderr.contains("not admitted"), "{stderr}");
+}
+
+/// A pod that no assumed node can admit (it wants a node that is not Linux, and the kubelet
+/// labels every assumed node `kubernetes.io/os: linux`) is never a finding: its unit is not
+/// checked, and a note names it.
+#[test]
+fn pods_no_assumption_admits_are_named_never_found() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let spec = "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions: [{key: kubernetes.io/os, operator: NotIn, values: [linux]}]\n";
+    dir.child("win.yaml")
+        .write_str(&deployment("win", 2, spec, "{cpu: 100m}"))
+        .unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    assert!(verdicts(&report).is_empty(), "{report}");
+    let not_checked = &report["units"][0]["notChecked"];
+    assert!(
+        not_checked.as_array().is_some_and(|a| !a.is_empty()
+            && a.iter()
+                .all(|n| n["reason"].as_str().unwrap().contains("cannot assume"))),
+        "{report}"
+    );
+    assert!(stderr.contains("admits the pods of Deployment/shop/win"), "{stderr}");
+}
+
+/// Pods that may not share a node (each workload's required hostname anti-affinity against
+/// its own pods and the other's) get as many assumed nodes as the steady state needs: how
+/// many nodes a real cluster has is not known. What needs more than that is still found: the
+/// rolling update's surge pod.
+#[test]
+fn assumed_nodes_hold_pods_that_may_not_share_one() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let apart = "      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - {topologyKey: kubernetes.io/hostname, labelSelector: {matchExpressions: [{key: app, operator: In, values: [db, router]}]}}\n";
+    let router = deployment("router", 3, apart, "{cpu: 100m}").replace(
+        "  selector:",
+        "  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}\n  selector:",
+    );
+    dir.child("router.yaml").write_str(&router).unwrap();
+    let db = deployment("db", 3, apart, "{cpu: 100m}").replace(
+        "  selector:",
+        "  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}\n  selector:",
+    );
+    dir.child("db.yaml").write_str(&db).unwrap();
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    let v = verdicts(&report);
+    assert!(v.iter().all(|(_, verdict)| verdict == "verified"), "{v:?}\n{stderr}");
+    assert!(
+        stderr.contains("up to 2 nodes per zone where pods may not share a node"),
+        "{stderr}"
+    );
+    // With a surge pod the rollout needs a seventh node: found.
+    dir.child("router.yaml")
+        .write_str(&deployment("router", 3, apart, "{cpu: 100m}"))
+        .unwrap();
+    let (report, _) = check(&[dir.path().to_str().unwrap()], 1);
+    assert!(
+        verdicts(&report)
+            .iter()
+            .any(|(c, v)| c == "rollout-completes" && v == "violated"),
+        "{report}"
+    );
+}
+
 /// Plain files: each directory is a scope; the same object in two directories is two
 /// environments, never "defined more than once"; an HPA in another directory joins its target.
 #[test]

@@ -3,7 +3,6 @@
 //! The schema is fixed (other tooling writes these files): unknown fields are located errors.
 //! Without a file the embedded default (`default.yaml`) is used.
 
-pub mod assumed;
 pub mod cluster;
 mod date;
 mod reader;

@@ -99,6 +99,10 @@ pub struct Unit {
     pub scope_kind: ScopeKind,
     pub members: Vec<Member>,
     pub node_pools: Vec<String>,
+    /// The unit's own cluster, when it is not the report's: the assumed one that admits what
+    /// its workloads require of nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster: Vec<Pool>,
     pub checks: Vec<String>,
     pub edges: Vec<Edge>,
     /// Enabled checks that no run explores for this unit, and why (an event the config does
@@ -377,6 +381,23 @@ pub struct Context {
     pub judgements: BTreeMap<(usize, crate::checks::CheckId), crate::findings::Judgement>,
 }
 
+fn pools(cluster: &crate::config::Cluster) -> Vec<Pool> {
+    cluster
+        .pools
+        .iter()
+        .map(|p| Pool {
+            name: p.name.clone(),
+            count: p.count,
+            min: p.min,
+            max: p.max,
+            labels: p.labels.clone(),
+            allocatable: p.allocatable,
+            reserved: p.reserved,
+            taints: p.taints.clone(),
+        })
+        .collect()
+}
+
 impl Report {
     /// The report of an analysis and, once verified, its results.
     pub fn new(a: &Analysis, results: Option<&[crate::findings::UnitResult]>, context: &Context) -> Report {
@@ -420,6 +441,7 @@ impl Report {
                         })
                         .collect(),
                     node_pools: u.node_pools.clone(),
+                    cluster: u.cluster.as_ref().map(pools).unwrap_or_default(),
                     checks: u.checks.iter().map(|c| c.to_string()).collect(),
                     not_checked: u
                         .not_checked
@@ -468,22 +490,7 @@ impl Report {
                     .count(),
                 existing_findings_hidden: hidden,
             }),
-            cluster: a
-                .config
-                .cluster
-                .pools
-                .iter()
-                .map(|p| Pool {
-                    name: p.name.clone(),
-                    count: p.count,
-                    min: p.min,
-                    max: p.max,
-                    labels: p.labels.clone(),
-                    allocatable: p.allocatable,
-                    reserved: p.reserved,
-                    taints: p.taints.clone(),
-                })
-                .collect(),
+            cluster: pools(&a.config.cluster),
             summary: Summary {
                 files: a.files,
                 renders: a.renders,

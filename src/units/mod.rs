@@ -15,8 +15,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+pub mod assumed;
+
+use std::borrow::Cow;
+
 use crate::checks::{self, Applies, CheckId};
-use crate::config::{Config, NodePool};
+use crate::config::{Cluster, Config, NodePool};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
 use crate::manifest::read::truncate;
@@ -66,9 +70,35 @@ pub struct Unit {
     /// PodDisruptionBudget's `drain-completes` without the `node-drain` event. The report
     /// says "not checked", never "verified".
     pub not_checked: Vec<(CheckId, &'static str)>,
+    /// The cluster the unit is verified against when it is not the config's: with no cluster
+    /// described, the assumed one that admits what its workloads require of nodes
+    /// ([`assumed`]).
+    #[serde(skip)]
+    pub cluster: Option<Cluster>,
 }
 
 impl Unit {
+    /// The config this unit is verified with: the scan's, with the unit's own cluster.
+    pub fn config<'c>(&self, config: &'c Config) -> Cow<'c, Config> {
+        match &self.cluster {
+            Some(cluster) => Cow::Owned(Config {
+                cluster: cluster.clone(),
+                ..config.clone()
+            }),
+            None => Cow::Borrowed(config),
+        }
+    }
+
+    /// The cluster this unit is verified against.
+    pub fn cluster<'c>(&'c self, config: &'c Config) -> &'c Cluster {
+        self.cluster.as_ref().unwrap_or(&config.cluster)
+    }
+
+    /// The cluster this unit is verified against, to edit (a fix's node counts).
+    pub fn cluster_mut<'c>(&'c mut self, config: &'c mut Config) -> &'c mut Cluster {
+        self.cluster.as_mut().unwrap_or(&mut config.cluster)
+    }
+
     pub fn workloads(&self) -> impl Iterator<Item = usize> + '_ {
         self.members
             .iter()
@@ -417,16 +447,20 @@ impl<'a> Graph<'a> {
     fn node_pools(&mut self, diags: &mut Diagnostics) {
         for &w in &self.workloads {
             let spec = self.workload_spec(w);
-            let pools: Vec<usize> = self
-                .config
-                .cluster
-                .pools
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| pool_admits(p, spec))
-                .map(|(i, _)| i)
-                .collect();
-            if pools.is_empty() && !self.config.cluster.pools.is_empty() {
+            let pools: Vec<usize> = if self.config.cluster.assumed {
+                assumed::pools_admitting(&self.config.cluster, self.objects, w)
+            } else {
+                self.config
+                    .cluster
+                    .pools
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| pool_admits(p, spec))
+                    .map(|(i, _)| i)
+                    .collect()
+            };
+            // An assumed cluster that cannot admit a pod says so in its own note.
+            if pools.is_empty() && !self.config.cluster.pools.is_empty() && !self.config.cluster.assumed {
                 let span = spec.node_requirement_span();
                 diags.push(
                     Diagnostic::warning(
@@ -543,6 +577,10 @@ impl<'a> Graph<'a> {
     }
 
     fn capacity_edges(&mut self) {
+        // An assumed cluster has room for every pod of a unit: capacity never joins workloads.
+        if self.config.cluster.assumed {
+            return;
+        }
         let mut new_edges = Vec::new();
         for (pi, pool) in self.config.cluster.pools.iter().enumerate() {
             let by_scope: BTreeMap<usize, Vec<usize>> = self
@@ -728,6 +766,7 @@ impl<'a> Graph<'a> {
             checks,
             edges,
             not_checked,
+            cluster: None,
         }
     }
 

@@ -168,6 +168,7 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         checks: Vec::new(),
         edges: Vec::new(),
         not_checked: Vec::new(),
+        cluster: None,
     };
     let (mut built, names) =
         ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;

@@ -281,6 +281,7 @@ impl<'a> Scenario<'a> {
             checks: Vec::new(),
             edges: Vec::new(),
             not_checked: Vec::new(),
+            cluster: None,
         };
         let (mut built, names) =
             ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;

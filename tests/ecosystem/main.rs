@@ -1,7 +1,8 @@
 //! The ecosystem check, after ruff's: kivi-lint over every real repository of
-//! `../shared/corpus/real` and `../shared/corpus/ecosystem` (or the directories in
-//! `KIVI_ECOSYSTEM_CORPUS`, separated by `:`), as a new user runs it: the default config, a cold
-//! cache. Every finding is compared with `tests/ecosystem/triage.yaml`, where each one is
+//! `../shared/corpus/real`, `../shared/corpus/ecosystem` and `../shared/corpus/ecosystem2` (or
+//! the directories in `KIVI_ECOSYSTEM_CORPUS`, separated by `:`), as a new user runs it: the
+//! default config, a cold cache, and `helm` on PATH (`scripts/setup` installs it; without it
+//! the check fails, since what a repository's charts deploy would go unverified). Every finding is compared with `tests/ecosystem/triage.yaml`, where each one is
 //! marked `real` (a maintainer would accept it) or `noise` (with the assumption or defect that
 //! causes it).
 //!
@@ -67,7 +68,7 @@ fn corpus_dirs() -> Vec<PathBuf> {
         Ok(dirs) if !dirs.is_empty() => dirs.split(':').map(PathBuf::from).collect(),
         _ => {
             let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-            vec![shared.join("real"), shared.join("ecosystem")]
+            vec![shared.join("real"), shared.join("ecosystem"), shared.join("ecosystem2")]
         }
     }
 }
@@ -217,6 +218,14 @@ fn run(name: &str, repo: &Path, cache: &Path) -> (Vec<Finding>, Row) {
 }
 
 fn main() {
+    let helm = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .any(|d| Path::new(d).join("helm").is_file());
+    if !helm {
+        println!("ecosystem: `helm` is not on PATH (scripts/setup installs it): charts would go unverified");
+        std::process::exit(1);
+    }
     let (triaged, floor) = triage();
     let cache = tempfile::tempdir().expect("a temporary directory");
     let mut rows: Vec<(String, Row)> = Vec::new();

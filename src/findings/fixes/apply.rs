@@ -179,8 +179,15 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
     let mut config = a.config.clone();
     let mut units = a.units.clone();
     apply(&mut objects, &mut config, &mut units[unit].members, edit);
+    // The edit may change what the pods require of nodes: assumed again for the edited unit.
+    crate::units::assumed::reassume(&config.cluster, &objects, &mut units[unit]);
     if let Some(t) = at {
-        for (pool, &n) in config.cluster.pools.iter_mut().zip(&t.nodes_per_pool) {
+        for (pool, &n) in units[unit]
+            .cluster_mut(&mut config)
+            .pools
+            .iter_mut()
+            .zip(&t.nodes_per_pool)
+        {
             pool.count = n;
         }
     }

@@ -295,9 +295,8 @@ fn sized_cpu_request(
     let spec = &w.template.spec;
     let (container, current) = cpu_request(spec).map(|(i, r)| (i, r.value))?;
     let pod = spec.effective_request().cpu_millis;
-    let pools: Vec<(usize, &crate::config::NodePool)> = a
-        .config
-        .cluster
+    let pools: Vec<(usize, &crate::config::NodePool)> = a.units[unit]
+        .cluster(&a.config)
         .pools
         .iter()
         .enumerate()

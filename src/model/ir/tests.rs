@@ -127,6 +127,7 @@ fn descheduler_of(manifests: &str, evictor: &str, plugin: &str, args: &str) -> I
         checks: Vec::new(),
         edges: Vec::new(),
         not_checked: Vec::new(),
+        cluster: None,
     };
     let config = Config::default_for(std::path::Path::new("."), &mut sources);
     let pool = &config.cluster.pools[0];
@@ -153,6 +154,7 @@ fn one_workload_unit(config: &Config, checks: Vec<CheckId>) -> Unit {
         checks,
         edges: Vec::new(),
         not_checked: Vec::new(),
+        cluster: None,
     }
 }
 
