@@ -112,7 +112,15 @@ fn unit_keys(
     engine: &Engine,
     options: &search::Options,
 ) -> Vec<String> {
-    let fingerprints = plans.iter().map(|p| p.fingerprint(options, engine));
+    // A unit's plans (its own, and its drain-alone one) in order, their fingerprints joined.
+    let mut fingerprints = vec![String::new(); analysis.units.len()];
+    for p in plans {
+        let joined = &mut fingerprints[p.unit()];
+        if !joined.is_empty() {
+            joined.push('+');
+        }
+        joined.push_str(&p.fingerprint(options, engine));
+    }
     scope_keys(analysis, top)
         .into_iter()
         .zip(fingerprints)

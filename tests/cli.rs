@@ -395,7 +395,10 @@ fn remote_kustomize_bases_are_refused_before_rendering() {
 /// stand-in lives in tests/bin, which is never on PATH).
 fn path_without_helm() -> String {
     let path = std::env::var("PATH").unwrap_or_default();
-    let kept: Vec<&str> = path.split(':').filter(|d| !Path::new(d).join("helm").is_file()).collect();
+    let kept: Vec<&str> = path
+        .split(':')
+        .filter(|d| !Path::new(d).join("helm").is_file())
+        .collect();
     kept.join(":")
 }
 

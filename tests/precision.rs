@@ -567,37 +567,58 @@ fn resource_and_node_requirement_findings_are_located() {
     assert_eq!(result["line"], 13, "{result}");
 }
 
-/// Issue 41 (5): a check that cannot be violated without an event the config lacks is never
-/// "verified". A PodDisruptionBudget that blocks every drain, with the default events (no
-/// node-drain), gives `drain-completes` as "not checked" with the event it needs, in the human
-/// and JSON reports; `kivi-lint rules` says which events each check needs.
+/// Issue 41 (5): the textbook PodDisruptionBudgets that block every drain are found with no
+/// config (`minAvailable` equal to the replicas, `maxUnavailable: 0`, `minAvailable` equal to
+/// the HPA's minReplicas), each with a verified fix at the budget's field; `maxUnavailable: 1`
+/// on 3 replicas is verified. `kivi-lint rules` says the check needs node-drain and that
+/// kivi-lint adds it.
 #[test]
-fn a_check_whose_event_is_not_configured_is_not_checked_never_verified() {
-    let dir = assert_fs::TempDir::new().unwrap();
-    dir.child("app.yaml")
-        .write_str(&format!(
-            "{}---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web, namespace: shop}}\nspec:\n  minAvailable: 2\n  selector: {{matchLabels: {{app: web}}}}\n",
-            deployment("web", 2, "", "{cpu: 100m, memory: 128Mi}")
-        ))
-        .unwrap();
-    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
-    let unit = &report["units"][0];
-    assert_eq!(unit["notChecked"][0]["check"], "drain-completes", "{report}{stderr}");
-    assert!(unit["notChecked"][0]["reason"].as_str().unwrap().contains("node-drain"));
-    assert!(
-        !verdicts(&report).iter().any(|(c, _)| c == "drain-completes"),
-        "{report}"
-    );
-    let human = kivi()
-        .args(["--no-fixes", "--color", "never"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let human = String::from_utf8_lossy(&human.stdout);
-    assert!(
-        human.contains("- not checked drain-completes: needs the node-drain event"),
-        "{human}"
-    );
+fn pod_disruption_budgets_that_block_every_drain_are_found_with_no_config() {
+    let hpa = "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 4\n  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]\n";
+    for (budget, extra, blocks) in [
+        ("minAvailable: 3", "", true),
+        ("maxUnavailable: 0", "", true),
+        ("minAvailable: 2", hpa, true),
+        ("maxUnavailable: 1", "", false),
+    ] {
+        let dir = assert_fs::TempDir::new().unwrap();
+        dir.child("app.yaml")
+            .write_str(&format!(
+                "{}---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web, namespace: shop}}\nspec:\n  {budget}\n  selector: {{matchLabels: {{app: web}}}}\n{extra}",
+                deployment("web", 3, "", "{cpu: 100m, memory: 128Mi}")
+            ))
+            .unwrap();
+        let out = kivi()
+            .args(["--format", "json", "--fixes-for", "error"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let drain = report["units"][0]["verification"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["check"] == "drain-completes")
+            .cloned()
+            .unwrap_or_else(|| panic!("{budget}: {report}"));
+        let others_verified = verdicts(&report)
+            .iter()
+            .filter(|(c, _)| c != "drain-completes")
+            .all(|(_, v)| v == "verified");
+        assert!(others_verified, "{budget}: {report}");
+        if blocks {
+            assert_eq!(drain["verdict"], "violated", "{budget}: {drain}");
+            assert_eq!(out.status.code(), Some(1), "{budget}");
+            assert_eq!(drain["line"], 19, "{budget}: at the budget's field: {drain}");
+            assert!(
+                drain["fix"]["verifiedOn"].is_string(),
+                "{budget}: a verified fix: {drain}"
+            );
+        } else {
+            assert_eq!(drain["verdict"], "verified", "{budget}: {drain}");
+            assert_eq!(out.status.code(), Some(0), "{budget}");
+        }
+    }
     let rules = kivi().args(["rules", "--format", "json"]).output().unwrap();
     let rules: Value = serde_json::from_slice(&rules.stdout).unwrap();
     let drain = rules
@@ -607,4 +628,5 @@ fn a_check_whose_event_is_not_configured_is_not_checked_never_verified() {
         .find(|r| r["id"] == "drain-completes")
         .unwrap();
     assert_eq!(drain["needsEvents"], serde_json::json!(["node-drain"]));
+    assert_eq!(drain["addsItsEvents"], true);
 }

@@ -155,21 +155,30 @@ impl Applies {
             Applies::WithOverloadEvents => "every unit, when the config has the node-overload event",
             Applies::WithSpread => "units with more than one replica or a topology spread constraint",
             Applies::WithRollout => "units with a Deployment or a RollingUpdate StatefulSet",
-            Applies::WithDrainEvents => "every unit, when the config has the node-drain event",
+            Applies::WithDrainEvents => {
+                "units with a PodDisruptionBudget (in a model of their own, node-drain its only event, on the smallest cluster of the search), and every unit when the config has the node-drain event"
+            }
             Applies::WithFeedback => {
                 "units with an HPA, a descheduler policy, NoExecute taints, an evicting event or gitops-sync"
             }
         }
     }
 
-    /// The events without which the check never runs: a unit it would concern says "not
-    /// checked" rather than "verified".
+    /// The events the check needs explored: without them a unit it would concern says "not
+    /// checked" rather than "verified", unless kivi-lint adds them itself
+    /// ([`Applies::adds_its_events`]).
     pub fn needs_events(self) -> &'static [&'static str] {
         match self {
             Applies::WithOverloadEvents => &["node-overload"],
             Applies::WithDrainEvents => &["node-drain"],
             _ => &[],
         }
+    }
+
+    /// kivi-lint explores the needed events itself where the check concerns a unit (a
+    /// PodDisruptionBudget's drain, in a model of its own), config or not.
+    pub fn adds_its_events(self) -> bool {
+        matches!(self, Applies::WithDrainEvents)
     }
 }
 

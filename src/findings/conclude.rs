@@ -45,10 +45,40 @@ pub fn verify_plans(
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
-    search::verify_plans(subject, plans, engine, options, cancel, progress)
-        .into_iter()
-        .map(|searched| conclude(subject, searched))
-        .collect()
+    let mut out: Vec<UnitResult> = Vec::new();
+    for searched in search::verify_plans(subject, plans, engine, options, cancel, progress) {
+        let result = conclude(subject, searched);
+        // A unit's drain-alone search follows its own: one result per unit.
+        match out.last_mut() {
+            Some(last) if last.unit == result.unit => merge(last, result),
+            _ => out.push(result),
+        }
+    }
+    out
+}
+
+/// `other`'s verdicts (the drain-alone search of the same unit) into `into`: each check from
+/// the search that monitored it; the efforts added.
+fn merge(into: &mut UnitResult, other: UnitResult) {
+    for (mine, theirs) in into.results.iter_mut().zip(other.results) {
+        if matches!(mine.verdict, Verdict::NotChecked) {
+            *mine = theirs;
+        }
+    }
+    let (a, b) = (&mut into.effort, other.effort);
+    a.timings.spin += b.timings.spin;
+    a.timings.compile += b.timings.compile;
+    a.timings.pan += b.timings.pan;
+    a.timings.replay += b.timings.replay;
+    a.states += b.states;
+    a.generate += b.generate;
+    a.elapsed += b.elapsed;
+    a.cached &= b.cached;
+    into.search.planned = into.search.planned.max(other.search.planned);
+    // Where the drain-alone search explored the drain.
+    if other.search.bound.ends_with(search::DRAIN_ALONE_BOUND) {
+        into.search.bound.push_str(search::DRAIN_ALONE_BOUND);
+    }
 }
 
 /// Each check of the unit: its first violation (or first inconclusive run), else verified up

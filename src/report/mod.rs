@@ -237,6 +237,7 @@ pub fn rules(format: RulesFormat) -> String {
                         "defaultEnabled": c.default_enabled,
                         "runsIn": c.applies.condition(),
                         "needsEvents": c.applies.needs_events(),
+                        "addsItsEvents": c.applies.adds_its_events(),
                         "example": c.example,
                         "fixes": c.fixes,
                         "helpUri": c.help_uri(),
@@ -254,6 +255,11 @@ pub fn rules(format: RulesFormat) -> String {
                 let needs = c.applies.needs_events();
                 let needs = if needs.is_empty() {
                     String::new()
+                } else if c.applies.adds_its_events() {
+                    format!(
+                        " It needs the `{}` event, which kivi-lint adds itself where a unit has a PodDisruptionBudget.",
+                        needs.join("`, `")
+                    )
                 } else {
                     format!(
                         " It needs the `{}` event in the config's `events`; without it a unit it concerns says \"not checked\".",
@@ -280,7 +286,12 @@ pub fn rules(format: RulesFormat) -> String {
                     "off unless `checks.enable` lists it"
                 };
                 out.push_str(&format!("  runs: {enabled}, in {}\n", c.applies.condition()));
-                if !c.applies.needs_events().is_empty() {
+                if c.applies.adds_its_events() {
+                    out.push_str(&format!(
+                        "  needs the event: {} (added by kivi-lint where a unit has a PodDisruptionBudget)\n",
+                        c.applies.needs_events().join(", ")
+                    ));
+                } else if !c.applies.needs_events().is_empty() {
                     out.push_str(&format!(
                         "  needs the event: {} (config `events`); without it, \"not checked\"\n",
                         c.applies.needs_events().join(", ")

@@ -20,7 +20,7 @@ pub mod assumed;
 use std::borrow::Cow;
 
 use crate::checks::{self, Applies, CheckId};
-use crate::config::{Cluster, Config, NodePool};
+use crate::config::{Cluster, Config, EnvironmentEvent, NodePool};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
 use crate::manifest::read::truncate;
@@ -75,6 +75,12 @@ pub struct Unit {
     /// ([`assumed`]).
     #[serde(skip)]
     pub cluster: Option<Cluster>,
+    /// `drain-completes` is explored in a model of its own: the unit has a
+    /// PodDisruptionBudget and the config does not drain nodes. A budget that blocks every
+    /// drain is the most common availability mistake, so it is checked with no config; the
+    /// drain is the only event there, and its combinations with the config's events are not
+    /// explored ([`Unit::drain_alone_unit`]).
+    pub drain_alone: bool,
 }
 
 impl Unit {
@@ -86,6 +92,39 @@ impl Unit {
                 ..config.clone()
             }),
             None => Cow::Borrowed(config),
+        }
+    }
+
+    /// The unit as its drain-alone model sees it: its workloads and budgets, with neither
+    /// autoscalers nor descheduler policies (the replica counts an HPA may hold come from the
+    /// topology search, which starts each autoscaled workload at every count in its range), and
+    /// `drain-completes` its only check.
+    pub fn drain_alone_unit(&self) -> Unit {
+        Unit {
+            members: self
+                .members
+                .iter()
+                .filter(|m| !matches!(m.role, Role::Autoscaler | Role::DeschedulerPolicy))
+                .cloned()
+                .collect(),
+            checks: vec![CheckId::DrainCompletes],
+            drain_alone: false,
+            ..self.clone()
+        }
+    }
+
+    /// The config of the unit's drain-alone model: its own, with `node-drain` as the only
+    /// event (at the first budget).
+    pub fn drain_alone_config(&self, config: &Config, objects: &[Object]) -> Config {
+        let at = self
+            .members
+            .iter()
+            .find(|m| m.role == Role::DisruptionBudget)
+            .map_or_else(crate::source::Span::default, |m| objects[m.object].span);
+        Config {
+            cluster: self.cluster(config).clone(),
+            events: vec![crate::source::Spanned::new(EnvironmentEvent::NodeDrain, at)],
+            ..config.clone()
         }
     }
 
@@ -756,7 +795,8 @@ impl<'a> Graph<'a> {
             .cloned()
             .collect();
         let checks = self.applicable_checks(&workloads, &attached);
-        let not_checked = self.not_checked(&attached, &checks);
+        let drain_alone = checks.contains(&CheckId::DrainCompletes)
+            && !self.config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain));
         Unit {
             id,
             name,
@@ -765,20 +805,9 @@ impl<'a> Graph<'a> {
             node_pools,
             checks,
             edges,
-            not_checked,
+            not_checked: Vec::new(),
             cluster: None,
-        }
-    }
-
-    /// The enabled checks whose violations need an event the config does not have, where
-    /// the unit holds what they are about.
-    fn not_checked(&self, attached: &[(usize, Role)], checks: &[CheckId]) -> Vec<(CheckId, &'static str)> {
-        let budget = attached.iter().any(|(_, r)| *r == Role::DisruptionBudget);
-        let drain = CheckId::DrainCompletes;
-        if budget && !checks.contains(&drain) && self.config.checks.is_enabled(drain) {
-            vec![(drain, "needs the node-drain event (config `events`)")]
-        } else {
-            Vec::new()
+            drain_alone,
         }
     }
 
@@ -816,7 +845,7 @@ impl<'a> Graph<'a> {
                         || config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::GitopsSync))
                 }
                 Applies::WithDrainEvents => {
-                    config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::NodeDrain))
+                    has(Role::DisruptionBudget) || config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain))
                 }
                 Applies::WithRollout => workloads.iter().any(|w| {
                     self.objects[*w].workload().is_some_and(|wl| {

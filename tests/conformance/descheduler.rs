@@ -169,6 +169,7 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         edges: Vec::new(),
         not_checked: Vec::new(),
         cluster: None,
+        drain_alone: false,
     };
     let (mut built, names) =
         ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;

@@ -282,6 +282,7 @@ impl<'a> Scenario<'a> {
             edges: Vec::new(),
             not_checked: Vec::new(),
             cluster: None,
+            drain_alone: false,
         };
         let (mut built, names) =
             ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;

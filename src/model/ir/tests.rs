@@ -128,6 +128,7 @@ fn descheduler_of(manifests: &str, evictor: &str, plugin: &str, args: &str) -> I
         edges: Vec::new(),
         not_checked: Vec::new(),
         cluster: None,
+        drain_alone: false,
     };
     let config = Config::default_for(std::path::Path::new("."), &mut sources);
     let pool = &config.cluster.pools[0];
@@ -155,6 +156,7 @@ fn one_workload_unit(config: &Config, checks: Vec<CheckId>) -> Unit {
         edges: Vec::new(),
         not_checked: Vec::new(),
         cluster: None,
+        drain_alone: false,
     }
 }
 
