@@ -55,6 +55,43 @@ pub(super) fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
     })
 }
 
+/// Why the autoscaler chose `desired`, after the usage it saw: `recommended` is the metrics'
+/// recommendation within [minReplicas, maxReplicas] (-2: the current count was outside them),
+/// `unlogged` the decision its recent recommendations and scale events aside, that is the
+/// scaling policies' limit (horizontal.go: stabilizeRecommendation and the rate rules). Old
+/// traces without them say nothing more.
+fn hpa_why(current: i64, desired: i64, recommended: Option<i64>, unlogged: Option<i64>) -> String {
+    let (Some(recommended), Some(unlogged)) = (recommended, unlogged) else {
+        return String::new();
+    };
+    if recommended == -2 {
+        let (side, bound) = if desired > current {
+            ("below minReplicas", desired)
+        } else {
+            ("above maxReplicas", desired)
+        };
+        return format!(": {current} is {side} {bound}");
+    }
+    if desired == recommended {
+        return format!(": the metrics ask for {recommended} within [minReplicas, maxReplicas]");
+    }
+    if desired == unlogged {
+        let direction = if desired > current { "scale-up" } else { "scale-down" };
+        return format!(
+            ": the metrics ask for {recommended} within [minReplicas, maxReplicas]; the {direction} limit allows {desired} now"
+        );
+    }
+    if desired > recommended {
+        format!(
+            ": the metrics ask for {recommended} within [minReplicas, maxReplicas]; a higher recommendation still inside the scale-down stabilization window (300 s unless `behavior` sets it) holds it at {desired}"
+        )
+    } else {
+        format!(
+            ": the metrics ask for {recommended} within [minReplicas, maxReplicas]; a lower recommendation inside the scale-up stabilization window, or scalings inside the policies' period, hold it at {desired}"
+        )
+    }
+}
+
 /// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
 pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) -> (Vec<Step>, Option<Span>) {
     let mut namer = Namer::new(ir, names, objects);
@@ -199,10 +236,11 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 } else {
                     format!("its metrics at {}% of their targets", at(4))
                 };
+                let why = hpa_why(at(2), at(3), v.get(5).copied(), v.get(6).copied());
                 Told {
                     actor: Actor::HorizontalPodAutoscaler,
                     message: format!(
-                        "{} scales {} from {} to {} replicas ({usage})",
+                        "{} scales {} from {} to {} replicas ({usage}{why})",
                         hpa.map_or_else(|| "the HPA".to_string(), |h| h.id.to_string()),
                         workload.map_or_else(String::new, |w| w.id.to_string()),
                         at(2),
@@ -610,5 +648,21 @@ impl checks::Counterexample for Trail<'_> {
             .rev()
             .find(|s| s.actor == Actor::Scheduler && s.location.is_some())
             .and_then(|s| s.location)
+    }
+}
+
+#[cfg(test)]
+mod hpa_why_tests {
+    use super::hpa_why;
+
+    #[test]
+    fn each_reason_for_a_scaling_is_told() {
+        assert_eq!(hpa_why(3, 4, None, None), "");
+        assert_eq!(hpa_why(12, 10, Some(-2), Some(10)), ": 12 is above maxReplicas 10");
+        assert_eq!(hpa_why(1, 3, Some(-2), Some(3)), ": 1 is below minReplicas 3");
+        assert!(hpa_why(2, 3, Some(3), Some(3)).ends_with("ask for 3 within [minReplicas, maxReplicas]"));
+        assert!(hpa_why(2, 4, Some(8), Some(4)).contains("the scale-up limit allows 4 now"));
+        assert!(hpa_why(6, 5, Some(2), Some(2)).contains("scale-down stabilization window"));
+        assert!(hpa_why(6, 7, Some(9), Some(9)).contains("scale-up stabilization window"));
     }
 }

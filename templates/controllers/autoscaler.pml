@@ -333,7 +333,10 @@ inline hpa_decide(w) {
   fi;
   if
   :: h_desired != h_current ->
-     printf("KIVI:%d:%d:%d:%d:%d\n", EVENT_HPA_SCALED, w, h_current, h_desired, h_shown);
+     /* why, for the trace: the metrics' recommendation within the bounds (-2: the current
+        count was outside them), and the decision the logs aside (the policies' limit) */
+     printf("KIVI:%d:%d:%d:%d:%d:%d:%d\n", EVENT_HPA_SCALED, w, h_current, h_desired, h_shown,
+            (h_current > hpa_max[w] || h_current < hpa_min[w] -> -2 : h_best), h_free);
      spec[w] = h_desired;
 {% if shape.hpa_events %}
      hpa_store_event(w, h_current, h_desired);
