@@ -93,6 +93,9 @@ events! {
     DrainEvicted = 32, "EVENT_DRAIN_EVICTED";
     /// The drained node is uncordoned: node.
     DrainEnded = 33, "EVENT_DRAIN_ENDED";
+    /// A descheduler plugin wanted a pod evicted and the evictor declined: slot, node,
+    /// plugin, why (1: nodeFit, no other node fits it now; 2: its PodDisruptionBudget).
+    DeschedulerDeclined = 50, "EVENT_DESCHEDULER_DECLINED";
     /// `apply` sets replicas: workload, before, after.
     ApplyReplicas = 34, "EVENT_APPLY_REPLICAS";
     /// The cluster autoscaler adds a node: node, pool.

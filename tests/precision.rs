@@ -630,3 +630,45 @@ fn pod_disruption_budgets_that_block_every_drain_are_found_with_no_config() {
     assert_eq!(drain["needsEvents"], serde_json::json!(["node-drain"]));
     assert_eq!(drain["addsItsEvents"], true);
 }
+
+/// Issue 41 (3): the trace says when the descheduler declines to evict a pod a plugin chose,
+/// and why. Three single-node zones placed 2/1/0 (fixtures/descheduler-spread-rebalance-safe),
+/// with a PodDisruptionBudget that allows no disruption: the rebalancing eviction is refused,
+/// the pods stay unbalanced, and the step points at the budget.
+#[test]
+fn the_trace_says_when_the_descheduler_declines_to_evict() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let fixture = common::root().join("fixtures/descheduler-spread-rebalance-safe");
+    for file in ["app.yaml", ".kivi-lint.yaml"] {
+        std::fs::copy(fixture.join(file), dir.path().join(file)).unwrap();
+    }
+    let app = std::fs::read_to_string(dir.path().join("app.yaml")).unwrap();
+    std::fs::write(
+        dir.path().join("app.yaml"),
+        format!("{app}---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web}}\nspec:\n  minAvailable: 3\n  selector: {{matchLabels: {{app: web}}}}\n"),
+    )
+    .unwrap();
+    // pods-balanced is a warning: exit 0.
+    let (report, stderr) = check(&[dir.path().to_str().unwrap()], 0);
+    let balanced = report["units"][0]["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "pods-balanced")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report}\n{stderr}"));
+    assert_eq!(balanced["verdict"], "violated", "{balanced}");
+    let declined = balanced["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["actor"] == "descheduler")
+        .unwrap_or_else(|| panic!("{balanced}"));
+    let message = declined["message"].as_str().unwrap();
+    assert!(
+        message.contains("RemovePodsViolatingTopologySpreadConstraint would evict")
+            && message.contains("the evictor declines: PodDisruptionBudget/default/web allows no disruption"),
+        "{message}"
+    );
+    assert!(declined["line"].as_u64().is_some(), "located at the budget: {declined}");
+}

@@ -55,6 +55,18 @@ pub(super) fn effect(v: &[i64], namer: &Namer) -> Option<Effect> {
     })
 }
 
+/// A descheduler plugin's name, from its number in descheduler.pml.
+fn descheduler_plugin_name(plugin: i64) -> &'static str {
+    match plugin {
+        1 => "RemoveDuplicates",
+        2 => "RemovePodsViolatingTopologySpreadConstraint",
+        3 => "RemovePodsViolatingNodeTaints",
+        4 => "RemovePodsViolatingNodeAffinity",
+        5 => "LowNodeUtilization",
+        _ => "a descheduler plugin",
+    }
+}
+
 /// Why the autoscaler chose `desired`, after the usage it saw: `recommended` is the metrics'
 /// recommendation within [minReplicas, maxReplicas] (-2: the current count was outside them),
 /// `unlogged` the decision its recent recommendations and scale events aside, that is the
@@ -510,6 +522,29 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
+            Some(Event::DeschedulerDeclined) => {
+                let plugin = descheduler_plugin_name(at(3));
+                let budgets = namer.budgets_of_slot(at(1));
+                let why = if at(4) == 2 {
+                    let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
+                    format!("{} allows no disruption now", names.join(", "))
+                } else {
+                    "no other node fits it now (the DefaultEvictor's nodeFit)".to_string()
+                };
+                Told {
+                    actor: Actor::Descheduler,
+                    message: format!(
+                        "{plugin} would evict {} from {}, but the evictor declines: {why}",
+                        namer.pod(at(1)),
+                        namer.node(at(2))
+                    ),
+                    location: if at(4) == 2 {
+                        budgets.first().map(|b| b.budget_field())
+                    } else {
+                        None
+                    },
+                }
+            }
             Some(Event::DeschedulerEvicted) => {
                 let plugin = match at(3) {
                     1 => "RemoveDuplicates: another pod of its workload shares the node",

@@ -490,8 +490,12 @@ inline descheduler_run() {
        ds_y = 1;
 {% endif %}
        if
-       :: ds_y -> disruption_allowed(ds_q); ds_y = b_ok
-       :: else -> skip
+       :: ds_y -> disruption_allowed(ds_q); ds_y = b_ok;
+          if
+          :: !ds_y -> printf("KIVI:%d:%d:%d:%d:2\n", EVENT_DESCHEDULER_DECLINED, ds_q, pod[ds_q].node, ds_mark[ds_q])
+          :: else -> skip
+          fi
+       :: else -> printf("KIVI:%d:%d:%d:%d:1\n", EVENT_DESCHEDULER_DECLINED, ds_q, pod[ds_q].node, ds_mark[ds_q])
        fi;
        if
        :: ds_y ->
