@@ -722,7 +722,7 @@ fn searched(plan: UnitPlan, results: &[Option<PointResult>], all: bool, elapsed:
         .into_iter()
         .zip(results.iter().take(w.decided).map_while(Option::as_ref))
         .map(|(point, r)| {
-            add(&mut timings, &r.timings);
+            timings.add(&r.timings);
             states += r.states;
             if r.verdicts.iter().all(|(_, v)| *v == PointVerdict::Verified) {
                 verified_up_to = Some(point.topology.clone());
@@ -760,13 +760,6 @@ fn searched(plan: UnitPlan, results: &[Option<PointResult>], all: bool, elapsed:
         },
         shape: plan.shape,
     }
-}
-
-fn add(total: &mut engine::Timings, more: &engine::Timings) {
-    total.spin += more.spin;
-    total.compile += more.compile;
-    total.pan += more.pan;
-    total.replay += more.replay;
 }
 
 /// A topology in words: `3 nodes (zone-a 2, zone-b 1), php-apache from 5 replicas`.

@@ -228,6 +228,16 @@ pub struct Timings {
     pub replay: Duration,
 }
 
+impl Timings {
+    /// `more`'s time added to each phase.
+    pub fn add(&mut self, more: &Timings) {
+        self.spin += more.spin;
+        self.compile += more.compile;
+        self.pan += more.pan;
+        self.replay += more.replay;
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub verdict: Verdict,

@@ -66,10 +66,7 @@ fn merge(into: &mut UnitResult, other: UnitResult) {
         }
     }
     let (a, b) = (&mut into.effort, other.effort);
-    a.timings.spin += b.timings.spin;
-    a.timings.compile += b.timings.compile;
-    a.timings.pan += b.timings.pan;
-    a.timings.replay += b.timings.replay;
+    a.timings.add(&b.timings);
     a.states += b.states;
     a.generate += b.generate;
     a.elapsed += b.elapsed;

@@ -87,7 +87,7 @@ fn run_checks(
         let verdict = match engine.liveness().verify(model, &input, cancel) {
             Err(e) => PointVerdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
             Ok(outcome) => {
-                add(&mut result.timings, &outcome.timings);
+                result.timings.add(&outcome.timings);
                 result.states += outcome.statistics.states_stored;
                 match outcome.verdict {
                     engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,
@@ -113,7 +113,7 @@ fn run_checks(
                 break;
             }
         };
-        add(&mut result.timings, &outcome.timings);
+        result.timings.add(&outcome.timings);
         result.states += outcome.statistics.states_stored;
         match outcome.verdict {
             engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,

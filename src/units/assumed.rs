@@ -308,7 +308,7 @@ fn admit<'a>(class: &Class<'a>, spec: &'a PodSpec) -> Option<Class<'a>> {
         let satisfied = |t: &NodeSelectorTerm, labels: &Labels| {
             t.match_expressions.iter().all(|r| r.matches(labels)) && t.match_fields.is_empty()
         };
-        let current = merged(&next.pools[0].labels, &wanted);
+        let current = merged(&next.pools.first()?.labels, &wanted);
         if !terms.value.iter().any(|t| satisfied(t, &current)) {
             let chosen = terms
                 .value
