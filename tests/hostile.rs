@@ -1281,3 +1281,29 @@ fn a_cache_directory_the_repository_commits_is_not_used() {
         );
     }
 }
+
+/// A duplicate key in a document that is no Kubernetes object (a static site's config beside
+/// the manifests, as bitnami-labs/sealed-secrets' `site/config.yaml`) is a note, not an input
+/// error: that document is not read. In a manifest it stays an error (Kubernetes rejects it).
+#[test]
+fn a_duplicate_key_outside_kubernetes_objects_is_a_note() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("site/config.yaml")
+        .write_str("title: docs\nmenu:\n  - name: Overview\n    url: /docs/\n    name: Demo\n")
+        .unwrap();
+    dir.child("app.yaml")
+        .write_str("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c, image: nginx}]}\n")
+        .unwrap();
+    let out = kivi()
+        .args(["units", "--color", "never"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("note: duplicate key `name`") && stderr.contains("config.yaml:5:5"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not a Kubernetes object"), "{stderr}");
+}

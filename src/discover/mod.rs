@@ -279,8 +279,29 @@ fn parse_into(
 ) {
     let stream = yaml::parse(text, file, &yaml::Limits::default());
     let template = text.contains("{{");
-    for e in stream.errors {
-        let mut d = Diagnostic::error(e.span, e.message);
+    // A duplicate key in a document that is no Kubernetes object (a site generator's config, a
+    // CI file) is not the cluster's concern: the document is skipped, and a note says why.
+    let in_other_document = |e: &yaml::YamlError| {
+        !e.fatal
+            && stream.documents.iter().any(|d| {
+                let span = d.root.span;
+                span.start <= e.span.start
+                    && e.span.start <= span.end
+                    && (d.root.get("apiVersion").is_none() || d.root.get("kind").is_none())
+            })
+    };
+    for e in &stream.errors {
+        if in_other_document(e) {
+            diags.push(Diagnostic::note(
+                e.span,
+                format!(
+                    "{}, in a document that is not a Kubernetes object: it is not read",
+                    e.message
+                ),
+            ));
+            continue;
+        }
+        let mut d = Diagnostic::error(e.span, e.message.clone());
         if template && e.fatal {
             d = d.with_help("this file looks like a template, not YAML: render it (Helm chart) or add it to `exclude`");
         }
