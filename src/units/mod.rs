@@ -122,9 +122,8 @@ impl Unit {
             .find(|m| m.role == Role::DisruptionBudget)
             .map_or_else(crate::source::Span::default, |m| objects[m.object].span);
         Config {
-            cluster: self.cluster(config).clone(),
             events: vec![crate::source::Spanned::new(EnvironmentEvent::NodeDrain, at)],
-            ..config.clone()
+            ..self.config(config).into_owned()
         }
     }
 
