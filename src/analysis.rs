@@ -30,6 +30,8 @@ pub struct Request {
     /// The repository the scanned paths belong to, where it is known better than from the
     /// paths (a base revision checked out without its `.git`); else their git work tree.
     pub repository: Option<PathBuf>,
+    /// The id of the first file read (see [`SourceMap::numbered_from`]); 0 but in PR mode.
+    pub file_ids_from: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,7 +74,7 @@ impl Analysis {
 }
 
 pub fn analyze(request: &Request) -> Analysis {
-    let mut sources = SourceMap::default();
+    let mut sources = SourceMap::numbered_from(request.file_ids_from);
     let mut diags = Diagnostics::default();
     let config = load_config(request, &mut sources, &mut diags);
     // The previous revision of an `apply` event is history, not part of the scan.

@@ -18,6 +18,11 @@ use crate::findings::UnitResult;
 use crate::findings::Verdict;
 use crate::search::{self, Progress};
 
+/// The id of the base revision's first file: apart from the working tree's, so that a model
+/// of base objects with some of the pull request's versions in it locates each step in the
+/// right file.
+const BASE_FILE_IDS: u32 = 1 << 30;
+
 /// The base revision, scanned like the working tree.
 pub struct Base {
     pub revision: String,
@@ -68,6 +73,7 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         allow_empty: true,
         // The checkout has no `.git`: its top is the repository.
         repository: Some(checkout.root.clone()),
+        file_ids_from: BASE_FILE_IDS,
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {
@@ -160,68 +166,108 @@ pub fn unchanged_units(
 
 /// What identifies a violation across revisions: the scope, the check, and the member object
 /// the counterexample points at (else the unit's workloads).
-fn violation_key(
-    analysis: &Analysis,
-    scope: &str,
-    result: &UnitResult,
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct ViolationKey {
+    scope: String,
     check: crate::checks::CheckId,
-    location: Option<crate::source::Span>,
-) -> String {
-    let unit = &analysis.units[result.unit];
-    let located = location.and_then(|at| {
-        unit.members
-            .iter()
-            .map(|m| &analysis.objects[m.object])
-            .find(|o| o.span.file == at.file && o.span.start <= at.start && at.start <= o.span.end)
-    });
-    let what = match located {
-        Some(o) => o.id.to_string(),
-        None => {
-            let mut workloads: Vec<String> = unit.workloads().map(|w| analysis.objects[w].id.to_string()).collect();
-            workloads.sort();
-            workloads.join(",")
-        }
-    };
-    format!("{scope}\n{check}\n{what}")
+    what: String,
 }
 
-fn violations(analysis: &Analysis, scopes: &[String], results: &[UnitResult]) -> BTreeMap<String, (usize, usize)> {
+/// A violation of `results`: which result and check, and the object it points at.
+#[derive(Clone, Copy)]
+struct Found {
+    result: usize,
+    check: usize,
+    object: Option<usize>,
+}
+
+fn violations(
+    objects: &[crate::manifest::Object],
+    units: &[crate::units::Unit],
+    scopes: &[String],
+    results: &[UnitResult],
+) -> BTreeMap<ViolationKey, Found> {
     let mut out = BTreeMap::new();
     for (r, result) in results.iter().enumerate() {
+        let unit = &units[result.unit];
         for (c, check) in result.results.iter().enumerate() {
-            if let Verdict::Violated { location, .. } = &check.verdict {
-                let key = violation_key(analysis, &scopes[result.unit], result, check.check, *location);
-                out.insert(key, (r, c));
-            }
+            let Verdict::Violated { location, .. } = &check.verdict else {
+                continue;
+            };
+            let located = location.and_then(|at| {
+                unit.members.iter().map(|m| m.object).find(|&o| {
+                    let span = objects[o].span;
+                    span.file == at.file && span.start <= at.start && at.start <= span.end
+                })
+            });
+            let what = match located {
+                Some(o) => objects[o].id.to_string(),
+                None => {
+                    let mut workloads: Vec<String> = unit.workloads().map(|w| objects[w].id.to_string()).collect();
+                    workloads.sort();
+                    workloads.join(",")
+                }
+            };
+            let key = ViolationKey {
+                scope: scopes[result.unit].clone(),
+                check: check.check,
+                what,
+            };
+            out.insert(
+                key,
+                Found {
+                    result: r,
+                    check: c,
+                    object: located,
+                },
+            );
         }
     }
     out
 }
 
+/// An object as the pull request compares it: everything kivi-lint reads of it, without the
+/// lines it is on.
+fn contents(object: &crate::manifest::Object) -> String {
+    serde_json::to_string(object).unwrap_or_default()
+}
+
+/// How many times a base violation at an object the pull request edited is searched past.
+/// Each round takes the pull request's version of at least one more object.
+const MAX_ROUNDS: usize = 4;
+
 /// Mark each violation of `results` as new or existing: verify the base revision's units that
 /// share an object with a violating unit (usually from the result cache), and compare.
+///
+/// A model checker reports the first violation of a check, so a base revision with two (two
+/// budgets that each block a drain) shows one. When the pull request fixes that one, the other
+/// is not new. So when the base violates the same check at an object the pull request edited,
+/// the base unit is verified again with the pull request's version of that object, until the
+/// violation is found there, or the base holds, or nothing more is edited. Units keep their
+/// members and cluster: the pull request's version only changes what the object says.
 #[allow(clippy::too_many_arguments)]
 pub fn mark_existing(
     current: &Analysis,
     results: &mut [UnitResult],
     base: &Base,
     base_plans: Vec<search::UnitPlan>,
+    generator: &crate::model::Generator,
     engine: &Engine,
     options: &search::Options,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) {
     let scopes = scope_keys(current, &base.checkout.toplevel);
-    let found = violations(current, &scopes, results);
+    let found = violations(&current.objects, &current.units, &scopes, results);
     if found.is_empty() {
         return;
     }
     // Objects of violating units, by scope.
     let violating: BTreeSet<(String, String)> = found
         .values()
-        .flat_map(|&(r, _)| {
-            let unit = &current.units[results[r].unit];
-            let scope = scopes[results[r].unit].clone();
+        .flat_map(|f| {
+            let unit = &current.units[results[f.result].unit];
+            let scope = scopes[results[f.result].unit].clone();
             unit.members
                 .iter()
                 .map(move |m| (scope.clone(), current.objects[m.object].id.to_string()))
@@ -247,17 +293,66 @@ pub fn mark_existing(
         base.revision
     );
     let plans = base_plans.into_iter().filter(|p| related.contains(&p.unit())).collect();
-    let before = crate::findings::verify_plans(
-        search::Subject::of(&base.analysis),
-        plans,
-        engine,
-        options,
-        cancel,
-        progress,
-    );
-    let existing = violations(&base.analysis, &base_scopes, &before);
-    for (key, (r, c)) in found {
-        results[r].results[c].baseline = Some(existing.contains_key(&key));
+    let subject = search::Subject::of(&base.analysis);
+    let mut before = crate::findings::verify_plans(subject, plans, engine, options, cancel, progress);
+    let mut existing = violations(&base.analysis.objects, &base.analysis.units, &base_scopes, &before);
+
+    // The working tree's objects by scope and id, to find the ones the pull request edited.
+    let mut edited_versions: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, o) in current.objects.iter().enumerate() {
+        if !o.shadowed {
+            let scope = current.scopes.get(o.scope).map_or_else(
+                || "<config>".to_string(),
+                |s| repository_path(&s.path, &base.checkout.toplevel),
+            );
+            edited_versions.insert((scope, o.id.to_string()), i);
+        }
+    }
+    let mut objects = base.analysis.objects.clone();
+    let mut taken: BTreeSet<usize> = BTreeSet::new();
+    let mut last = existing.clone();
+    for _ in 0..MAX_ROUNDS {
+        let pending: Vec<&ViolationKey> = found.keys().filter(|k| !existing.contains_key(*k)).collect();
+        let mut again: BTreeSet<usize> = BTreeSet::new();
+        for (key, f) in &last {
+            let Some(object) = f.object else { continue };
+            if taken.contains(&object) || !pending.iter().any(|p| p.scope == key.scope && p.check == key.check) {
+                continue;
+            }
+            let scope = &base_scopes[before[f.result].unit];
+            let Some(&i) = edited_versions.get(&(scope.clone(), objects[object].id.to_string())) else {
+                continue;
+            };
+            if contents(&current.objects[i]) == contents(&objects[object]) {
+                continue;
+            }
+            let scope_index = objects[object].scope;
+            objects[object] = current.objects[i].clone();
+            objects[object].scope = scope_index;
+            taken.insert(object);
+            again.insert(before[f.result].unit);
+        }
+        if again.is_empty() || cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        tracing::info!(
+            "verifying {} units of {} again with the pull request's version of {} objects",
+            again.len(),
+            base.revision,
+            taken.len()
+        );
+        let subject = search::Subject {
+            objects: &objects,
+            ..search::Subject::of(&base.analysis)
+        };
+        let units: Vec<usize> = again.into_iter().collect();
+        let plans = search::plan(subject, &units, generator, options);
+        before = crate::findings::verify_plans(subject, plans, engine, options, cancel, progress);
+        last = violations(&objects, &base.analysis.units, &base_scopes, &before);
+        existing.extend(last.iter().map(|(k, f)| (k.clone(), *f)));
+    }
+    for (key, f) in found {
+        results[f.result].results[f.check].baseline = Some(existing.contains_key(&key));
     }
 }
 

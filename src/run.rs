@@ -213,10 +213,8 @@ impl Session {
         let cancel = &*self.cancel;
         let subject = search::Subject::of(analysis);
         let plans = match plans {
-            Some(all) => {
-                let mut by_unit: Vec<Option<search::UnitPlan>> = all.into_iter().map(Some).collect();
-                selected.iter().filter_map(|&u| by_unit.get_mut(u)?.take()).collect()
-            }
+            // A unit can have two plans (its drain-alone one), in unit order.
+            Some(all) => all.into_iter().filter(|p| selected.contains(&p.unit())).collect(),
             None => search::plan(subject, &selected, &generator, &options),
         };
         let mut results = crate::findings::verify_plans(subject, plans, &engine, &options, cancel, &on_progress);
@@ -226,6 +224,7 @@ impl Session {
                 &mut results,
                 base,
                 base_plans,
+                &generator,
                 &engine,
                 &options,
                 cancel,

@@ -59,12 +59,25 @@ pub struct SourceFile {
 /// All files of a run. Files are only ever added, so a `FileId` stays valid.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
+    /// The id of the first file: PR mode numbers the base revision's files apart from the
+    /// working tree's, so that spans of both can meet in one model and still say which file
+    /// they are in.
+    first: u32,
     files: Vec<SourceFile>,
 }
 
 impl SourceMap {
+    /// A map whose files are numbered from `first`.
+    pub fn numbered_from(first: u32) -> SourceMap {
+        SourceMap {
+            first,
+            files: Vec::new(),
+        }
+    }
+
     pub fn add(&mut self, path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> FileId {
-        let id = FileId(u32::try_from(self.files.len()).expect("fewer than 2^32 files"));
+        let index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
+        let id = FileId(self.first.checked_add(index).expect("fewer than 2^32 files"));
         self.files.push(SourceFile {
             path: path.into(),
             text: text.into(),
@@ -73,7 +86,7 @@ impl SourceMap {
     }
 
     pub fn file(&self, id: FileId) -> &SourceFile {
-        &self.files[id.0 as usize]
+        &self.files[(id.0 - self.first) as usize]
     }
 
     pub fn path(&self, id: FileId) -> &Path {
@@ -102,7 +115,10 @@ impl SourceMap {
 
     /// Find a file already in the map by path.
     pub fn find(&self, path: &Path) -> Option<FileId> {
-        self.files.iter().position(|f| f.path == path).map(|i| FileId(i as u32))
+        self.files
+            .iter()
+            .position(|f| f.path == path)
+            .map(|i| FileId(self.first + i as u32))
     }
 }
 

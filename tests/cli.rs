@@ -1363,6 +1363,71 @@ fn pr_mode_verifies_changed_units_and_reports_new_violations() {
         .stderr(predicate::str::contains("not in a git repository"));
 }
 
+/// A base revision with two violations of one check shows one; a pull request that fixes it
+/// is not blamed for the other (`fixtures/pr-mode-hidden`).
+#[test]
+fn pr_mode_does_not_blame_a_pull_request_for_a_violation_the_fixed_one_hid() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    copy_tree(&root().join("fixtures/pr-mode-hidden/repo"), &repo);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let cache = dir.path().join("cache");
+    let scan = || {
+        let out = kivi()
+            .current_dir(&repo)
+            .args([
+                "--format",
+                "json",
+                "-q",
+                "--all-findings",
+                "--changed-since",
+                "HEAD",
+                "--cache-dir",
+            ])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code().unwrap(), report)
+    };
+    let drain = |report: &Value| {
+        let results = report["units"][0]["verification"]["results"]
+            .as_array()
+            .unwrap()
+            .clone();
+        results.into_iter().find(|r| r["check"] == "drain-completes").unwrap()
+    };
+    copy_tree(&root().join("fixtures/pr-mode-hidden/change"), &repo);
+    let (code, report) = scan();
+    assert_eq!(code, 1, "{report}");
+    let found = drain(&report);
+    assert_eq!(found["verdict"], "violated", "{found}");
+    // `api`'s budget, `maxUnavailable: 0`.
+    assert_eq!(found["line"], 45, "{found}");
+    assert_eq!(found["baselineState"], "unchanged", "{found}");
+
+    // The same edit that also breaks `api`'s budget, which the base kept: new.
+    let fixed = std::fs::read_to_string(repo.join("app.yaml")).unwrap();
+    git(&repo, &["checkout", "-q", "app.yaml"]);
+    let base = std::fs::read_to_string(repo.join("app.yaml")).unwrap();
+    std::fs::write(
+        repo.join("app.yaml"),
+        base.replace("maxUnavailable: 0", "maxUnavailable: 1"),
+    )
+    .unwrap();
+    git(&repo, &["commit", "-q", "-am", "api may lose a pod"]);
+    std::fs::write(repo.join("app.yaml"), fixed).unwrap();
+    let (code, report) = scan();
+    assert_eq!(code, 1, "{report}");
+    let found = drain(&report);
+    // `api`'s budget, `maxUnavailable: 0`.
+    assert_eq!(found["line"], 45, "{found}");
+    assert_eq!(found["baselineState"], "new", "{found}");
+}
+
 #[test]
 fn shards_merge_into_the_report_of_one_run() {
     let dir = assert_fs::TempDir::new().unwrap();

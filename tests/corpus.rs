@@ -59,6 +59,7 @@ fn raw_counts_match_stats_json() {
             allow_outside_repository: false,
             allow_empty: true,
             repository: None,
+            file_ids_from: 0,
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

@@ -162,6 +162,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             // pre-commit hands over every changed YAML file, Kubernetes or not.
             allow_empty: scan.allow_empty || scan.pre_commit,
             repository: None,
+            file_ids_from: 0,
         },
         engine,
         cache_dir: args::cache_dir(scan),
