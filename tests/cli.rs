@@ -1720,3 +1720,22 @@ fn a_fix_shared_by_several_findings_is_printed_once() {
         "{human}"
     );
 }
+
+/// Issue 41 (6): a unit leads with one block per independent problem (headline, place, fix,
+/// what else it breaks), then every other check, then the counterexamples. A violation of the
+/// same cause has no line of its own.
+#[test]
+fn a_unit_leads_with_its_problems_each_said_once() {
+    let out = common::stdout_of(&["--color", "never", "-q", "fixtures/kivi-c2"], 1);
+    let at = |text: &str| out.find(text).unwrap_or_else(|| panic!("no {text:?} in {out}"));
+    let problem = at("✗ error min-replicas-available: Deployment/default/frontend has 1 available replica");
+    let consequence = at("    also breaks eventually-stable (warning)");
+    let verified = at("✓ verified pods-schedulable");
+    let trace = at("  min-replicas-available counterexample:");
+    assert!(
+        problem < consequence && consequence < verified && verified < trace,
+        "{out}"
+    );
+    assert!(!out.contains("✗ warning eventually-stable"), "{out}");
+    assert_eq!(out.matches("fix: leave `spec.replicas` out").count(), 1, "{out}");
+}

@@ -80,7 +80,6 @@ pub fn summary(r: &Report) -> String {
 pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
     let mut out = String::new();
     let bold = Style::new().bold();
-    let red = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
     let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
     let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
     let dim = Style::new().dimmed();
@@ -108,131 +107,22 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
             );
             let _ = writeln!(out, "  {}", paint(color, dim, &line));
         }
+        // The first screen of a unit: one block per independent problem (what happens, where,
+        // the verified fix, what else it breaks), each said once; then every other check; then
+        // the counterexamples.
+        violated += v.results.iter().filter(|c| c.verdict == VerdictKind::Violated).count();
+        let mut roots: Vec<&CheckOutcome> = v
+            .results
+            .iter()
+            .filter(|c| c.verdict == VerdictKind::Violated && c.caused_by.is_none())
+            .collect();
+        roots.sort_by_key(|c| c.level != crate::checks::Level::Error);
+        for c in &roots {
+            out.push_str(&problem(r, u, c, color, full_traces));
+        }
         for c in &v.results {
             match c.verdict {
-                VerdictKind::Violated => {
-                    violated += 1;
-                    let finding = super::violation::Finding { unit: u, outcome: c };
-                    let at = match (&c.file, c.line, c.column) {
-                        (Some(f), Some(l), Some(col)) => format!("{}:{l}:{col}", printable(f)),
-                        _ => String::new(),
-                    };
-                    let existing = match c.baseline_state {
-                        Some(BaselineState::Unchanged) => paint(color, dim, &format!(" (also on {})", base_name(r))),
-                        _ => String::new(),
-                    };
-                    let (mark, suppressed) = match &c.suppression {
-                        Some(s) => (
-                            paint(color, dim, "✗"),
-                            paint(
-                                color,
-                                yellow,
-                                &format!(" (suppressed: {})", printable(&s.justification)),
-                            ),
-                        ),
-                        None => (paint(color, red, "✗"), String::new()),
-                    };
-                    if let Some(root) = &c.caused_by {
-                        // One cause, one finding: the trace is the root's.
-                        let _ = writeln!(
-                            out,
-                            "  {mark} {} {}{existing}{suppressed}: {}",
-                            c.level.as_str(),
-                            paint(color, bold, &c.check),
-                            paint(color, dim, &format!("the same cause as {root} ({at})")),
-                        );
-                        continue;
-                    }
-                    // The first screen: what goes wrong, in one sentence; then the level, the
-                    // place, the fix; then the trace.
-                    let _ = writeln!(
-                        out,
-                        "  {mark} {} {}: {}{existing}{suppressed}",
-                        c.level.as_str(),
-                        paint(color, bold, &c.check),
-                        finding.headline()
-                    );
-                    if !at.is_empty() {
-                        let _ = writeln!(out, "    --> {at}");
-                    }
-                    // An acknowledged finding is one line and its place: its fix and trace
-                    // are for `-v` (and every other format).
-                    if c.suppression.is_some() && !full_traces {
-                        let what = if c.fix.is_some() { "its fix and its" } else { "its" };
-                        let line = format!("{what} {} steps are left out (-v shows them)", c.steps.len());
-                        let _ = writeln!(out, "    {}", paint(color, dim, &line));
-                        continue;
-                    }
-                    let fix_line = |f: &super::document::FixOut, verified: String| {
-                        format!(
-                            "    {} {} ({verified}){}\n",
-                            paint(color, green, "fix:"),
-                            f.summary,
-                            paint(color, dim, &format!(" — {}:{}", printable(&f.file), f.line))
-                        )
-                    };
-                    if let Some(f) = &c.fix {
-                        out.push_str(&fix_line(
-                            f,
-                            format!("verified on {}: the check holds with it", f.verified_on),
-                        ));
-                    }
-                    // Without a fix of its own, the fixes verified for what the same cause
-                    // breaks, each named with the check it was verified for.
-                    // The same fix verified for several of them is printed once, naming each.
-                    let mut borrowed: Vec<(&super::document::FixOut, Vec<&str>)> = Vec::new();
-                    for o in v
-                        .results
-                        .iter()
-                        .filter(|o| c.fix.is_none() && o.caused_by.as_deref() == Some(c.check.as_str()))
-                    {
-                        let Some(f) = &o.fix else { continue };
-                        match borrowed
-                            .iter_mut()
-                            .find(|(g, _)| (&g.summary, &g.file, g.line) == (&f.summary, &f.file, f.line))
-                        {
-                            Some((_, checks)) => checks.push(&o.check),
-                            None => borrowed.push((f, vec![&o.check])),
-                        }
-                    }
-                    for (f, checks) in borrowed {
-                        out.push_str(&fix_line(
-                            f,
-                            format!("verified for {} on {}", checks.join(", "), f.verified_on),
-                        ));
-                    }
-                    if !c.also_breaks.is_empty() {
-                        let _ = writeln!(out, "    also breaks {}", c.also_breaks.join(", "));
-                    }
-                    let shown = if full_traces {
-                        (0..c.steps.len()).collect()
-                    } else {
-                        involved_steps(u, c, finding.workload())
-                    };
-                    for &i in &shown {
-                        let step = &c.steps[i];
-                        let at = match (&step.file, step.line) {
-                            (Some(f), Some(l)) => format!(" — {}:{l}", printable(f)),
-                            _ => String::new(),
-                        };
-                        let _ = writeln!(
-                            out,
-                            "    [{}] {}: {}{}",
-                            i + 1,
-                            step.actor,
-                            printable(&step.message),
-                            paint(color, dim, &at)
-                        );
-                    }
-                    if shown.len() < c.steps.len() {
-                        let hidden = c.steps.len() - shown.len();
-                        let line = format!(
-                            "… {hidden} step{} of other workloads' pods left out (-v shows every step)",
-                            if hidden == 1 { "" } else { "s" }
-                        );
-                        let _ = writeln!(out, "    {}", paint(color, dim, &line));
-                    }
-                }
+                VerdictKind::Violated => {}
                 VerdictKind::Verified => {
                     verified += 1;
                     let up_to = c
@@ -277,6 +167,9 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                 v.unmodelled_events.join(", ")
             );
             let _ = writeln!(out, "  {}", paint(color, yellow, &note));
+        }
+        for c in roots.iter().filter(|c| c.suppression.is_none() || full_traces) {
+            out.push_str(&trace(u, c, color, full_traces));
         }
         match &v.run {
             Some(RunStats {
@@ -392,6 +285,158 @@ fn pod_of(s: &StepOut) -> Option<&str> {
 /// pods of workloads the finding does not involve. Involved are the finding's workload and
 /// the workloads of pods that steps with a cause (a located step other than a creation) or
 /// the last steps name.
+/// One independent problem of a unit: the headline, the causing field, the verified fix (its
+/// own, else the one verified for what it also breaks) and the checks it also breaks.
+fn problem(r: &Report, u: &Unit, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
+    let mut out = String::new();
+    let bold = Style::new().bold();
+    let red = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
+    let dim = Style::new().dimmed();
+    let finding = super::violation::Finding { unit: u, outcome: c };
+    let existing = match c.baseline_state {
+        Some(BaselineState::Unchanged) => paint(color, dim, &format!(" (also on {})", base_name(r))),
+        _ => String::new(),
+    };
+    let (mark, suppressed) = match &c.suppression {
+        Some(s) => (
+            paint(color, dim, "✗"),
+            paint(
+                color,
+                yellow,
+                &format!(" (suppressed: {})", printable(&s.justification)),
+            ),
+        ),
+        None => (paint(color, red, "✗"), String::new()),
+    };
+    let _ = writeln!(
+        out,
+        "  {mark} {} {}: {}{existing}{suppressed}",
+        c.level.as_str(),
+        paint(color, bold, &c.check),
+        finding.headline()
+    );
+    if let (Some(f), Some(l), Some(col)) = (&c.file, c.line, c.column) {
+        let _ = writeln!(out, "    --> {}:{l}:{col}", printable(f));
+    }
+    let consequences: Vec<&CheckOutcome> = finding.consequences().iter().map(|f| f.outcome).collect();
+    // An acknowledged finding is one line and its place: its fix and trace are for `-v`
+    // (and every other format).
+    if c.suppression.is_some() && !full_traces {
+        let what = if c.fix.is_some() { "its fix and its" } else { "its" };
+        let line = format!("{what} {} steps are left out (-v shows them)", c.steps.len());
+        let _ = writeln!(out, "    {}", paint(color, dim, &line));
+        return out;
+    }
+    let fix_line = |f: &super::document::FixOut, verified: String| {
+        format!(
+            "    {} {} ({verified}){}\n",
+            paint(color, green, "fix:"),
+            f.summary,
+            paint(color, dim, &format!(" — {}:{}", printable(&f.file), f.line))
+        )
+    };
+    match &c.fix {
+        Some(f) => {
+            let also: Vec<&str> = consequences
+                .iter()
+                .filter(|o| {
+                    o.fix
+                        .as_ref()
+                        .is_some_and(|g| (&g.summary, &g.file, g.line) == (&f.summary, &f.file, f.line))
+                })
+                .map(|o| o.check.as_str())
+                .collect();
+            let verified = if also.is_empty() {
+                format!("verified on {}: the check holds with it", f.verified_on)
+            } else {
+                format!("verified for {}, {} on {}", c.check, also.join(", "), f.verified_on)
+            };
+            out.push_str(&fix_line(f, verified));
+        }
+        None => {
+            // The fixes verified for what the same cause breaks, each named with the checks
+            // it was verified for, each printed once.
+            let mut borrowed: Vec<(&super::document::FixOut, Vec<&str>)> = Vec::new();
+            for o in &consequences {
+                let Some(f) = &o.fix else { continue };
+                match borrowed
+                    .iter_mut()
+                    .find(|(g, _)| (&g.summary, &g.file, g.line) == (&f.summary, &f.file, f.line))
+                {
+                    Some((_, checks)) => checks.push(&o.check),
+                    None => borrowed.push((f, vec![&o.check])),
+                }
+            }
+            for (f, checks) in borrowed {
+                out.push_str(&fix_line(
+                    f,
+                    format!("verified for {} on {}", checks.join(", "), f.verified_on),
+                ));
+            }
+        }
+    }
+    if !consequences.is_empty() {
+        let named: Vec<String> = consequences
+            .iter()
+            .map(|o| {
+                let at = match (&o.file, o.line) {
+                    (Some(f), Some(l)) if (Some(f), Some(l)) != (c.file.as_ref(), c.line) => {
+                        format!(" ({}:{l})", printable(f))
+                    }
+                    _ => String::new(),
+                };
+                let level = if o.level == c.level {
+                    String::new()
+                } else {
+                    format!(" ({})", o.level.as_str())
+                };
+                format!("{}{level}{at}", o.check)
+            })
+            .collect();
+        let _ = writeln!(out, "    also breaks {}", named.join(", "));
+    }
+    out
+}
+
+/// A problem's counterexample: the steps of the workloads involved (every step with `-v`).
+fn trace(u: &Unit, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
+    let mut out = String::new();
+    let dim = Style::new().dimmed();
+    let finding = super::violation::Finding { unit: u, outcome: c };
+    let shown = if full_traces {
+        (0..c.steps.len()).collect()
+    } else {
+        involved_steps(u, c, finding.workload())
+    };
+    let _ = writeln!(out, "  {} counterexample:", c.check);
+    for &i in &shown {
+        let step = &c.steps[i];
+        let at = match (&step.file, step.line) {
+            (Some(f), Some(l)) => format!(" — {}:{l}", printable(f)),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "    [{}] {}: {}{}",
+            i + 1,
+            step.actor,
+            printable(&step.message),
+            paint(color, dim, &at)
+        );
+    }
+    if shown.len() < c.steps.len() {
+        let hidden = c.steps.len() - shown.len();
+        let line = format!(
+            "… {hidden} step{} of other workloads' pods left out (-v shows every step)",
+            if hidden == 1 { "" } else { "s" }
+        );
+        let _ = writeln!(out, "    {}", paint(color, dim, &line));
+    }
+    out
+}
+
 fn involved_steps(u: &Unit, c: &CheckOutcome, primary: Option<&Member>) -> Vec<usize> {
     let workloads: Vec<&str> = u
         .members

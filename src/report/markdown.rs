@@ -102,7 +102,18 @@ fn details(e: &Emit, f: &Finding) -> String {
             r.column
         );
     }
-    if let Some(fix) = &f.outcome.fix {
+    let consequences = f.consequences();
+    if !consequences.is_empty() {
+        let checks: Vec<String> = consequences.iter().map(|c| format!("`{}`", c.check())).collect();
+        let _ = writeln!(out, "The same cause also breaks {}.\n", checks.join(", "));
+    }
+    // Its own fix, else the one verified for what it also breaks.
+    let fix = f
+        .outcome
+        .fix
+        .as_ref()
+        .or_else(|| consequences.iter().find_map(|c| c.outcome.fix.as_ref()));
+    if let Some(fix) = fix {
         let _ = writeln!(
             out,
             "**Fix** (verified by kivi-lint on {}): {} (`{}:{}`).\n",

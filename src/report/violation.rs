@@ -4,7 +4,6 @@
 
 use super::document::{CheckOutcome, Member, Report, StepOut, Unit, VerdictKind};
 use crate::checks::Level;
-use crate::findings::Actor;
 use crate::units::Role;
 
 /// A violated check of a unit.
@@ -93,7 +92,7 @@ impl<'a> Finding<'a> {
     /// One sentence that stands alone (GitHub shows only the first when space is short).
     pub fn headline(&self) -> String {
         let o = self.outcome;
-        let decisive = decisive_step(o).map(|s| capitalize(&s.message));
+        let decisive = o.decisive_step().map(|s| capitalize(&s.message));
         let what = decisive.unwrap_or_else(|| format!("{} is violated", o.check));
         let at = o
             .topology
@@ -208,21 +207,6 @@ impl<'a> Region<'a> {
             end_column: s.end_column.unwrap_or(column + 1),
         })
     }
-}
-
-/// The step that says best what went wrong: the check's own conclusion, or for an
-/// unschedulable pod, the scheduler's reasons.
-fn decisive_step(o: &CheckOutcome) -> Option<&StepOut> {
-    if o.check == "pods-schedulable"
-        && let Some(s) = o
-            .steps
-            .iter()
-            .rev()
-            .find(|s| s.actor == Actor::Scheduler.as_str() && s.message.starts_with("no feasible node"))
-    {
-        return Some(s);
-    }
-    o.steps.iter().rev().find(|s| s.actor == Actor::Check.as_str())
 }
 
 fn capitalize(s: &str) -> String {
