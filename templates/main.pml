@@ -236,6 +236,9 @@ hidden byte hpa_rec_expiry[WORKLOADS + 1];     /* from this class a recommendati
 hidden byte hpa_event_expiry[WORKLOADS + 1];   /* from this class an event is in no period */
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
+hidden byte workload_batch[WORKLOADS + 1];     /* pods that run to completion: no check judges them */
+/* Pending pods marked unschedulable that a check judges: batch pods (Jobs, CronJobs) only take room. */
+#define JUDGED_UNSCHEDULABLE (unschedulable{% for w in ir.workloads %}{% if w.batch %}{% for k in range(w.slots) %} - pod[{{ w.first_slot + k }}].unschedulable{% endfor %}{% endif %}{% endfor %})
 hidden byte workload_symmetric[WORKLOADS + 1]; /* its pods are interchangeable (see canonical below) */
 hidden byte node_class[MAX_NODES + 1];       /* nodes of one class are interchangeable; 0: none */
 hidden byte class_group[MAX_NODES + 1];      /* per class: classes that trade all their nodes at once; 0: none */

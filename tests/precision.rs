@@ -672,3 +672,51 @@ fn the_trace_says_when_the_descheduler_declines_to_evict() {
     );
     assert!(declined["line"].as_u64().is_some(), "located at the budget: {declined}");
 }
+
+/// Issue 41 (4): the pods of Jobs and CronJobs take room while they run, as many at once as
+/// `parallelism` and `completions` allow; a suspended one takes none. No check judges them,
+/// and the report says what the model does not see of them.
+#[test]
+fn batch_pods_take_room_and_are_never_judged() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: small, count: 1, min: 1, max: 1, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents: []\n")
+        .unwrap();
+    let web = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: '2'}}}]\n";
+    let job = |suspend: bool| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: migrate}}\nspec:\n  suspend: {suspend}\n  parallelism: 3\n  completions: 1\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: '3'}}}}}}]\n"
+        )
+    };
+    dir.child("web.yaml").write_str(web).unwrap();
+    dir.child("job.yaml").write_str(&job(false)).unwrap();
+    let path = dir.path().to_str().unwrap();
+    // One migrate pod at once (completions 1), 3 cores: web's 2 no longer fit.
+    let (report, _) = check(&[path], 1);
+    let unit = &report["units"][0];
+    assert!(unit["name"].as_str().unwrap().starts_with("default/web"), "{unit}");
+    let violated = unit["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["verdict"] == "violated")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(violated["check"], "pods-schedulable");
+    assert!(violated["file"].as_str().unwrap().ends_with("web.yaml"), "{violated}");
+    let notes = unit["verification"]["notModelled"].to_string();
+    assert!(notes.contains("Job/default/migrate runs to completion"), "{notes}");
+    // Suspended, it runs no pod.
+    dir.child("job.yaml").write_str(&job(true)).unwrap();
+    let (report, _) = check(&[path], 0);
+    assert!(verdicts(&report).iter().all(|(_, v)| v == "verified"), "{report}");
+
+    // A unit whose pods request nothing has no capacity to check, and the report says so.
+    dir.child("job.yaml").write_str("").unwrap();
+    dir.child("web.yaml")
+        .write_str(&web.replace(", resources: {requests: {cpu: '2'}}", ""))
+        .unwrap();
+    let (report, _) = check(&[path], 0);
+    let notes = report["units"][0]["verification"]["notModelled"].to_string();
+    assert!(notes.contains("no pod of the unit requests cpu or memory"), "{notes}");
+}

@@ -221,7 +221,8 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                             .map(|w| w.template.spec.node_requirement_span());
                     }
                 }
-                if span.is_some() {
+                // A batch pod (a Job's) that waits is no finding: only a judged pod locates one.
+                if span.is_some() && !namer.owner(at(1)).is_some_and(|(w, _)| ir.workloads[w].batch) {
                     location = span;
                 }
                 Told {

@@ -35,6 +35,8 @@ pub enum Actor {
     ReplicasetController,
     /// The ReplicationController manager.
     ReplicationController,
+    /// The Job controller (a CronJob's runs too).
+    JobController,
     /// The StatefulSet controller.
     StatefulsetController,
     /// The DaemonSet controller.
@@ -86,6 +88,7 @@ impl Actor {
             Actor::DeploymentController => "deployment-controller",
             Actor::ReplicasetController => "replicaset-controller",
             Actor::ReplicationController => "replication-controller",
+            Actor::JobController => "job-controller",
             Actor::StatefulsetController => "statefulset-controller",
             Actor::DaemonsetController => "daemonset-controller",
             Actor::KubectlApply => "kubectl-apply",
@@ -208,6 +211,7 @@ mod tests {
             Actor::DeploymentController,
             Actor::ReplicasetController,
             Actor::ReplicationController,
+            Actor::JobController,
             Actor::StatefulsetController,
             Actor::DaemonsetController,
             Actor::KubectlApply,

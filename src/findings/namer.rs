@@ -168,6 +168,7 @@ impl<'a> Namer<'a> {
             Some(WorkloadKind::ReplicationController) => Actor::ReplicationController,
             // Nothing controls a bare Pod: it exists because its manifest was applied.
             Some(WorkloadKind::Pod) => Actor::KubectlApply,
+            Some(WorkloadKind::Job | WorkloadKind::CronJob) => Actor::JobController,
             _ => Actor::DeploymentController,
         }
     }

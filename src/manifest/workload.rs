@@ -17,6 +17,11 @@ pub enum WorkloadKind {
     StatefulSet,
     DaemonSet,
     Pod,
+    /// batch/v1 Job: `parallelism` pods that run to completion.
+    Job,
+    /// batch/v1 CronJob: a Job from `jobTemplate` on a schedule, so its pods may be running
+    /// at any time.
+    CronJob,
 }
 
 impl WorkloadKind {
@@ -29,6 +34,8 @@ impl WorkloadKind {
             "DaemonSet" if core_or_apps => Some(WorkloadKind::DaemonSet),
             "ReplicationController" if group.is_empty() => Some(WorkloadKind::ReplicationController),
             "Pod" if group.is_empty() => Some(WorkloadKind::Pod),
+            "Job" if group == "batch" => Some(WorkloadKind::Job),
+            "CronJob" if group == "batch" => Some(WorkloadKind::CronJob),
             _ => None,
         }
     }
@@ -79,6 +86,9 @@ pub struct Workload {
     /// [`Node::content_hash`] of `spec.template` (as `pod-template-hash` tells revisions apart).
     #[serde(skip)]
     pub template_hash: u64,
+    /// The object itself (not its pod template) is a hook of a release: a Helm or Argo CD
+    /// hook Job.
+    pub release_hook: bool,
 }
 
 /// What the scheduler's default spread constraints count for a pod without constraints of
@@ -100,11 +110,24 @@ impl Workload {
     /// neither hooks (Helm, Argo CD) nor run to completion (`restartPolicy` other than
     /// `Always`). Kubernetes recreates no bare Pod, so nothing keeps one available anyway.
     pub fn long_running(&self) -> bool {
-        self.kind != WorkloadKind::Pod
-            || !(self.template.spec.run_to_completion
-                || HOOK_ANNOTATIONS
-                    .iter()
-                    .any(|a| self.template.annotations.contains_key(*a)))
+        !self.batch() && !self.hook()
+    }
+
+    /// Pods that run to completion: a Job's or CronJob's, or a bare Pod with `restartPolicy`
+    /// `Never` or `OnFailure`. Nothing judges their availability, but while they run they take
+    /// room on their node that long-running pods then lack.
+    pub fn batch(&self) -> bool {
+        matches!(self.kind, WorkloadKind::Job | WorkloadKind::CronJob)
+            || (self.kind == WorkloadKind::Pod && self.template.spec.run_to_completion)
+    }
+
+    /// A hook of a deployment tool (Helm, Argo CD): run around a release and deleted after it,
+    /// never beside the workloads for long.
+    pub fn hook(&self) -> bool {
+        self.release_hook
+            || HOOK_ANNOTATIONS
+                .iter()
+                .any(|a| self.template.annotations.contains_key(*a))
     }
 
     /// The default constraints' selector: the selectors of the Services that select the pods
@@ -127,7 +150,7 @@ impl Workload {
             | WorkloadKind::ReplicaSet
             | WorkloadKind::StatefulSet
             | WorkloadKind::ReplicationController => self.selector.as_ref(),
-            WorkloadKind::DaemonSet | WorkloadKind::Pod => None,
+            WorkloadKind::DaemonSet | WorkloadKind::Pod | WorkloadKind::Job | WorkloadKind::CronJob => None,
         };
         if let Some(owner) = owner {
             selector
@@ -165,11 +188,71 @@ impl Workload {
             pod_management_policy: None,
             template,
             template_hash: 0,
+            release_hook: false,
+        }
+    }
+
+    /// A Job, or a CronJob's `jobTemplate`: its pods, as many at once as `parallelism`
+    /// (default one) and `completions` allow (job_controller.go: active pods never exceed
+    /// either). A suspended one runs none.
+    fn read_job(r: &mut Reader, kind: WorkloadKind, node: &Node, spec: &Node) -> Workload {
+        let cron_suspended = kind == WorkloadKind::CronJob && r.bool(spec, "suspend").is_some_and(|b| b.value);
+        let job = if kind == WorkloadKind::CronJob {
+            match r.map(spec, "jobTemplate").and_then(|t| r.map(t, "spec")) {
+                Some(job) => job,
+                None => {
+                    r.error(spec.span, "CronJob has no `jobTemplate.spec`");
+                    return Workload::bare(kind, PodTemplate::default());
+                }
+            }
+        } else {
+            spec
+        };
+        let parallelism = r.count(job, "parallelism");
+        let completions = r.count(job, "completions");
+        let suspended = cron_suspended || r.bool(job, "suspend").is_some_and(|b| b.value);
+        let at_once = match (&parallelism, &completions) {
+            _ if suspended => Spanned::new(0, job.span),
+            (Some(p), Some(c)) if c.value < p.value => c.clone(),
+            (Some(p), _) => p.clone(),
+            (None, Some(c)) if c.value < 1 => c.clone(),
+            (None, _) => Spanned::new(1, job.span),
+        };
+        let template_hash = r.map(job, "template").map_or(0, |t| t.content_hash());
+        let template = match r.map(job, "template") {
+            Some(t) => PodTemplate::read(r, t),
+            None => {
+                r.error(job.span, format!("{kind:?} has no pod `template`"));
+                PodTemplate::default()
+            }
+        };
+        Workload {
+            kind,
+            replicas: Some(at_once),
+            spec_key: node.entry("spec").map_or(spec.span, |(key, _)| key.span),
+            selector: None,
+            strategy: UpdateStrategy::None,
+            min_ready_seconds: 0,
+            pod_management_policy: None,
+            template,
+            template_hash,
+            release_hook: false,
         }
     }
 
     /// Read a workload; `node` is the whole object.
     pub fn read(r: &mut Reader, kind: WorkloadKind, node: &Node, object_span: Span) -> Workload {
+        let release_hook = node
+            .get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .is_some_and(|a| HOOK_ANNOTATIONS.iter().any(|k| a.get(k).is_some()));
+        Workload {
+            release_hook,
+            ..Workload::read_spec(r, kind, node, object_span)
+        }
+    }
+
+    fn read_spec(r: &mut Reader, kind: WorkloadKind, node: &Node, object_span: Span) -> Workload {
         if kind == WorkloadKind::Pod {
             return Workload::bare(kind, PodTemplate::read(r, node));
         }
@@ -177,6 +260,9 @@ impl Workload {
             r.error(object_span, format!("{kind:?} has no `spec`"));
             return Workload::bare(kind, PodTemplate::default());
         };
+        if matches!(kind, WorkloadKind::Job | WorkloadKind::CronJob) {
+            return Workload::read_job(r, kind, node, spec);
+        }
         let replicas = if kind == WorkloadKind::DaemonSet {
             None
         } else {
@@ -224,6 +310,7 @@ impl Workload {
             pod_management_policy,
             template,
             template_hash,
+            release_hook: false,
         }
     }
 }

@@ -197,6 +197,7 @@ pub const TABLES: &[&str] = &[
     "min_available[]",
     "min_resettable[]",
     "workload_bare[]",
+    "workload_batch[]",
     "workload_manifest_replicas[]",
     "apply_replicas[]",
     "failures_max",
@@ -493,6 +494,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
         w.nonzero("min_available", wi, ir.min_available.get(wi).copied().unwrap_or(0));
         w.nonzero("min_resettable", wi, i64::from(ir.min_resettable));
         w.nonzero("workload_bare", wi, i64::from(wl.bare));
+        w.nonzero("workload_batch", wi, i64::from(wl.batch));
         w.nonzero(
             "workload_symmetric",
             wi,

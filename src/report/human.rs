@@ -161,6 +161,10 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                 n.reason
             );
         }
+        for note in &v.not_modelled {
+            let note = format!("note: not modelled: {}", printable(note));
+            let _ = writeln!(out, "  {}", paint(color, yellow, &note));
+        }
         if !v.unmodelled_events.is_empty() {
             let note = format!(
                 "note: events not modelled yet, so not explored: {}",

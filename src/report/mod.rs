@@ -1,5 +1,6 @@
 //! Reports: one emitter per output format. Stdout carries only the chosen report.
 
+mod causes;
 pub mod codequality;
 pub mod document;
 pub mod exit;

@@ -16,13 +16,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 pub mod assumed;
+mod capacity;
 
 use std::borrow::Cow;
 
 use crate::checks::{self, Applies, CheckId};
 use crate::config::{Cluster, Config, EnvironmentEvent, NodePool};
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::manifest::pod::{Amounts, PodAffinityTerm, PodSpec};
+use crate::manifest::pod::{PodAffinityTerm, PodSpec};
 use crate::manifest::read::truncate;
 use crate::manifest::selector::{Labels, selects};
 use crate::manifest::taint::{TaintEffect, tolerates_for_scheduling};
@@ -137,6 +138,39 @@ impl Unit {
         self.cluster.as_mut().unwrap_or(&mut config.cluster)
     }
 
+    /// What the model does not see of this unit, one sentence each: the report says so rather
+    /// than let a verdict stand for it.
+    pub fn not_modelled(&self, objects: &[Object], config: &Config) -> Vec<String> {
+        let mut notes = Vec::new();
+        for w in self.workloads() {
+            let Some(workload) = objects[w].workload().filter(|wl| wl.batch()) else {
+                continue;
+            };
+            let what = match workload.kind {
+                WorkloadKind::CronJob => "their completion and the schedule are",
+                _ => "their completion is",
+            };
+            notes.push(format!(
+                "{} runs to completion: its pods take room for the whole trace ({what} not modelled) and no check judges them",
+                objects[w].id
+            ));
+        }
+        // Requests are what the scheduler and the kubelet reserve: without any, capacity
+        // never stops a pod, and the cluster's real contention is at run time.
+        let requests_nothing = self.workloads().all(|w| {
+            objects[w].workload().is_none_or(|wl| {
+                let r = wl.template.spec.effective_request();
+                r.cpu_millis == 0 && r.memory_bytes == 0
+            })
+        });
+        if requests_nothing && !self.cluster(config).assumed {
+            notes.push(
+                "no pod of the unit requests cpu or memory: the scheduler places them wherever pod slots allow, so capacity had nothing to check".to_string(),
+            );
+        }
+        notes
+    }
+
     pub fn workloads(&self) -> impl Iterator<Item = usize> + '_ {
         self.members
             .iter()
@@ -182,17 +216,17 @@ impl<'a> Graph<'a> {
         let workloads: Vec<usize> = (0..objects.len())
             .filter(|&i| objects[i].workload().is_some() && !objects[i].shadowed && !objects[i].invalid)
             .filter(|&i| {
-                let long_running = objects[i].workload().is_some_and(|w| w.long_running());
-                if !long_running {
+                let hook = objects[i].workload().is_some_and(|w| w.hook());
+                if hook {
                     diags.push(Diagnostic::info(
                         objects[i].span,
                         format!(
-                            "{} is a hook or runs to completion (`restartPolicy`): not a long-running workload, not verified",
+                            "{} is a hook of a release: run around it and deleted after, not verified",
                             objects[i].id
                         ),
                     ));
                 }
-                long_running
+                !hook
             })
             .collect();
         let mut g = Graph {
@@ -214,6 +248,11 @@ impl<'a> Graph<'a> {
         g.descheduler(diags);
         g.capacity_edges();
         g
+    }
+
+    /// Pods that run to completion: capacity consumers, never judged.
+    fn batch(&self, w: usize) -> bool {
+        self.objects[w].workload().is_some_and(|wl| wl.batch())
     }
 
     fn workload_spec(&self, w: usize) -> &'a PodSpec {
@@ -602,111 +641,6 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Demand of one workload on a pool at its largest size.
-    fn demand(&self, w: usize, pool: &NodePool) -> (Amounts, i64) {
-        let workload = self.objects[w].workload().expect("a workload");
-        let request = workload.template.spec.effective_request();
-        let pods = if workload.kind == WorkloadKind::DaemonSet {
-            i64::from(pool.max)
-        } else {
-            self.max_replicas[&w]
-        };
-        (request.saturating_mul(pods), pods)
-    }
-
-    fn capacity_edges(&mut self) {
-        // An assumed cluster has room for every pod of a unit: capacity never joins workloads.
-        if self.config.cluster.assumed {
-            return;
-        }
-        let mut new_edges = Vec::new();
-        for (pi, pool) in self.config.cluster.pools.iter().enumerate() {
-            let by_scope: BTreeMap<usize, Vec<usize>> = self
-                .workloads
-                .iter()
-                .filter(|w| self.pools[w].contains(&pi))
-                .fold(BTreeMap::new(), |mut m, &w| {
-                    m.entry(self.objects[w].scope).or_insert_with(Vec::new).push(w);
-                    m
-                });
-            let capacity = pool.usable().saturating_mul(i64::from(pool.max));
-            let pod_slots = pool.allocatable.pods.saturating_mul(i64::from(pool.max));
-            for sharing in by_scope.values() {
-                if sharing.len() < 2 {
-                    continue;
-                }
-                let demands: Vec<(usize, Amounts, i64)> = sharing
-                    .iter()
-                    .map(|&w| {
-                        let (d, p) = self.demand(w, pool);
-                        (w, d, p)
-                    })
-                    .collect();
-                let (demand, pods) = demands.iter().fold((Amounts::default(), 0i64), |(a, n), (_, d, p)| {
-                    (a.saturating_add(*d), n.saturating_add(*p))
-                });
-                // Pods without requests never fail the resource fit, so they only compete for
-                // pod slots.
-                // Ephemeral storage, hugepages and extended resources the pool is short of:
-                // the workloads requesting one compete.
-                let requested: BTreeSet<&str> = sharing
-                    .iter()
-                    .flat_map(|&w| self.workload_spec(w).scalar_names())
-                    .collect();
-                let short_scalars: Vec<&str> = requested
-                    .into_iter()
-                    .filter(|name| {
-                        let wanted = demands.iter().fold(0i64, |sum, (w, _, pods)| {
-                            sum.saturating_add(self.workload_spec(*w).scalar_request(name).saturating_mul(*pods))
-                        });
-                        let capacity = pool
-                            .scalar_allocatable
-                            .get(*name)
-                            .copied()
-                            .unwrap_or(0)
-                            .saturating_mul(i64::from(pool.max));
-                        wanted > capacity
-                    })
-                    .collect();
-                let competing: Vec<usize> = if pods > pod_slots {
-                    sharing.clone()
-                } else if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes {
-                    demands
-                        .iter()
-                        .filter(|(_, d, _)| d.cpu_millis > 0 || d.memory_bytes > 0)
-                        .map(|(w, _, _)| *w)
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                let mut competing = competing;
-                for name in short_scalars {
-                    for &w in sharing {
-                        if self.workload_spec(w).scalar_request(name) > 0 && !competing.contains(&w) {
-                            competing.push(w);
-                        }
-                    }
-                }
-                competing.sort_unstable();
-                if competing.len() > 1 {
-                    for pair in competing.windows(2) {
-                        new_edges.push((
-                            pair[0],
-                            pair[1],
-                            format!(
-                                "their requests together exceed node pool {} at its largest size",
-                                pool.name
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        for (a, b, reason) in new_edges {
-            self.edge(a, b, reason);
-        }
-    }
-
     fn scopes(&self) -> BTreeSet<usize> {
         self.workloads.iter().map(|&w| self.objects[w].scope).collect()
     }
@@ -741,14 +675,19 @@ impl<'a> Graph<'a> {
             let root = find(&mut parent, w);
             components.entry(root).or_default().push(w);
         }
+        // Batch pods take room beside long-running ones; alone, nothing judges them.
         components
             .into_values()
+            .filter(|ws| ws.iter().any(|&w| !self.batch(w)))
             .map(|ws| self.unit(scope, scope_path, ws))
             .collect()
     }
 
     fn unit(&self, scope: usize, scope_path: &str, mut workloads: Vec<usize>) -> Unit {
-        workloads.sort_by(|&a, &b| self.objects[a].id.cmp(&self.objects[b].id));
+        // Batch workloads first: their pods are created and placed first, as a build of a
+        // stream of Jobs may already run wherever a long-running pod comes to be placed (their
+        // slots come first, and the scheduler takes pending pods in slot order).
+        workloads.sort_by(|&a, &b| (!self.batch(a), &self.objects[a].id).cmp(&(!self.batch(b), &self.objects[b].id)));
         let mut members: Vec<Member> = workloads
             .iter()
             .map(|&w| Member {
@@ -772,7 +711,8 @@ impl<'a> Graph<'a> {
         }
         let id = hasher.finalize().to_hex()[..12].to_string();
 
-        let first = &self.objects[workloads[0]].id;
+        // Named after its first long-running workload.
+        let first = &self.objects[*workloads.iter().find(|&&w| !self.batch(w)).unwrap_or(&workloads[0])].id;
         let name = match workloads.len() {
             1 => format!("{}/{}", first.namespace.as_deref().unwrap_or("-"), first.name),
             n => format!(
@@ -793,7 +733,8 @@ impl<'a> Graph<'a> {
             .filter(|e| workloads.contains(&e.from) && workloads.contains(&e.to))
             .cloned()
             .collect();
-        let checks = self.applicable_checks(&workloads, &attached);
+        let judged: Vec<usize> = workloads.iter().copied().filter(|&w| !self.batch(w)).collect();
+        let checks = self.applicable_checks(&judged, &attached);
         let drain_alone = checks.contains(&CheckId::DrainCompletes)
             && !self.config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain));
         Unit {

@@ -11,7 +11,7 @@
  *    state: a workload with fewer running pods than its spec, a pod no node takes, a rollout
  *    left open.
  */
-#define STABLE_DESIRED (to_schedule == 0 && unschedulable == 0{% for w in ir.workloads %} && running[{{ loop.index }}] == spec[{{ loop.index }}] && (!rolled[{{ loop.index }}] || rollout_done[{{ loop.index }}]){% endfor %})
+#define STABLE_DESIRED (to_schedule == 0 && JUDGED_UNSCHEDULABLE == 0{% for w in ir.workloads %}{% if not w.batch %} && running[{{ loop.index }}] == spec[{{ loop.index }}] && (!rolled[{{ loop.index }}] || rollout_done[{{ loop.index }}]){% endif %}{% endfor %})
 
 proctype CheckEventuallyStable() {
 end_check_eventually_stable:
@@ -19,10 +19,10 @@ end_check_eventually_stable:
   :: atomic {
        QUIESCENT && ENVIRONMENT_SETTLED && !STABLE_DESIRED ->
        if
-{% for w in ir.workloads %}
+{% for w in ir.workloads %}{% if not w.batch %}
        :: running[{{ loop.index }}] != spec[{{ loop.index }}] || (rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}]) ->
           printf("KIVI:%d:{{ loop.index }}:%d:%d:%d:%d\n", EVENT_NOT_STABLE, running[{{ loop.index }}], spec[{{ loop.index }}], to_schedule + unschedulable, rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}])
-{% endfor %}
+{% endif %}{% endfor %}
        :: else -> printf("KIVI:%d:0:0:0:%d:0\n", EVENT_NOT_STABLE, to_schedule + unschedulable)
        fi
      }

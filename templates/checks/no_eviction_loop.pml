@@ -8,11 +8,11 @@ proctype CheckNoEvictionLoop() {
 end_check_no_eviction_loop:
   do
   :: atomic {
-       ({% for w in ir.workloads %}{% if not loop.first %} || {% endif %}loops[{{ loop.index }}] >= EVICTION_LOOPS{% endfor %}) ->
+       (false{% for w in ir.workloads %}{% if not w.batch %} || loops[{{ loop.index }}] >= EVICTION_LOOPS{% endif %}{% endfor %}) ->
        if
-{% for w in ir.workloads %}
+{% for w in ir.workloads %}{% if not w.batch %}
        :: loops[{{ loop.index }}] >= EVICTION_LOOPS -> printf("KIVI:%d:{{ loop.index }}:%d\n", EVENT_EVICTION_LOOP, loops[{{ loop.index }}])
-{% endfor %}
+{% endif %}{% endfor %}
        fi;
        assert(false)
      }

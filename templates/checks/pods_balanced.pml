@@ -12,7 +12,7 @@ inline check_pods_balanced() {
          b_bad = 0;
          for (b_w : 1 .. WORKLOADS) {
            if
-           :: b_bad == 0 && spec[b_w] > 1 ->
+           :: b_bad == 0 && spec[b_w] > 1 && !workload_batch[b_w] ->
               for (b_n : 1 .. NODES) { b_on[b_n] = 0 }
               for (b_q : workload_first_slot[b_w] .. workload_first_slot[b_w] + workload_slots[b_w] - 1) {
                 if

@@ -7,7 +7,7 @@ proctype CheckPodsSchedulable() {
 end_check_pods_schedulable:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED && unschedulable > 0 ->
+       QUIESCENT && ENVIRONMENT_SETTLED && JUDGED_UNSCHEDULABLE > 0 ->
        printf("KIVI:%d\n", EVENT_PENDING_FOREVER);
        assert(false)
      }

@@ -314,6 +314,8 @@ pub(super) fn owners_of(object: &Object, workload: &crate::manifest::Workload) -
         WorkloadKind::ReplicationController => vec![("ReplicationController".to_string(), name)],
         WorkloadKind::StatefulSet => vec![("StatefulSet".to_string(), name)],
         WorkloadKind::DaemonSet => vec![("DaemonSet".to_string(), name)],
+        // A CronJob's pods belong to the Job of each run.
+        WorkloadKind::Job | WorkloadKind::CronJob => vec![("Job".to_string(), name)],
     }
 }
 

@@ -510,6 +510,7 @@ fn build_capped(
             startup_unready,
             rollout,
             bare: workload.kind == WorkloadKind::Pod,
+            batch: workload.batch(),
             initial: if deleting_on.is_some() {
                 deleting_on.into_iter().collect()
             } else {
@@ -633,7 +634,8 @@ fn build_capped(
                 .enumerate()
                 .map(|(i, w)| match param(CheckId::MinReplicasAvailable, "min") {
                     // Nothing recreates a bare Pod: Kubernetes promises it no availability.
-                    _ if w.bare => 0,
+                    // Nor to pods that run to completion: no check judges them.
+                    _ if w.bare || w.batch => 0,
                     Some(min) => min.min(w.slots as i64),
                     None => {
                         let base = w.autoscaler.as_ref().map_or(w.replicas, |a| a.min).min(w.slots as i64);

@@ -63,6 +63,10 @@ pub struct IrWorkload {
     pub rollout: Option<IrRollout>,
     /// A bare Pod: no controller replaces it once it is gone.
     pub bare: bool,
+    /// Pods that run to completion (Jobs, CronJobs, bare Pods with `restartPolicy` Never or
+    /// OnFailure): they take room for the whole trace, and no check judges them. Their
+    /// completion is not modelled: a claim about them holds while they run.
+    pub batch: bool,
     /// Pods running when the model starts (config `cluster.initialPods`): (1-based node, count).
     pub initial: Vec<(usize, i64)>,
     /// The initial pods are terminating instead: a bare Pod with `deletionTimestamp` on the
