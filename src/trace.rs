@@ -96,6 +96,12 @@ events! {
     /// A descheduler plugin wanted a pod evicted and the evictor declined: slot, node,
     /// plugin, why (1: nodeFit, no other node fits it now; 2: its PodDisruptionBudget).
     DeschedulerDeclined = 50, "EVENT_DESCHEDULER_DECLINED";
+    /// An Immediate claim's volume is provisioned before any pod: claim (a slot), zone (1-based
+    /// in the IR's volume zones).
+    VolumeProvisioned = 51, "EVENT_VOLUME_PROVISIONED";
+    /// A WaitForFirstConsumer claim's volume is provisioned where its first pod was bound:
+    /// claim (a slot), zone.
+    VolumeProvisionedWithPod = 52, "EVENT_VOLUME_PROVISIONED_WITH_POD";
     /// `apply` sets replicas: workload, before, after.
     ApplyReplicas = 34, "EVENT_APPLY_REPLICAS";
     /// The cluster autoscaler adds a node: node, pool.

@@ -237,6 +237,19 @@ hidden byte hpa_event_expiry[WORKLOADS + 1];   /* from this class an event is in
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden byte workload_batch[WORKLOADS + 1];     /* pods that run to completion: no check judges them */
+/* Volumes (model/ir/volumes.rs): each claim, by the slot that names it, and the zone its volume
+   is in once it has one. An Immediate claim gets its zone at the start; a WaitForFirstConsumer
+   one where its first pod is bound. */
+{% if ir.volumes %}byte vol_zone[MAX_PODS + 1];{% else %}hidden byte vol_zone[MAX_PODS + 1];{% endif %}
+
+hidden byte i_claim, i_zone;
+hidden byte node_volume_zone[MAX_NODES + 1];  /* the node's zone among the volumes' zones, 0 for none */
+hidden byte claim_of_slot[MAX_PODS + 1];      /* the slot's claim (a slot), 0 for none */
+hidden int claim_nodes[MAX_PODS + 1];         /* nodes a claim without a zone yet may be bound for */
+hidden byte claim_fixed[MAX_PODS + 1];        /* bound or Immediate: the scheduler never binds it */
+hidden int claim_choices[MAX_PODS + 1];       /* Immediate: the zones the provisioner may pick */
+/* VolumeBinding filter: the node is not where the pod's volume is, or may be made. */
+#define VOLUME_CONFLICT(p, n) (claim_of_slot[p] > 0 && (vol_zone[claim_of_slot[p]] > 0 -> node_volume_zone[n] != vol_zone[claim_of_slot[p]] : !BIT(claim_nodes[claim_of_slot[p]], n)))
 /* Pending pods marked unschedulable that a check judges: batch pods (Jobs, CronJobs) only take room. */
 #define JUDGED_UNSCHEDULABLE (unschedulable{% for w in ir.workloads %}{% if w.batch %}{% for k in range(w.slots) %} - pod[{{ w.first_slot + k }}].unschedulable{% endfor %}{% endif %}{% endfor %})
 hidden byte workload_symmetric[WORKLOADS + 1]; /* its pods are interchangeable (see canonical below) */
@@ -667,6 +680,24 @@ init {
     od;
     in_table = 0; in_index = 0; in_value = 0
   }
+{% if ir.volumes %}
+  /* Immediate claims: the provisioner makes each volume at once, in any zone it may use, not
+     knowing where the pod will run (pkg/controller/volume/persistentvolume provisionClaim). */
+  atomic {
+    for (i_claim : 1 .. PODS) {
+      if
+      :: claim_choices[i_claim] != 0 ->
+         i_zone = 1;
+         do
+         :: BIT(claim_choices[i_claim], i_zone) ->
+            vol_zone[i_claim] = i_zone; printf("KIVI:%d:%d:%d\n", EVENT_VOLUME_PROVISIONED, i_claim, i_zone); break
+         :: (claim_choices[i_claim] >> (i_zone + 1)) != 0 -> i_zone++
+         od
+      :: else -> skip
+      fi
+    }
+  }
+{% endif %}
 {% if ir.probe == "descheduler" %}
   /* conformance: one descheduler run on the cluster as the input starts it */
   d_step { descheduler_run() }

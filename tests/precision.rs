@@ -720,3 +720,58 @@ fn batch_pods_take_room_and_are_never_judged() {
     let notes = report["units"][0]["verification"]["notModelled"].to_string();
     assert!(notes.contains("no pod of the unit requests cpu or memory"), "{notes}");
 }
+
+/// Issue 41 (4): a claim bound to a volume in a zone without a node keeps its pod Pending (at
+/// the volume's node affinity); a regional class's volumes attach in every zone it allows; a
+/// class that is not among the objects is named as not modelled.
+#[test]
+fn volumes_keep_pods_in_their_zones() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child(".kivi-lint.yaml")
+        .write_str("apiVersion: kivi-lint/v1alpha1\nkind: Config\ncluster:\n  nodePools:\n    - {name: a, count: 1, min: 1, max: 1, labels: {topology.kubernetes.io/zone: z-a}, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\n    - {name: b, count: 1, min: 1, max: 1, labels: {topology.kubernetes.io/zone: z-b}, allocatable: {cpu: '4', memory: 16Gi, pods: 110}}\nevents: []\n")
+        .unwrap();
+    let app = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: app}}\n  template:\n    metadata: {labels: {app: app}}\n    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]\n      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n";
+    dir.child("app.yaml").write_str(app).unwrap();
+    let bound = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {volumeName: disk-1, storageClassName: ''}\n---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: disk-1}\nspec:\n  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n        - matchExpressions: [{key: topology.ebs.csi.aws.com/zone, operator: In, values: [z-c]}]\n";
+    dir.child("volume.yaml").write_str(bound).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let (report, _) = check(&[path], 1);
+    let unit = &report["units"][0];
+    let violated = unit["verification"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["verdict"] == "violated")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(violated["check"], "pods-schedulable");
+    assert!(
+        violated["file"].as_str().unwrap().ends_with("volume.yaml"),
+        "{violated}"
+    );
+    assert_eq!(violated["line"], 12, "the volume's node affinity: {violated}");
+    let steps = violated["steps"].to_string();
+    assert!(steps.contains("2 node(s) had volume node affinity conflict"), "{steps}");
+    let members = unit["members"].to_string();
+    assert!(members.contains("\"role\":\"storage\""), "{members}");
+
+    // A regional class: its volumes attach in both zones, from the start.
+    dir.child("volume.yaml")
+        .write_str("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {storageClassName: regional}\n---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: regional}\nprovisioner: pd.csi.storage.gke.io\nparameters: {replication-type: regional-pd}\n")
+        .unwrap();
+    let (report, _) = check(&[path], 0);
+    assert!(verdicts(&report).iter().all(|(_, v)| v == "verified"), "{report}");
+
+    // A class the scan does not have: said, not guessed.
+    dir.child("volume.yaml")
+        .write_str(
+            "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {storageClassName: fast}\n",
+        )
+        .unwrap();
+    let (report, _) = check(&[path], 0);
+    let notes = report["units"][0]["verification"]["notModelled"].to_string();
+    assert!(
+        notes.contains("StorageClass fast of Deployment/default/app's claims is not among the scanned objects"),
+        "{notes}"
+    );
+}

@@ -129,7 +129,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             Some(Event::PodUnschedulable) => {
                 let (static_fail, resource_fail, spread_nodes, spread_mask, not_ready, node_name) =
                     (at(2), at(3), at(4), at(5), at(6), at(7));
-                let (affinity_nodes, affinity_mask, cordoned) = (at(8), at(9), at(10));
+                let (affinity_nodes, affinity_mask, cordoned, volume_fail) = (at(8), at(9), at(10), at(11));
                 let mut reasons = Vec::new();
                 let mut span = None;
                 if let Some((w, o)) = namer.owner(at(1)) {
@@ -192,6 +192,15 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                             .owner(at(1))
                             .and_then(|(_, o)| objects[o].workload())
                             .map(|w| w.template.spec.request_span());
+                    }
+                }
+                if volume_fail > 0 {
+                    // upstream's ErrReasonNodeConflict
+                    parts.push(format!("{volume_fail} node(s) had volume node affinity conflict"));
+                    if span.is_none()
+                        && let Some((w, _)) = namer.owner(at(1))
+                    {
+                        span = names.volume_spans.get(w).copied().flatten();
                     }
                 }
                 if static_fail > 0 {
@@ -523,6 +532,42 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
+            Some(Event::VolumeProvisionedWithPod) => {
+                let zone = ir
+                    .volumes
+                    .as_ref()
+                    .and_then(|v| v.zones.get((at(2) - 1).max(0) as usize))
+                    .cloned()
+                    .unwrap_or_else(|| format!("zone #{}", at(2)));
+                Told {
+                    actor: Actor::VolumeProvisioner,
+                    message: format!(
+                        "provisions the volume of {}'s claim in {zone}, where it was bound (volumeBindingMode: WaitForFirstConsumer): its pods can run in no other zone",
+                        namer.pod(at(1))
+                    ),
+                    location: namer
+                        .owner(at(1))
+                        .and_then(|(w, _)| names.volume_spans.get(w).copied().flatten()),
+                }
+            }
+            Some(Event::VolumeProvisioned) => {
+                let zone = ir
+                    .volumes
+                    .as_ref()
+                    .and_then(|v| v.zones.get((at(2) - 1).max(0) as usize))
+                    .cloned()
+                    .unwrap_or_else(|| format!("zone #{}", at(2)));
+                Told {
+                    actor: Actor::VolumeProvisioner,
+                    message: format!(
+                        "provisions the volume of {}'s claim in {zone} before the pod is scheduled (volumeBindingMode: Immediate)",
+                        namer.pod(at(1))
+                    ),
+                    location: namer
+                        .owner(at(1))
+                        .and_then(|(w, _)| names.volume_spans.get(w).copied().flatten()),
+                }
+            }
             Some(Event::DeschedulerDeclined) => {
                 let plugin = descheduler_plugin_name(at(3));
                 let budgets = namer.budgets_of_slot(at(1));

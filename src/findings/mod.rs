@@ -37,6 +37,8 @@ pub enum Actor {
     ReplicationController,
     /// The Job controller (a CronJob's runs too).
     JobController,
+    /// The PersistentVolume controller and the storage provisioner.
+    VolumeProvisioner,
     /// The StatefulSet controller.
     StatefulsetController,
     /// The DaemonSet controller.
@@ -89,6 +91,7 @@ impl Actor {
             Actor::ReplicasetController => "replicaset-controller",
             Actor::ReplicationController => "replication-controller",
             Actor::JobController => "job-controller",
+            Actor::VolumeProvisioner => "volume-provisioner",
             Actor::StatefulsetController => "statefulset-controller",
             Actor::DaemonsetController => "daemonset-controller",
             Actor::KubectlApply => "kubectl-apply",
@@ -212,6 +215,7 @@ mod tests {
             Actor::ReplicasetController,
             Actor::ReplicationController,
             Actor::JobController,
+            Actor::VolumeProvisioner,
             Actor::StatefulsetController,
             Actor::DaemonsetController,
             Actor::KubectlApply,

@@ -12,6 +12,7 @@ pub mod quantity;
 pub mod read;
 pub mod scheduler_config;
 pub mod selector;
+pub mod storage;
 pub mod taint;
 pub mod workload;
 
@@ -97,6 +98,12 @@ pub enum Body {
     DeploySource {
         paths: Vec<String>,
     },
+    /// storage.k8s.io StorageClass: where and when its volumes are provisioned.
+    StorageClass(Box<storage::StorageClass>),
+    /// v1 PersistentVolumeClaim.
+    PersistentVolumeClaim(Box<storage::PersistentVolumeClaim>),
+    /// v1 PersistentVolume: the zones it can be attached in.
+    PersistentVolume(Box<storage::PersistentVolume>),
     /// Any other kind: counted, not modelled.
     Other,
 }
@@ -467,6 +474,20 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                         .into_iter()
                         .collect(),
                 }),
+                ("storage.k8s.io", "StorageClass") => {
+                    Some(Body::StorageClass(Box::new(storage::StorageClass::read(r, node, span))))
+                }
+                ("", "PersistentVolumeClaim") => Some(Body::PersistentVolumeClaim(Box::new(
+                    node.get("spec")
+                        .map(|s| storage::PersistentVolumeClaim::read_spec(r, s))
+                        .unwrap_or(storage::PersistentVolumeClaim {
+                            storage_class: None,
+                            volume_name: None,
+                        }),
+                ))),
+                ("", "PersistentVolume") => Some(Body::PersistentVolume(Box::new(storage::PersistentVolume::read(
+                    r, node,
+                )))),
                 ("scheduling.k8s.io", "PriorityClass") => Some(Body::PriorityClass {
                     value: r.int32(node, "value").map_or(0, |v| v.value),
                     global_default: r.bool(node, "globalDefault").is_some_and(|b| b.value),

@@ -391,6 +391,8 @@ pub struct Volumes {
     pub local_storage: bool,
     /// A `persistentVolumeClaim` volume: not evicted under `ignorePvcPods`.
     pub persistent_claim: bool,
+    /// The `claimName`s of its `persistentVolumeClaim` volumes.
+    pub claims: Vec<String>,
 }
 
 impl PodSpec {
@@ -464,6 +466,11 @@ impl PodSpec {
                     .iter()
                     .any(|v| v.get("hostPath").is_some() || v.get("emptyDir").is_some()),
                 persistent_claim: volumes.iter().any(|v| v.get("persistentVolumeClaim").is_some()),
+                claims: volumes
+                    .iter()
+                    .filter_map(|v| v.at(&["persistentVolumeClaim", "claimName"])?.as_str())
+                    .map(String::from)
+                    .collect(),
             },
             span: node.span,
         }

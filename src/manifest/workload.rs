@@ -89,6 +89,8 @@ pub struct Workload {
     /// The object itself (not its pod template) is a hook of a release: a Helm or Argo CD
     /// hook Job.
     pub release_hook: bool,
+    /// A StatefulSet's `volumeClaimTemplates`: a claim per pod.
+    pub claim_templates: Vec<crate::manifest::storage::ClaimTemplate>,
 }
 
 /// What the scheduler's default spread constraints count for a pod without constraints of
@@ -189,6 +191,7 @@ impl Workload {
             template,
             template_hash: 0,
             release_hook: false,
+            claim_templates: Vec::new(),
         }
     }
 
@@ -237,6 +240,7 @@ impl Workload {
             template,
             template_hash,
             release_hook: false,
+            claim_templates: Vec::new(),
         }
     }
 
@@ -311,6 +315,11 @@ impl Workload {
             template,
             template_hash,
             release_hook: false,
+            claim_templates: if kind == WorkloadKind::StatefulSet {
+                crate::manifest::storage::ClaimTemplate::read_all(r, spec)
+            } else {
+                Vec::new()
+            },
         }
     }
 }

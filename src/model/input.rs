@@ -198,6 +198,11 @@ pub const TABLES: &[&str] = &[
     "min_resettable[]",
     "workload_bare[]",
     "workload_batch[]",
+    "node_volume_zone[]",
+    "claim_of_slot[]",
+    "claim_nodes[]",
+    "claim_fixed[]",
+    "claim_choices[]",
     "workload_manifest_replicas[]",
     "apply_replicas[]",
     "failures_max",
@@ -349,6 +354,9 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
         w.nonzero("cordoned", n_i, i64::from(n.cordoned));
         w.nonzero("node_pool", n_i, i64::from(n.scaling_pool));
         w.nonzero("node_zone", n_i, i64::from(n.zone));
+        if let Some(v) = &ir.volumes {
+            w.nonzero("node_volume_zone", n_i, i64::from(v.node_zone[i]));
+        }
         if ir.descheduler.as_ref().is_some_and(|d| d.low_utilization.is_some()) {
             w.set("ds_pods_allocatable", n_i, n.pods_allocatable);
         }
@@ -452,6 +460,23 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
         }
         for (k, node) in wl.pinned.iter().enumerate() {
             w.set("slot_node", wl.first_slot + k, i64::from(*node));
+        }
+        // A claim per pod (its slot), else one for the workload (its first slot).
+        if let Some(v) = ir.volumes.as_ref().and_then(|v| v.workloads[i].as_ref()) {
+            for s in wl.first_slot..wl.first_slot + wl.slots {
+                let claim = if v.per_pod { s } else { wl.first_slot };
+                w.set("claim_of_slot", s, claim as i64);
+            }
+            w.set("claim_nodes", wl.first_slot, i64::from(v.nodes));
+            w.nonzero("claim_fixed", wl.first_slot, i64::from(v.fixed));
+            w.nonzero("claim_choices", wl.first_slot, i64::from(v.choices));
+            if v.per_pod {
+                for s in wl.first_slot + 1..wl.first_slot + wl.slots {
+                    w.set("claim_nodes", s, i64::from(v.nodes));
+                    w.nonzero("claim_fixed", s, i64::from(v.fixed));
+                    w.nonzero("claim_choices", s, i64::from(v.choices));
+                }
+            }
         }
         if let Some(a) = &wl.autoscaler {
             w.set("workload_autoscaled", wi, 1);

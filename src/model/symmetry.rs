@@ -164,6 +164,7 @@ fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
         stale_reads: _,
         controller_lag: _,
         symmetry: _,
+        volumes,
     } = ir;
     let bit = |mask: u32| i64::from((mask >> n) & 1);
     let domain_of = |domains: &[u32]| match view {
@@ -194,6 +195,12 @@ fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
         i64::from(*zone),
     ]);
     s.extend(scalars.iter().copied());
+    // A claim's volume is in one zone, which the state names by number: only nodes of the
+    // same volume zone, that every claim may use alike, trade places.
+    if let Some(v) = volumes {
+        s.push(i64::from(v.node_zone[n - 1]));
+        s.extend(v.workloads.iter().flatten().map(|w| bit(w.nodes)));
+    }
 
     for t in templates {
         let IrTemplate {

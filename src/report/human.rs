@@ -41,6 +41,7 @@ pub fn units(r: &Report, color: bool) -> String {
                 Role::DisruptionBudget => " (disruption budget)",
                 Role::DeschedulerPolicy => " (descheduler policy)",
                 Role::Service => " (service)",
+                Role::Storage => " (storage)",
             };
             let at = format!("{}:{}", printable(&m.file), m.line);
             let _ = writeln!(out, "  {:width$}  {}{}", m.id(), paint(color, dim, &at), role);

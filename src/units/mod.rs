@@ -17,6 +17,7 @@ use serde::Serialize;
 
 pub mod assumed;
 mod capacity;
+pub mod storage;
 
 use std::borrow::Cow;
 
@@ -38,6 +39,9 @@ pub enum Role {
     DeschedulerPolicy,
     /// A Service that decides the workload's default spread constraints.
     Service,
+    /// A StorageClass, PersistentVolumeClaim or PersistentVolume that decides the zones the
+    /// workload's pods can run in.
+    Storage,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -155,6 +159,14 @@ impl Unit {
                 objects[w].id
             ));
         }
+        for w in self.workloads() {
+            for class in storage::pod_volumes(objects, w).unknown_classes {
+                notes.push(format!(
+                    "StorageClass {class} of {}'s claims is not among the scanned objects: the zones its volumes tie pods to are not modelled",
+                    objects[w].id
+                ));
+            }
+        }
         // Requests are what the scheduler and the kubelet reserve: without any, capacity
         // never stops a pod, and the cluster's real contention is at run time.
         let requests_nothing = self.workloads().all(|w| {
@@ -242,6 +254,7 @@ impl<'a> Graph<'a> {
         g.autoscalers(diags);
         g.disruption_budgets(diags);
         g.services();
+        g.volumes();
         g.selector_edges();
         g.external_affinity(diags);
         g.node_pools(diags);
@@ -402,6 +415,15 @@ impl<'a> Graph<'a> {
                 .collect();
             for w in selected {
                 self.attached.entry(w).or_default().insert((i, Role::Service));
+            }
+        }
+    }
+
+    /// The classes, claims and volumes that tie a workload's pods to zones.
+    fn volumes(&mut self) {
+        for &w in &self.workloads {
+            for o in storage::pod_volumes(self.objects, w).objects {
+                self.attached.entry(w).or_default().insert((o, Role::Storage));
             }
         }
     }

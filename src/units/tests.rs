@@ -173,3 +173,35 @@ fn node_utilisation_balancing_joins_evictable_workloads() {
             .all(|u| u.members.iter().any(|m| m.role == Role::DeschedulerPolicy))
     );
 }
+
+/// A StatefulSet's claim templates give each pod its own claim; the default class serves a
+/// claim without one; an Immediate class decides over a WaitForFirstConsumer one, and the
+/// class joins the unit.
+#[test]
+fn volumes_are_found_through_claims_and_classes() {
+    let classes = "---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: standard\n  annotations: {storageclass.kubernetes.io/is-default-class: 'true'}\nvolumeBindingMode: WaitForFirstConsumer\nallowedTopologies:\n- matchLabelExpressions: [{key: topology.gke.io/zone, values: [z-b, z-a]}]\n---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\n";
+    let db = "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: c, image: x}]\n  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec: {}\n";
+    let (units, objects, _) = units_of(&(classes.to_string() + db), crate::config::DEFAULT_CONFIG);
+    let w = units[0].workloads().next().unwrap();
+    let found = storage::pod_volumes(&objects, w);
+    let zones = found.zones.unwrap();
+    assert!(zones.per_pod && !zones.immediate && !zones.bound);
+    assert_eq!(zones.zones, ["z-a", "z-b"]);
+    assert!(
+        units[0]
+            .members
+            .iter()
+            .any(|m| m.role == Role::Storage && objects[m.object].id.name == "standard")
+    );
+
+    let fast = db.replace("spec: {}", "spec: {storageClassName: fast}");
+    let (units, objects, _) = units_of(&(classes.to_string() + &fast), crate::config::DEFAULT_CONFIG);
+    let w = units[0].workloads().next().unwrap();
+    let zones = storage::pod_volumes(&objects, w).zones.unwrap();
+    assert!(zones.immediate && zones.zones.is_empty());
+
+    let unknown = db.replace("spec: {}", "spec: {storageClassName: premium}");
+    let (_, objects, _) = units_of(&unknown, crate::config::DEFAULT_CONFIG);
+    let w = objects.iter().position(|o| o.workload().is_some()).unwrap();
+    assert_eq!(storage::pod_volumes(&objects, w).unknown_classes, ["premium"]);
+}

@@ -28,7 +28,7 @@ hidden byte s_present[MAX_DOMAIN + 1];
 hidden byte s_seen[MAX_DOMAIN + 1];
 hidden int s_size;
 hidden int s_n, s_q, s_c, s_t, s_k, s_d, s_min, s_max, s_x, s_y, s_a, s_b, s_domains;
-hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_spread_fail, s_spread_nodes, s_not_ready;
+hidden int s_feasible, s_ignored, s_static_fail, s_resource_fail, s_volume_fail, s_spread_fail, s_spread_nodes, s_not_ready;
 hidden int s_affinity_fail, s_affinity_nodes, s_cordoned;
 hidden int s_template, s_ca;
 hidden int s_k2;   /* cluster-autoscaler: template nodes tried, those the pod fits */
@@ -309,7 +309,7 @@ end_scheduler:
          s_t = slot_template[p];
          node_usage();
          /* Filters. */
-         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0; s_cordoned = 0;
+         s_feasible = 0; s_static_fail = 0; s_resource_fail = 0; s_volume_fail = 0; s_spread_fail = 0; s_spread_nodes = 0; s_not_ready = 0; s_cordoned = 0;
          s_template = 0; s_ca = 0;
          for (s_n : 1 .. NODES) {
            if
@@ -329,6 +329,9 @@ end_scheduler:
            :: else ->
               if
               :: s_pods[s_n] + 1 > node_pod_cap[s_n] || CPU_SHORT(s_t, s_n) || MEM_SHORT(s_t, s_n) || SCALAR_SHORT(s_t, s_n) -> s_resource_fail++
+{% if ir.volumes %}
+              :: VOLUME_CONFLICT(p, s_n) -> s_volume_fail++
+{% endif %}
               :: else -> s_feasible = s_feasible | (1 << s_n)
               fi
            fi
@@ -436,7 +439,7 @@ end_scheduler:
        :: top == 0 ->
           d_step {
             pod[p].unschedulable = 1; to_schedule--; unschedulable++;
-            printf("KIVI:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", EVENT_POD_UNSCHEDULABLE, p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned)
+            printf("KIVI:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d\n", EVENT_POD_UNSCHEDULABLE, p, s_static_fail, s_resource_fail, s_spread_nodes, s_spread_fail, s_not_ready, template_node_name[s_t], s_affinity_nodes, s_affinity_fail, s_cordoned, s_volume_fail)
 {% if ir.cluster_autoscaler %}
             ;
             for (s_n : 1 .. NODES) {
@@ -463,6 +466,15 @@ end_scheduler:
        :: BIT(top, {{ n }}) ->
           d_step {
             pod[p].status = BOUND; pod[p].node = {{ n }}; to_schedule--; kubelet_work++; printf("KIVI:%d:%d:{{ n }}\n", EVENT_POD_BOUND, p);
+{% if ir.volumes %}
+            /* WaitForFirstConsumer: the volume is made in the zone of the node the pod is bound to. */
+            if
+            :: claim_of_slot[p] > 0 && vol_zone[claim_of_slot[p]] == 0 && !claim_fixed[claim_of_slot[p]] && node_volume_zone[{{ n }}] > 0 ->
+               vol_zone[claim_of_slot[p]] = node_volume_zone[{{ n }}];
+               printf("KIVI:%d:%d:%d\n", EVENT_VOLUME_PROVISIONED_WITH_POD, p, node_volume_zone[{{ n }}])
+            :: else -> skip
+            fi;
+{% endif %}
             if
             :: unschedulable > 0 -> retry_after_pod_add()
             :: else -> skip

@@ -123,6 +123,11 @@ pub(super) fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mu
                 c.when_unsatisfiable.value = WhenUnsatisfiable::DoNotSchedule;
             }
         }
+        Edit::WaitForFirstConsumer { object } => {
+            if let Body::StorageClass(c) = &mut objects[object].body {
+                c.immediate = false;
+            }
+        }
         Edit::DropNodeName { object } => {
             if let Some(s) = spec_mut(&mut objects[object]) {
                 s.node_name = None;

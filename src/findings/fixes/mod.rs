@@ -99,6 +99,10 @@ enum Edit {
     ForgetAppliedReplicas {
         object: usize,
     },
+    /// A StorageClass binds `WaitForFirstConsumer`.
+    WaitForFirstConsumer {
+        object: usize,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -187,6 +191,15 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
                     autoscaler_candidates(a, unit, o, h, &mut found)
                 }
                 Body::PodDisruptionBudget(p) => budget_candidates(object, o, p, field, &mut found),
+                // An Immediate volume is made before the scheduler knows the pod: wait for it.
+                Body::StorageClass(c) if c.immediate && c.binding_mode_span == field => found.push(Candidate {
+                    summary: format!(
+                        "set `volumeBindingMode: WaitForFirstConsumer` on {}: its volumes are then made in the zone of the node the scheduler picks",
+                        o.id
+                    ),
+                    location: field,
+                    edit: Edit::WaitForFirstConsumer { object },
+                }),
                 _ => {}
             }
         }

@@ -31,7 +31,10 @@ mod autoscaling;
 mod descheduler;
 mod scheduling;
 mod topology;
+mod volumes;
 mod workloads;
+
+pub use volumes::{IrVolume, IrVolumes};
 
 pub use autoscaling::*;
 pub use descheduler::*;
@@ -138,6 +141,8 @@ pub struct Ir {
     pub controller_lag: bool,
     /// Interchangeable pods are kept in one order (`scaling.symmetry`, on by default).
     pub symmetry: bool,
+    /// The zones the workloads' volumes tie their pods to, when some do.
+    pub volumes: Option<IrVolumes>,
 }
 
 /// Where model indices come from, to turn a counterexample back into Kubernetes terms.
@@ -170,6 +175,8 @@ pub struct Names {
     pub disruption_budgets: Vec<usize>,
     /// Descheduler plugin id (the model's, 1-based) → where the policy enables it.
     pub descheduler_plugins: Vec<Option<Span>>,
+    /// Per workload (0-based): the field that decides where its volumes let it run.
+    pub volume_spans: Vec<Option<Span>>,
 }
 
 impl IrError {
@@ -539,6 +546,11 @@ fn build_capped(
     if pod_slots > MAX_PODS {
         return Err(IrError::TooManyPods(pod_slots));
     }
+    let labels: Vec<Labels> = node_labels.iter().map(|(_, l, _)| l.clone()).collect();
+    let volumes = volumes::build(objects, &workload_objects, &labels).map(|(v, spans)| {
+        names.volume_spans = spans;
+        v
+    });
 
     let profile = config.scheduler.profile.clone().unwrap_or_default();
     let services: Vec<(&str, &Labels)> = unit
@@ -760,6 +772,7 @@ fn build_capped(
             stale_reads: config.stale_reads.as_ref().map_or(0, |s| i64::from(s.value)),
             controller_lag: config.controller_lag.is_some(),
             symmetry: config.scaling.symmetry,
+            volumes,
         },
         names,
     ))

@@ -1,0 +1,146 @@
+//! The volumes that tie a workload's pods to zones: its claims (a StatefulSet's claim
+//! templates, the claims its pods name), their StorageClass or bound PersistentVolume, looked
+//! up among the objects of the workload's scope.
+
+use crate::manifest::storage::{PersistentVolumeClaim, StorageClass};
+use crate::manifest::{Body, Object};
+use crate::source::Span;
+
+/// Where a workload's volumes let its pods run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodVolumes {
+    /// The StorageClasses, claims and volumes involved (indices into the objects).
+    pub objects: Vec<usize>,
+    /// The zone restriction, when a claim's class or volume is known.
+    pub zones: Option<VolumeZones>,
+    /// Classes of claims that are not among the objects: where those volumes go is not
+    /// modelled.
+    pub unknown_classes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolumeZones {
+    /// Each pod has its own claim (a StatefulSet's claim templates), else the pods share one.
+    pub per_pod: bool,
+    /// `volumeBindingMode: Immediate`: provisioned when the claim is created, in a zone the
+    /// provisioner picks among `zones`.
+    pub immediate: bool,
+    /// The zones allowed (`allowedTopologies`, a bound volume's node affinity); empty for any.
+    pub zones: Vec<String>,
+    /// Bound to a PersistentVolume already: `zones` are where it is.
+    pub bound: bool,
+    /// The field that decides it: an Immediate class's `volumeBindingMode`, a volume's node
+    /// affinity, a class's `allowedTopologies`, else the claim (template).
+    pub span: Span,
+}
+
+/// The volumes of workload `w`.
+pub fn pod_volumes(objects: &[Object], w: usize) -> PodVolumes {
+    let mut out = PodVolumes::default();
+    let Some(workload) = objects[w].workload() else {
+        return out;
+    };
+    let scope = objects[w].scope;
+    let namespace = objects[w].namespace();
+    let live = |o: &&Object| o.scope == scope && !o.shadowed && !o.invalid;
+    // (claim, per pod, the claim's span)
+    let mut claims: Vec<(PersistentVolumeClaim, bool, Span)> = workload
+        .claim_templates
+        .iter()
+        .map(|t| (t.claim.clone(), true, t.span))
+        .collect();
+    for name in &workload.template.spec.volumes.claims {
+        let found = objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| live(o))
+            .find_map(|(i, o)| match &o.body {
+                Body::PersistentVolumeClaim(c) if o.id.name == *name && o.namespace() == namespace => Some((i, c)),
+                _ => None,
+            });
+        if let Some((i, c)) = found {
+            out.objects.push(i);
+            claims.push((c.as_ref().clone(), false, objects[i].span));
+        }
+    }
+    for (claim, per_pod, claim_span) in claims {
+        // Bound to a volume among the objects: where it is.
+        if let Some(volume) = &claim.volume_name {
+            let pv = objects
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| live(o))
+                .find_map(|(i, o)| match &o.body {
+                    Body::PersistentVolume(v) if o.id.name == *volume => Some((i, v)),
+                    _ => None,
+                });
+            if let Some((i, v)) = pv {
+                out.objects.push(i);
+                if let Some(zones) = &v.zones {
+                    out.zones.get_or_insert(VolumeZones {
+                        per_pod,
+                        immediate: false,
+                        zones: zones.value.clone(),
+                        bound: true,
+                        span: zones.span,
+                    });
+                }
+            }
+            continue;
+        }
+        let class: Option<(usize, &StorageClass)> = match claim.storage_class.as_deref() {
+            // No class: only volumes made by hand bind it.
+            Some("") => continue,
+            Some(name) => objects
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| live(o))
+                .find_map(|(i, o)| match &o.body {
+                    Body::StorageClass(c) if o.id.name == name => Some((i, c.as_ref())),
+                    _ => None,
+                }),
+            None => objects
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| live(o))
+                .find_map(|(i, o)| match &o.body {
+                    Body::StorageClass(c) if c.default_class => Some((i, c.as_ref())),
+                    _ => None,
+                }),
+        };
+        let Some((i, class)) = class else {
+            out.unknown_classes.push(
+                claim
+                    .storage_class
+                    .clone()
+                    .unwrap_or_else(|| "(the default class)".into()),
+            );
+            continue;
+        };
+        out.objects.push(i);
+        let zones = class.allowed_zones.as_ref();
+        let span = if class.immediate {
+            class.binding_mode_span
+        } else {
+            zones.map_or(claim_span, |z| z.span)
+        };
+        // A regional volume attaches in every zone its class allows, from the start.
+        let restriction = VolumeZones {
+            per_pod,
+            immediate: class.immediate && !class.regional,
+            zones: zones.map(|z| z.value.clone()).unwrap_or_default(),
+            bound: class.regional,
+            span,
+        };
+        // An Immediate claim is the tighter one: it is placed before any pod.
+        match &out.zones {
+            Some(z) if z.bound || (z.immediate && !restriction.immediate) => {}
+            _ => out.zones = Some(restriction),
+        }
+    }
+    out.objects.sort_unstable();
+    out.objects.dedup();
+    out.unknown_classes.sort();
+    out.unknown_classes.dedup();
+    out
+}
