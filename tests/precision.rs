@@ -704,7 +704,7 @@ fn batch_pods_take_room_and_are_never_judged() {
         .unwrap_or_else(|| panic!("{report}"));
     assert_eq!(violated["check"], "pods-schedulable");
     assert!(violated["file"].as_str().unwrap().ends_with("web.yaml"), "{violated}");
-    let notes = unit["verification"]["notModelled"].to_string();
+    let notes = unit["verification"]["notes"].to_string();
     assert!(notes.contains("Job/default/migrate runs to completion"), "{notes}");
     // Suspended, it runs no pod.
     dir.child("job.yaml").write_str(&job(true)).unwrap();
@@ -717,7 +717,7 @@ fn batch_pods_take_room_and_are_never_judged() {
         .write_str(&web.replace(", resources: {requests: {cpu: '2'}}", ""))
         .unwrap();
     let (report, _) = check(&[path], 0);
-    let notes = report["units"][0]["verification"]["notModelled"].to_string();
+    let notes = report["units"][0]["verification"]["notes"].to_string();
     assert!(notes.contains("no pod of the unit requests cpu or memory"), "{notes}");
 }
 
@@ -769,9 +769,29 @@ fn volumes_keep_pods_in_their_zones() {
         )
         .unwrap();
     let (report, _) = check(&[path], 0);
-    let notes = report["units"][0]["verification"]["notModelled"].to_string();
+    let notes = report["units"][0]["verification"]["notes"].to_string();
     assert!(
         notes.contains("StorageClass fast of Deployment/default/app's claims is not among the scanned objects"),
+        "{notes}"
+    );
+}
+
+/// Issue 41 (3): pods the descheduler never considers get no trace step; the report says
+/// which, and why (here local storage with evictLocalStoragePods off).
+#[test]
+fn the_report_names_pods_the_descheduler_never_evicts() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let app = std::fs::read_to_string("fixtures/descheduler-spread-rebalance/app.yaml").unwrap();
+    let with_cache = app.replace(
+        "      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]",
+        "      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]\n      volumes: [{name: cache, emptyDir: {}}]",
+    );
+    assert_ne!(app, with_cache);
+    dir.child("app.yaml").write_str(&with_cache).unwrap();
+    let (report, _) = check(&[dir.path().to_str().unwrap()], 0);
+    let notes = report["units"][0]["verification"]["notes"].to_string();
+    assert!(
+        notes.contains("the descheduler never evicts Deployment/default/web's pods: they have local storage"),
         "{notes}"
     );
 }

@@ -165,10 +165,11 @@ pub struct Verification {
     pub search: Search,
     /// Configured events the model does not explore yet.
     pub unmodelled_events: Vec<String>,
-    /// What the model does not see of the unit (batch pods' completion, requests nobody
-    /// sets), one sentence each.
+    /// What the report would otherwise leave unsaid about the unit, one sentence each: what
+    /// the model does not see (batch pods' completion, requests nobody sets, a class the scan
+    /// lacks), and pods the descheduler never considers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_modelled: Vec<String>,
+    pub notes: Vec<String>,
     /// States pan stored over its runs (deterministic for a given input and kivi-lint).
     pub states: u64,
     pub results: Vec<CheckOutcome>,
@@ -704,7 +705,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             .into_iter()
             .map(String::from)
             .collect(),
-        not_modelled: a.units[r.unit].not_modelled(&a.objects, &a.config),
+        notes: a.units[r.unit].notes(&a.objects, &a.config),
         states: r.effort.states,
         results,
         run: Some(RunStats {

@@ -162,8 +162,8 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                 n.reason
             );
         }
-        for note in &v.not_modelled {
-            let note = format!("note: not modelled: {}", printable(note));
+        for note in &v.notes {
+            let note = format!("note: {}", printable(note));
             let _ = writeln!(out, "  {}", paint(color, yellow, &note));
         }
         if !v.unmodelled_events.is_empty() {
