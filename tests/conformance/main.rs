@@ -10,6 +10,7 @@
 mod arithmetic;
 mod cases;
 mod descheduler;
+mod queue;
 mod scheduler;
 mod skips;
 
@@ -148,6 +149,8 @@ fn main() {
                                 scheduler::run(&file.name, &case.body, &engine, &generator)
                             } else if file.name.starts_with("descheduler") {
                                 descheduler::run(&case.body, &engine, &generator)
+                            } else if file.name.starts_with("scheduling_queue") {
+                                queue::run(&case.body)
                             } else {
                                 Err("no harness for this file".to_string())
                             };
