@@ -532,35 +532,22 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
             },
-            Some(Event::VolumeProvisionedWithPod) => {
+            Some(event @ (Event::VolumeProvisioned | Event::VolumeProvisionedWithPod)) => {
                 let zone = ir
                     .volumes
                     .as_ref()
                     .and_then(|v| v.zones.get((at(2) - 1).max(0) as usize))
                     .cloned()
                     .unwrap_or_else(|| format!("zone #{}", at(2)));
+                let when = if event == Event::VolumeProvisioned {
+                    "before the pod is scheduled (volumeBindingMode: Immediate)"
+                } else {
+                    "where it was bound (volumeBindingMode: WaitForFirstConsumer): its pods can run in no other zone"
+                };
                 Told {
                     actor: Actor::VolumeProvisioner,
                     message: format!(
-                        "provisions the volume of {}'s claim in {zone}, where it was bound (volumeBindingMode: WaitForFirstConsumer): its pods can run in no other zone",
-                        namer.pod(at(1))
-                    ),
-                    location: namer
-                        .owner(at(1))
-                        .and_then(|(w, _)| names.volume_spans.get(w).copied().flatten()),
-                }
-            }
-            Some(Event::VolumeProvisioned) => {
-                let zone = ir
-                    .volumes
-                    .as_ref()
-                    .and_then(|v| v.zones.get((at(2) - 1).max(0) as usize))
-                    .cloned()
-                    .unwrap_or_else(|| format!("zone #{}", at(2)));
-                Told {
-                    actor: Actor::VolumeProvisioner,
-                    message: format!(
-                        "provisions the volume of {}'s claim in {zone} before the pod is scheduled (volumeBindingMode: Immediate)",
+                        "provisions the volume of {}'s claim in {zone}, {when}",
                         namer.pod(at(1))
                     ),
                     location: namer

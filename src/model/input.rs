@@ -466,12 +466,7 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
             for s in wl.first_slot..wl.first_slot + wl.slots {
                 let claim = if v.per_pod { s } else { wl.first_slot };
                 w.set("claim_of_slot", s, claim as i64);
-            }
-            w.set("claim_nodes", wl.first_slot, i64::from(v.nodes));
-            w.nonzero("claim_fixed", wl.first_slot, i64::from(v.fixed));
-            w.nonzero("claim_choices", wl.first_slot, i64::from(v.choices));
-            if v.per_pod {
-                for s in wl.first_slot + 1..wl.first_slot + wl.slots {
+                if claim == s {
                     w.set("claim_nodes", s, i64::from(v.nodes));
                     w.nonzero("claim_fixed", s, i64::from(v.fixed));
                     w.nonzero("claim_choices", s, i64::from(v.choices));

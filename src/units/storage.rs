@@ -2,7 +2,7 @@
 //! templates, the claims its pods name), their StorageClass or bound PersistentVolume, looked
 //! up among the objects of the workload's scope.
 
-use crate::manifest::storage::{PersistentVolumeClaim, StorageClass};
+use crate::manifest::storage::PersistentVolumeClaim;
 use crate::manifest::{Body, Object};
 use crate::source::Span;
 
@@ -42,7 +42,14 @@ pub fn pod_volumes(objects: &[Object], w: usize) -> PodVolumes {
     };
     let scope = objects[w].scope;
     let namespace = objects[w].namespace();
-    let live = |o: &&Object| o.scope == scope && !o.shadowed && !o.invalid;
+    // The first object of the workload's scope that `pick` takes.
+    let find = |pick: &dyn Fn(&Object) -> bool| {
+        objects
+            .iter()
+            .enumerate()
+            .find(|(_, o)| o.scope == scope && !o.shadowed && !o.invalid && pick(o))
+            .map(|(i, o)| (i, &o.body))
+    };
     // (claim, per pod, the claim's span)
     let mut claims: Vec<(PersistentVolumeClaim, bool, Span)> = workload
         .claim_templates
@@ -50,15 +57,10 @@ pub fn pod_volumes(objects: &[Object], w: usize) -> PodVolumes {
         .map(|t| (t.claim.clone(), true, t.span))
         .collect();
     for name in &workload.template.spec.volumes.claims {
-        let found = objects
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| live(o))
-            .find_map(|(i, o)| match &o.body {
-                Body::PersistentVolumeClaim(c) if o.id.name == *name && o.namespace() == namespace => Some((i, c)),
-                _ => None,
-            });
-        if let Some((i, c)) = found {
+        let found = find(&|o| {
+            matches!(o.body, Body::PersistentVolumeClaim(_)) && o.id.name == *name && o.namespace() == namespace
+        });
+        if let Some((i, Body::PersistentVolumeClaim(c))) = found {
             out.objects.push(i);
             claims.push((c.as_ref().clone(), false, objects[i].span));
         }
@@ -66,15 +68,8 @@ pub fn pod_volumes(objects: &[Object], w: usize) -> PodVolumes {
     for (claim, per_pod, claim_span) in claims {
         // Bound to a volume among the objects: where it is.
         if let Some(volume) = &claim.volume_name {
-            let pv = objects
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| live(o))
-                .find_map(|(i, o)| match &o.body {
-                    Body::PersistentVolume(v) if o.id.name == *volume => Some((i, v)),
-                    _ => None,
-                });
-            if let Some((i, v)) = pv {
+            let pv = find(&|o| matches!(o.body, Body::PersistentVolume(_)) && o.id.name == *volume);
+            if let Some((i, Body::PersistentVolume(v))) = pv {
                 out.objects.push(i);
                 if let Some(zones) = &v.zones {
                     out.zones.get_or_insert(VolumeZones {
@@ -88,27 +83,13 @@ pub fn pod_volumes(objects: &[Object], w: usize) -> PodVolumes {
             }
             continue;
         }
-        let class: Option<(usize, &StorageClass)> = match claim.storage_class.as_deref() {
+        let class = match claim.storage_class.as_deref() {
             // No class: only volumes made by hand bind it.
             Some("") => continue,
-            Some(name) => objects
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| live(o))
-                .find_map(|(i, o)| match &o.body {
-                    Body::StorageClass(c) if o.id.name == name => Some((i, c.as_ref())),
-                    _ => None,
-                }),
-            None => objects
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| live(o))
-                .find_map(|(i, o)| match &o.body {
-                    Body::StorageClass(c) if c.default_class => Some((i, c.as_ref())),
-                    _ => None,
-                }),
+            Some(name) => find(&|o| matches!(o.body, Body::StorageClass(_)) && o.id.name == name),
+            None => find(&|o| matches!(&o.body, Body::StorageClass(c) if c.default_class)),
         };
-        let Some((i, class)) = class else {
+        let Some((i, Body::StorageClass(class))) = class else {
             out.unknown_classes.push(
                 claim
                     .storage_class
