@@ -28,6 +28,15 @@ fn check(args: &[&str], code: i32) -> (Value, String) {
     (report, String::from_utf8_lossy(&out.stderr).to_string())
 }
 
+/// The first violated result of the report's first unit.
+fn first_violated(report: &Value) -> Value {
+    report["units"][0]["verification"]["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["verdict"] == "violated"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no violation: {report}"))
+}
+
 fn units_json(path: &std::path::Path) -> (Value, String) {
     let out = kivi().args(["units", "--format", "json"]).arg(path).output().unwrap();
     (
@@ -695,13 +704,7 @@ fn batch_pods_take_room_and_are_never_judged() {
     let (report, _) = check(&[path], 1);
     let unit = &report["units"][0];
     assert!(unit["name"].as_str().unwrap().starts_with("default/web"), "{unit}");
-    let violated = unit["verification"]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["verdict"] == "violated")
-        .cloned()
-        .unwrap_or_else(|| panic!("{report}"));
+    let violated = first_violated(&report);
     assert_eq!(violated["check"], "pods-schedulable");
     assert!(violated["file"].as_str().unwrap().ends_with("web.yaml"), "{violated}");
     let notes = unit["verification"]["notes"].to_string();
@@ -737,13 +740,7 @@ fn volumes_keep_pods_in_their_zones() {
     let path = dir.path().to_str().unwrap();
     let (report, _) = check(&[path], 1);
     let unit = &report["units"][0];
-    let violated = unit["verification"]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["verdict"] == "violated")
-        .cloned()
-        .unwrap_or_else(|| panic!("{report}"));
+    let violated = first_violated(&report);
     assert_eq!(violated["check"], "pods-schedulable");
     assert!(
         violated["file"].as_str().unwrap().ends_with("volume.yaml"),
