@@ -27,8 +27,12 @@ impl Unit {
         }
         for w in self.workloads() {
             for class in storage::pod_volumes(objects, w).unknown_classes {
+                let class = class.map_or_else(
+                    || "the default StorageClass".to_string(),
+                    |c| format!("StorageClass {c}"),
+                );
                 notes.push(format!(
-                    "StorageClass {class} of {}'s claims is not among the scanned objects: the zones its volumes tie pods to are not modelled",
+                    "{class} of {}'s claims is not among the scanned objects: the zones its volumes tie pods to are not modelled",
                     objects[w].id
                 ));
             }

@@ -13,9 +13,9 @@ pub struct PodVolumes {
     pub objects: Vec<usize>,
     /// The zone restriction, when a claim's class or volume is known.
     pub zones: Option<VolumeZones>,
-    /// Classes of claims that are not among the objects: where those volumes go is not
-    /// modelled.
-    pub unknown_classes: Vec<String>,
+    /// Classes of claims that are not among the objects (`None`: the cluster's default class):
+    /// where those volumes go is not modelled.
+    pub unknown_classes: Vec<Option<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -90,12 +90,7 @@ pub fn pod_volumes(objects: &[Object], w: usize) -> PodVolumes {
             None => find(&|o| matches!(&o.body, Body::StorageClass(c) if c.default_class)),
         };
         let Some((i, Body::StorageClass(class))) = class else {
-            out.unknown_classes.push(
-                claim
-                    .storage_class
-                    .clone()
-                    .unwrap_or_else(|| "(the default class)".into()),
-            );
+            out.unknown_classes.push(claim.storage_class.clone());
             continue;
         };
         out.objects.push(i);

@@ -203,5 +203,8 @@ fn volumes_are_found_through_claims_and_classes() {
     let unknown = db.replace("spec: {}", "spec: {storageClassName: premium}");
     let (_, objects, _) = units_of(&unknown, crate::config::DEFAULT_CONFIG);
     let w = objects.iter().position(|o| o.workload().is_some()).unwrap();
-    assert_eq!(storage::pod_volumes(&objects, w).unknown_classes, ["premium"]);
+    assert_eq!(
+        storage::pod_volumes(&objects, w).unknown_classes,
+        [Some("premium".to_string())]
+    );
 }
