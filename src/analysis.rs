@@ -32,6 +32,8 @@ pub struct Request {
     pub repository: Option<PathBuf>,
     /// The id of the first file read (see [`SourceMap::numbered_from`]); 0 but in PR mode.
     pub file_ids_from: u32,
+    /// A source that cannot be rendered here is an input error, not a note (`--strict`).
+    pub strict: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,6 +53,8 @@ pub struct Analysis {
     pub skipped: Vec<Skipped>,
     pub units: Vec<Unit>,
     pub diagnostics: Diagnostics,
+    /// Sources not rendered, and why (`discover::coverage`).
+    pub not_rendered: Vec<discover::coverage::NotRendered>,
     /// Files read one by one, and renders attempted.
     pub files: usize,
     pub renders: usize,
@@ -98,6 +102,7 @@ pub fn analyze(request: &Request) -> Analysis {
             jobs: request.jobs,
             allow_outside_repository: request.allow_outside_repository,
             repository: request.repository.as_deref(),
+            strict: request.strict,
         },
         &mut sources,
         &mut diags,
@@ -122,7 +127,7 @@ pub fn analyze(request: &Request) -> Analysis {
         });
     }
     if objects.is_empty() && !request.allow_empty && !diags.has_errors() {
-        no_objects(request, &mut sources, &mut diags);
+        no_objects(request, discovery.not_rendered.len(), &mut sources, &mut diags);
     }
     mark_invalid(&mut objects, &diags);
     if !config.comparison_operators {
@@ -170,6 +175,7 @@ pub fn analyze(request: &Request) -> Analysis {
         skipped,
         units,
         diagnostics: diags,
+        not_rendered: discovery.not_rendered,
         files: discovery.files,
         renders: discovery.renders,
         timings: Timings {
@@ -360,6 +366,7 @@ fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics
             jobs: request.jobs,
             allow_outside_repository: request.allow_outside_repository,
             repository: None,
+            strict: false,
         },
         &mut sources,
         &mut old_diags,
@@ -496,7 +503,7 @@ fn check_config_references(config: &Config, objects: &[Object], diags: &mut Diag
 }
 
 /// The error of a scan that found no Kubernetes object, at the first path scanned.
-fn no_objects(request: &Request, sources: &mut SourceMap, diags: &mut Diagnostics) {
+fn no_objects(request: &Request, not_rendered: usize, sources: &mut SourceMap, diags: &mut Diagnostics) {
     let shown: Vec<String> = request
         .paths
         .iter()
@@ -512,7 +519,14 @@ fn no_objects(request: &Request, sources: &mut SourceMap, diags: &mut Diagnostic
             Span::point(file, Location::START),
             format!("no Kubernetes objects found under {}: nothing was verified", shown.join(", ")),
         )
-        .with_help("check the path (the image scans /repo: mount the repository there); pass --allow-empty where an empty scan is expected"),
+        .with_help(if not_rendered > 0 {
+            format!(
+                "{not_rendered} source{} could not be rendered here (see the notes); pass --allow-empty where an empty scan is expected",
+                if not_rendered == 1 { "" } else { "s" }
+            )
+        } else {
+            "check the path (the image scans /repo: mount the repository there); pass --allow-empty where an empty scan is expected".to_string()
+        }),
     );
 }
 

@@ -74,6 +74,7 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         // The checkout has no `.git`: its top is the repository.
         repository: Some(checkout.root.clone()),
         file_ids_from: BASE_FILE_IDS,
+        strict: request.strict,
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

@@ -60,6 +60,7 @@ fn raw_counts_match_stats_json() {
             allow_empty: true,
             repository: None,
             file_ids_from: 0,
+            strict: false,
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

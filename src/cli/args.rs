@@ -27,6 +27,12 @@ pub(crate) struct ScanArgs {
     #[arg(long)]
     pub(crate) allow_empty: bool,
 
+    /// A source kivi-lint cannot render (a remote base or chart with the network off, a
+    /// `${VAR}` template, a chart that needs values) is an input error, exit 2, instead of a
+    /// note in the coverage line
+    #[arg(long)]
+    pub(crate) strict: bool,
+
     /// Name shown for manifests read from stdin.
     #[arg(long, value_name = "NAME")]
     pub(crate) stdin_filename: Option<String>,

@@ -163,6 +163,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             allow_empty: scan.allow_empty || scan.pre_commit,
             repository: None,
             file_ids_from: 0,
+            strict: scan.strict,
         },
         engine,
         cache_dir: args::cache_dir(scan),

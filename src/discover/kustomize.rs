@@ -76,8 +76,12 @@ pub struct Kustomization {
     pub dirs: Vec<PathBuf>,
     /// Files it reads (resources, patches, generator inputs, ...).
     pub files: Vec<PathBuf>,
-    /// Problems that make it unbuildable here (remote bases, missing files, plugins).
+    /// Problems that make it unbuildable anywhere (missing files, YAML errors, paths outside
+    /// the repository).
     pub problems: Vec<Diagnostic>,
+    /// What kivi-lint does not do that it needs (the network, plugins): it is not rendered,
+    /// with a note, but its configuration is not wrong.
+    pub limits: Vec<LimitHit>,
     /// It only lists local resources (files or directories) and sets nothing else, so its
     /// output is exactly the objects of those resources.
     pub resources_only: bool,
@@ -89,6 +93,15 @@ pub struct Kustomization {
     pub changes: Vec<super::overlay::Change>,
     /// Where each entry of `dirs` and `files` is written.
     pub spans: std::collections::HashMap<PathBuf, Span>,
+}
+
+/// One entry of a kustomization that kivi-lint cannot build.
+#[derive(Clone, Debug)]
+pub struct LimitHit {
+    pub span: Span,
+    pub limit: super::coverage::Limit,
+    pub detail: String,
+    pub help: String,
 }
 
 fn looks_remote(entry: &str) -> bool {
@@ -158,7 +171,12 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
     for key in ["generators", "transformers", "validators"] {
         for node in seq(root, key) {
             if let Some(problem) = plugin(dir, key, node) {
-                k.problems.push(problem);
+                k.limits.push(LimitHit {
+                    span: problem.span,
+                    limit: super::coverage::Limit::Plugin,
+                    detail: problem.message,
+                    help: problem.help.unwrap_or_default(),
+                });
             } else {
                 entries.push((node, false, false));
             }
@@ -186,13 +204,12 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         }
     }
     if let Some(h) = root.get("helmCharts").filter(|h| !h.is_null()) {
-        k.problems.push(
-            Diagnostic::error(
-                h.span,
-                "`helmCharts` needs `kustomize build --enable-helm`, which kivi-lint does not use",
-            )
-            .with_help("render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead"),
-        );
+        k.limits.push(LimitHit {
+            span: h.span,
+            limit: super::coverage::Limit::Plugin,
+            detail: "`helmCharts` needs `kustomize build --enable-helm`, which kivi-lint does not use".into(),
+            help: "render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead".into(),
+        });
     }
     for (node, may_be_dir, keyed) in entries {
         let Some(text) = node.as_str() else {
@@ -223,17 +240,25 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         } else if path.is_file() {
             k.spans.insert(path.clone(), node.span);
             k.files.push(path);
+        } else if path_text.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("file://")) {
+            // Not the network: a path anywhere on the machine, which kivi-lint never reads.
+            k.problems.push(Diagnostic::error(
+                node.span,
+                format!(
+                    "`{}` is refused: kivi-lint reads nothing outside the repository",
+                    truncate(path_text)
+                ),
+            ));
         } else if looks_remote(path_text) {
-            k.problems.push(
-                Diagnostic::error(
-                    node.span,
-                    format!(
-                        "remote resource `{}` is not allowed: kivi-lint renders without network",
-                        truncate(path_text)
-                    ),
-                )
-                .with_help("vendor the base into the repository, or exclude this kustomization"),
-            );
+            k.limits.push(LimitHit {
+                span: node.span,
+                limit: super::coverage::Limit::NetworkOff,
+                detail: format!(
+                    "the remote resource `{}` needs the network, which is off",
+                    truncate(path_text)
+                ),
+                help: "vendor the base into the repository, or exclude this kustomization".into(),
+            });
         } else if path_text.contains(['*', '?', '[']) {
             // kustomize accepts globs in a few fields; it resolves them itself.
             k.resources_only = false;

@@ -68,6 +68,14 @@ pub struct Summary {
     pub objects_by_kind: BTreeMap<String, usize>,
     pub skipped_documents: usize,
     pub units: usize,
+    /// Workloads that are members of a verification unit (the rest are read but not verified:
+    /// hooks, batch pods alone, workloads of scopes left out).
+    #[serde(default)]
+    pub workloads_in_units: usize,
+    /// Sources left out because of what kivi-lint cannot do here (network off, `${VAR}`
+    /// templates, charts that need values), each also a note among the diagnostics.
+    #[serde(default)]
+    pub not_rendered: Vec<crate::discover::coverage::NotRendered>,
     pub errors: usize,
     pub warnings: usize,
 }
@@ -523,6 +531,13 @@ impl Report {
                 objects_by_kind: a.objects_by_kind(),
                 skipped_documents: a.skipped.len(),
                 units: a.units.len(),
+                workloads_in_units: a
+                    .units
+                    .iter()
+                    .flat_map(|u| &u.members)
+                    .filter(|m| a.objects[m.object].workload().is_some())
+                    .count(),
+                not_rendered: a.not_rendered.clone(),
                 errors: a.diagnostics.count(Severity::Error),
                 warnings: a.diagnostics.count(Severity::Warning),
             },
@@ -551,6 +566,23 @@ impl Report {
     }
 
     /// Every check outcome of every verified unit.
+    /// What the scan covered, in one line: "coverage: 61 of 75 workloads in verification
+    /// units; not rendered: 8 (remote source, network off)".
+    pub fn coverage_line(&self) -> String {
+        let s = &self.summary;
+        let mut line = format!(
+            "coverage: {} of {} workload{} in verification units",
+            s.workloads_in_units,
+            s.workloads,
+            if s.workloads == 1 { "" } else { "s" }
+        );
+        if let Some(not_rendered) = crate::discover::coverage::line(&s.not_rendered) {
+            line.push_str("; ");
+            line.push_str(&not_rendered);
+        }
+        line
+    }
+
     pub fn outcomes(&self) -> impl Iterator<Item = (&Unit, &CheckOutcome)> {
         self.units
             .iter()

@@ -74,7 +74,8 @@ pub fn summary(r: &Report) -> String {
         plural(s.renders, "render"),
         plural(s.errors, "error"),
         plural(s.warnings, "warning")
-    )
+    ) + &r.coverage_line()
+        + "\n"
 }
 
 /// Verdict of every check of every verified unit, with counterexamples.
@@ -237,6 +238,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
             plural(checked, "unit")
         );
     }
+    let _ = writeln!(out, "{}", r.coverage_line());
     if let Some(c) = &r.changed_since {
         let mut line = format!(
             "changed since {}: {} unchanged, not verified again",

@@ -35,6 +35,7 @@ pub fn render(e: &Emit) -> String {
         e.exit_code,
         super::exit::describe(e.exit_code),
     );
+    let _ = writeln!(out, "{}.\n", sentence(&r.coverage_line()));
     if findings.is_empty() {
         out.push_str("No findings.\n");
     } else {

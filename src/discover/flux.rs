@@ -1,0 +1,291 @@
+//! Flux HelmReleases (helm-controller, `helm.toolkit.fluxcd.io`): what chart each deploys,
+//! with which release name, namespace and values.
+//!
+//! A HelmRelease whose chart is a path of a `GitRepository` (taken to be this repository) is
+//! rendered as helm-controller installs it: `spec.releaseName`, else `[targetNamespace-]name`;
+//! the namespace `targetNamespace`, else the HelmRelease's own; `valuesFrom` ConfigMaps and
+//! Secrets of the repository merged in order, then `spec.values` over them. A chart from a
+//! HelmRepository, an OCIRepository or a `chartRef` needs the network: a note says so, never
+//! a silent skip.
+
+use std::path::PathBuf;
+
+use crate::source::Span;
+use crate::yaml::{Document, Node, Value};
+
+/// A HelmRelease, as far as rendering it goes.
+#[derive(Debug)]
+pub(super) enum Release {
+    /// A chart in this repository.
+    Local {
+        /// `namespace/name`, for reports.
+        id: String,
+        chart: PathBuf,
+        release_name: String,
+        namespace: String,
+        /// The merged values, as JSON (which Helm reads as YAML).
+        values: String,
+    },
+    /// A chart it cannot have with the network off.
+    Remote { id: String, span: Span, detail: String },
+    /// Written wrong: a located error.
+    Invalid { span: Span, message: String },
+}
+
+fn is_helm_release(root: &Node) -> bool {
+    root.get("apiVersion")
+        .and_then(Node::as_str)
+        .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
+        && root.get("kind").and_then(Node::as_str) == Some("HelmRelease")
+}
+
+/// Every HelmRelease among `documents`, resolved against `repository` and the other documents
+/// (its source, its `valuesFrom`).
+pub(super) fn releases(documents: &[&Document], roots: &[PathBuf]) -> Vec<Release> {
+    documents
+        .iter()
+        .filter(|d| is_helm_release(&d.root))
+        .map(|d| release(&d.root, documents, roots))
+        .collect()
+}
+
+fn text<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
+    node.at(path).and_then(Node::as_str)
+}
+
+fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
+    let name = text(root, &["metadata", "name"]).unwrap_or_default();
+    let namespace = text(root, &["metadata", "namespace"]).unwrap_or("default");
+    let id = format!("HelmRelease {namespace}/{name}");
+    let spec_span = root.get("spec").map_or(root.span, |s| s.span);
+    if let Some(chart_ref) = root.at(&["spec", "chartRef"]) {
+        let kind = text(chart_ref, &["kind"]).unwrap_or("?");
+        let source = text(chart_ref, &["name"]).unwrap_or("?");
+        return Release::Remote {
+            id,
+            span: chart_ref.span,
+            detail: format!(
+                "its chart comes from the {} `{}` (`chartRef`), and fetching it needs the network, which is off",
+                crate::diagnostics::printable(kind),
+                crate::diagnostics::printable(source)
+            ),
+        };
+    }
+    let Some(chart_spec) = root.at(&["spec", "chart", "spec"]) else {
+        return Release::Invalid {
+            span: spec_span,
+            message: format!("{id} has neither `spec.chart.spec` nor `spec.chartRef`: Flux cannot install it"),
+        };
+    };
+    let chart = text(chart_spec, &["chart"]).unwrap_or_default();
+    let chart_span = chart_spec.get("chart").map_or(chart_spec.span, |c| c.span);
+    let source_kind = text(chart_spec, &["sourceRef", "kind"]).unwrap_or_default();
+    let source_name = text(chart_spec, &["sourceRef", "name"]).unwrap_or_default();
+    if source_kind != "GitRepository" && source_kind != "Bucket" {
+        let url = documents
+            .iter()
+            .find(|d| {
+                d.root.get("kind").and_then(Node::as_str) == Some(source_kind)
+                    && text(&d.root, &["metadata", "name"]) == Some(source_name)
+            })
+            .and_then(|d| text(&d.root, &["spec", "url"]))
+            .map(|u| format!(" ({})", crate::diagnostics::printable(u)))
+            .unwrap_or_default();
+        return Release::Remote {
+            id,
+            span: chart_span,
+            detail: format!(
+                "its chart `{}` comes from the {} `{}`{url}, and fetching it needs the network, which is off",
+                crate::diagnostics::printable(chart),
+                crate::diagnostics::printable(source_kind),
+                crate::diagnostics::printable(source_name),
+            ),
+        };
+    }
+    // A chart path of a Git source: this repository's (a path that is no chart here is
+    // another repository's, which needs the network).
+    let dir = super::placeholders::resolve(roots, chart);
+    let in_repository = std::fs::canonicalize(&dir).is_ok_and(|c| roots.first().is_some_and(|r| c.starts_with(r)));
+    if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
+        return Release::Remote {
+            id,
+            span: chart_span,
+            detail: format!(
+                "its chart `{}` is not a chart of this repository (the {source_kind} `{}` is taken to be it), and another repository needs the network, which is off",
+                crate::diagnostics::printable(chart),
+                crate::diagnostics::printable(source_name),
+            ),
+        };
+    }
+    let target = text(root, &["spec", "targetNamespace"]);
+    let release_name = text(root, &["spec", "releaseName"])
+        .map(String::from)
+        .unwrap_or_else(|| match target {
+            Some(t) => format!("{t}-{name}"),
+            None => name.to_string(),
+        });
+    let release_namespace = target.unwrap_or(namespace).to_string();
+    for (value, what) in [(&release_name, "release name"), (&release_namespace, "namespace")] {
+        let valid = match what {
+            "release name" => is_release_name(value),
+            _ => crate::manifest::read::is_dns_label(value),
+        };
+        if !valid {
+            return Release::Invalid {
+                span: spec_span,
+                message: format!("{id}: `{}` is not a valid {what}", crate::diagnostics::printable(value)),
+            };
+        }
+    }
+    let mut values = Node {
+        span: spec_span,
+        value: Value::Map(Vec::new()),
+    };
+    for from in root
+        .at(&["spec", "valuesFrom"])
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        if let Some(v) = values_from(from, namespace, documents) {
+            merge(&mut values, v);
+        }
+    }
+    if let Some(inline) = root.at(&["spec", "values"]) {
+        merge(&mut values, inline.clone());
+    }
+    Release::Local {
+        id,
+        chart: dir,
+        release_name,
+        namespace: release_namespace,
+        values: to_json(&values).to_string(),
+    }
+}
+
+/// Helm's release names: DNS-1123 subdomains of at most 53 characters.
+fn is_release_name(s: &str) -> bool {
+    s.len() <= 53 && crate::manifest::read::is_dns_subdomain(s)
+}
+
+/// One `valuesFrom` entry: the values under `valuesKey` (default `values.yaml`) of a
+/// ConfigMap or Secret in the HelmRelease's namespace, placed at `targetPath` when given.
+fn values_from(from: &Node, namespace: &str, documents: &[&Document]) -> Option<Node> {
+    let kind = text(from, &["kind"])?;
+    let name = text(from, &["name"])?;
+    let key = text(from, &["valuesKey"]).unwrap_or("values.yaml");
+    let doc = documents.iter().find(|d| {
+        d.root.get("kind").and_then(Node::as_str) == Some(kind)
+            && text(&d.root, &["metadata", "name"]) == Some(name)
+            && text(&d.root, &["metadata", "namespace"]).is_none_or(|n| n == namespace)
+    })?;
+    let field = if kind == "Secret" { "stringData" } else { "data" };
+    let data = doc.root.get(field)?.get(key)?;
+    match text(from, &["targetPath"]) {
+        // A single value at a dotted path.
+        Some(path) => {
+            let mut node = data.clone();
+            for part in path.rsplit('.') {
+                node = Node {
+                    span: data.span,
+                    value: Value::Map(vec![(
+                        Node {
+                            span: data.span,
+                            value: Value::Str(part.to_string()),
+                        },
+                        node,
+                    )]),
+                };
+            }
+            Some(node)
+        }
+        None => {
+            let text = data.as_str()?;
+            crate::yaml::parse(text, data.span.file, &crate::yaml::Limits::default())
+                .documents
+                .into_iter()
+                .next()
+                .map(|d| d.root)
+        }
+    }
+}
+
+/// Helm's merge of values: maps key by key, anything else replaced.
+fn merge(base: &mut Node, over: Node) {
+    match (&mut base.value, over.value) {
+        (Value::Map(entries), Value::Map(over_entries)) => {
+            for (k, v) in over_entries {
+                match entries.iter_mut().find(|(bk, _)| bk.value == k.value) {
+                    Some((_, existing)) => merge(existing, v),
+                    None => entries.push((k, v)),
+                }
+            }
+        }
+        (_, value) => {
+            base.value = value;
+            base.span = over.span;
+        }
+    }
+}
+
+fn to_json(node: &Node) -> serde_json::Value {
+    use serde_json::Value as J;
+    match &node.value {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int(i) => J::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        Value::Str(s) => J::String(s.clone()),
+        Value::Seq(items) => J::Array(items.iter().map(to_json).collect()),
+        Value::Map(entries) => J::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.scalar_text().unwrap_or_default(), to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    fn docs(text: &str) -> Vec<Document> {
+        crate::yaml::parse(text, FileId(0), &crate::yaml::Limits::default()).documents
+    }
+
+    #[test]
+    fn a_chart_from_a_helm_repository_needs_the_network() {
+        let all = docs(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\n  namespace: podinfo\nspec:\n  chart:\n    spec:\n      chart: podinfo\n      sourceRef:\n        kind: HelmRepository\n        name: podinfo\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: podinfo\nspec:\n  url: https://stefanprodan.github.io/podinfo\n",
+        );
+        let refs: Vec<&Document> = all.iter().collect();
+        match &releases(&refs, &[PathBuf::from("/nowhere")])[..] {
+            [Release::Remote { id, span, detail }] => {
+                assert_eq!(id, "HelmRelease podinfo/podinfo");
+                assert_eq!(span.start.line, 9);
+                assert!(detail.contains("(https://stefanprodan.github.io/podinfo)"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn values_merge_from_config_maps_then_inline() {
+        let all = docs(
+            "kind: ConfigMap\nmetadata:\n  name: v\n  namespace: apps\ndata:\n  values.yaml: |\n    replicaCount: 2\n    a: {b: 1, c: 2}\n  tag: \"1.2\"\n",
+        );
+        let refs: Vec<&Document> = all.iter().collect();
+        let from = docs("kind: ConfigMap\nname: v\n").remove(0).root;
+        let mut values = values_from(&from, "apps", &refs).unwrap();
+        let targeted = docs("kind: ConfigMap\nname: v\nvaluesKey: tag\ntargetPath: image.tag\n")
+            .remove(0)
+            .root;
+        merge(&mut values, values_from(&targeted, "apps", &refs).unwrap());
+        merge(&mut values, docs("a: {c: 3}\n").remove(0).root);
+        assert_eq!(
+            to_json(&values).to_string(),
+            r#"{"a":{"b":1,"c":3},"image":{"tag":"1.2"},"replicaCount":2}"#
+        );
+    }
+}

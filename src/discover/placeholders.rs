@@ -1,0 +1,437 @@
+//! `${VAR}` placeholders: manifests written for envsubst or for Flux's post-build variable
+//! substitution (kustomize-controller, `spec.postBuild.substitute` and `substituteFrom`).
+//!
+//! Flux substitutes a Kustomization's build output: `${var}`, `${var:-default}` and
+//! `${var:=default}` (an unset variable without a default becomes empty), `$${var}` is a
+//! literal `${var}`. A document a Flux Kustomization of the repository deploys (its
+//! `spec.path` holds the document's file) is substituted from that Kustomization, and a value
+//! that fills a whole field is located at the `substitute` entry that gives it, where a fix
+//! changes it. A document nothing deploys is filled from its `:-` defaults where every
+//! placeholder has one; else it is left out with a note naming the variable: its values are
+//! decided at deploy time, and `${NAMESPACE}` is not a configuration mistake.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::source::{SourceMap, Span};
+use crate::yaml::{Document, Node, Value};
+
+/// One `${...}` in a scalar.
+#[derive(Clone, Debug, PartialEq)]
+struct Placeholder {
+    name: String,
+    default: Option<String>,
+    /// Byte range in the scalar, `${` to `}`.
+    start: usize,
+    end: usize,
+}
+
+/// The placeholders of `text`, in order; `$${` escapes.
+fn placeholders(text: &str) -> Vec<Placeholder> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        if bytes[i] == b'$' && bytes[i + 1] == b'$' {
+            i += 2;
+            continue;
+        }
+        if bytes[i] == b'$'
+            && bytes[i + 1] == b'{'
+            && let Some(close) = text[i + 2..].find('}')
+        {
+            let inner = &text[i + 2..i + 2 + close];
+            let name_len = inner
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                .count();
+            let (name, rest) = inner.split_at(name_len);
+            let default = ["_:-", "_:=", "_-", "_="]
+                .iter()
+                .find_map(|op| rest.strip_prefix(&op[1..]))
+                .map(String::from);
+            if !name.is_empty() && !name.as_bytes()[0].is_ascii_digit() && (rest.is_empty() || default.is_some()) {
+                out.push(Placeholder {
+                    name: name.to_string(),
+                    default,
+                    start: i,
+                    end: i + 3 + close,
+                });
+            }
+            i += 3 + close;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The variables a Flux Kustomization of the repository gives what it deploys.
+#[derive(Clone, Debug)]
+pub(super) struct Deployer {
+    /// `spec.path`, absolute: the documents under it are its build output.
+    pub(super) root: PathBuf,
+    /// Each variable's value and where it is written.
+    pub(super) vars: BTreeMap<String, (String, Span)>,
+}
+
+/// The Flux Kustomizations among `documents` that substitute, with `substituteFrom`
+/// resolved from the ConfigMaps and Secrets of the repository (`named`). `repository` is
+/// what `spec.path` is relative to: the GitRepository is taken to be this repository.
+pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clone, roots: &[PathBuf]) -> Vec<Deployer> {
+    let mut out = Vec::new();
+    for doc in documents.clone() {
+        let root = &doc.root;
+        let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or_default();
+        if !api.starts_with("kustomize.toolkit.fluxcd.io/")
+            || root.get("kind").and_then(Node::as_str) != Some("Kustomization")
+        {
+            continue;
+        }
+        let Some(post_build) = root.at(&["spec", "postBuild"]) else {
+            continue;
+        };
+        let Some(path) = root.at(&["spec", "path"]).and_then(Node::as_str) else {
+            continue;
+        };
+        let namespace = root
+            .at(&["metadata", "namespace"])
+            .and_then(Node::as_str)
+            .unwrap_or("default");
+        let mut vars = BTreeMap::new();
+        // `substituteFrom` first, in order; `substitute` wins over it.
+        for from in post_build
+            .get("substituteFrom")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let kind = from.get("kind").and_then(Node::as_str).unwrap_or_default();
+            let name = from.get("name").and_then(Node::as_str).unwrap_or_default();
+            if let Some(data) = config_data(documents.clone(), kind, namespace, name) {
+                vars.extend(data);
+            }
+        }
+        if let Some(entries) = post_build.get("substitute").and_then(Node::as_map) {
+            for (k, v) in entries {
+                if let (Some(k), Some(text)) = (k.as_str(), v.scalar_text()) {
+                    vars.insert(k.to_string(), (text, v.span));
+                }
+            }
+        }
+        let relative = path;
+        out.push(Deployer {
+            root: resolve(roots, relative),
+            vars,
+        });
+    }
+    out
+}
+
+/// A path of the GitRepository a Flux object builds from, taken to be this repository: under
+/// the first of `roots` (the repository, then the scanned directories) where it exists.
+pub(super) fn resolve(roots: &[PathBuf], relative: &str) -> PathBuf {
+    let relative = relative.trim_start_matches("./").trim_start_matches('/');
+    let candidates = roots.iter().map(|r| crate::source::normalize(&r.join(relative)));
+    candidates
+        .clone()
+        .find(|p| p.exists())
+        .or_else(|| candidates.clone().next())
+        .unwrap_or_else(|| PathBuf::from(relative))
+}
+
+/// The `data` (and `stringData`) of the ConfigMap or Secret `name` in `namespace`.
+fn config_data<'d>(
+    documents: impl Iterator<Item = &'d Document>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<BTreeMap<String, (String, Span)>> {
+    let doc = documents.into_iter().find(|d| {
+        d.root.get("kind").and_then(Node::as_str) == Some(kind)
+            && d.root.at(&["metadata", "name"]).and_then(Node::as_str) == Some(name)
+            && d.root
+                .at(&["metadata", "namespace"])
+                .and_then(Node::as_str)
+                .is_none_or(|n| n == namespace)
+    })?;
+    let mut out = BTreeMap::new();
+    for field in ["data", "stringData"] {
+        let Some(entries) = doc.root.get(field).and_then(Node::as_map) else {
+            continue;
+        };
+        for (k, v) in entries {
+            let (Some(k), Some(text)) = (k.as_str(), v.scalar_text()) else {
+                continue;
+            };
+            let value = if kind == "Secret" && field == "data" {
+                match base64_decode(&text) {
+                    Some(v) => v,
+                    None => continue,
+                }
+            } else {
+                text
+            };
+            out.insert(k.to_string(), (value, v.span));
+        }
+    }
+    Some(out)
+}
+
+fn base64_decode(text: &str) -> Option<String> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits: u32 = 0;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for b in text.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b'=') {
+        let v = ALPHABET.iter().position(|a| *a == b)? as u32;
+        bits = (bits << 6) | v;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// What became of one document.
+#[derive(Debug, PartialEq)]
+pub(super) enum Outcome {
+    /// No placeholder, or every one filled in.
+    Kept,
+    /// Left out: the first variable nothing gives a value, and where it is.
+    Unfilled { name: String, span: Span },
+}
+
+/// Fill in the placeholders of `doc`: from `deployer` where one deploys it (an unset variable
+/// becomes empty, as Flux does), else from their defaults. `quoted` tells whether a scalar
+/// at a span was written in quotes (a whole-field value written plain takes its YAML type:
+/// `replicas: ${REPLICAS}` is a number once filled).
+pub(super) fn fill(doc: &mut Document, deployer: Option<&Deployer>, quoted: &dyn Fn(Span) -> bool) -> Outcome {
+    if deployer.is_none() {
+        let kind = doc.root.get("kind").and_then(Node::as_str).unwrap_or_default();
+        let mut unfilled = None;
+        find_unfilled(&doc.root, kind, &mut Vec::new(), &mut unfilled);
+        if let Some((name, span)) = unfilled {
+            return Outcome::Unfilled { name, span };
+        }
+    }
+    substitute(&mut doc.root, deployer, quoted);
+    Outcome::Kept
+}
+
+/// The kinds kivi-lint reads beyond their name and namespace.
+const MODELLED_KINDS: &[&str] = &[
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "ReplicationController",
+    "Pod",
+    "Job",
+    "CronJob",
+    "HorizontalPodAutoscaler",
+    "PodDisruptionBudget",
+    "Service",
+    "Node",
+    "PriorityClass",
+    "StorageClass",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "DeschedulerPolicy",
+    "KubeSchedulerConfiguration",
+];
+
+/// Fields no check reads: a placeholder there stays as written (Kubernetes takes it as a
+/// string), and the document is still verified.
+const UNREAD_FIELDS: &[&str] = &[
+    "annotations",
+    "image",
+    "imagePullPolicy",
+    "imagePullSecrets",
+    "env",
+    "envFrom",
+    "args",
+    "command",
+    "workingDir",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "securityContext",
+    "serviceAccountName",
+    "volumeMounts",
+    "ports",
+];
+
+/// The first placeholder without a default in a field kivi-lint reads: the object's name or
+/// namespace, or anything of a modelled kind outside [`UNREAD_FIELDS`].
+fn find_unfilled<'n>(node: &'n Node, kind: &str, path: &mut Vec<&'n str>, out: &mut Option<(String, Span)>) {
+    if out.is_some() {
+        return;
+    }
+    match &node.value {
+        Value::Str(s) => {
+            let identity = matches!(path.as_slice(), ["metadata", "name" | "namespace"]);
+            let read = MODELLED_KINDS.contains(&kind) && !path.iter().any(|p| UNREAD_FIELDS.contains(p));
+            if (identity || read)
+                && let Some(p) = placeholders(s).into_iter().find(|p| p.default.is_none())
+            {
+                *out = Some((p.name, node.span));
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|n| find_unfilled(n, kind, path, out)),
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                path.push(k.as_str().unwrap_or_default());
+                find_unfilled(v, kind, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn substitute(node: &mut Node, deployer: Option<&Deployer>, quoted: &dyn Fn(Span) -> bool) {
+    match &mut node.value {
+        Value::Str(s) => {
+            let found = placeholders(s);
+            if found.is_empty() {
+                return;
+            }
+            let whole = found.len() == 1 && found[0].start == 0 && found[0].end == s.len();
+            let mut text = String::new();
+            let mut last = 0;
+            let mut from = None;
+            for p in &found {
+                text.push_str(&s[last..p.start]);
+                let given = deployer.and_then(|d| d.vars.get(&p.name));
+                match (given, &p.default) {
+                    (Some((value, span)), _) => {
+                        text.push_str(value);
+                        from = Some(*span);
+                    }
+                    (None, Some(default)) => text.push_str(default),
+                    // Flux makes an unset variable empty; elsewhere it stays as written
+                    // (only in a field nothing reads, see `find_unfilled`).
+                    (None, None) if deployer.is_some() => {}
+                    (None, None) => text.push_str(&s[p.start..p.end]),
+                }
+                last = p.end;
+            }
+            text.push_str(&s[last..]);
+            let text = text.replace("$${", "${");
+            let plain = whole && !quoted(node.span);
+            if whole && let Some(span) = from {
+                // The value comes from the Kustomization: that is where it is changed.
+                node.span = span;
+            }
+            node.value = if plain {
+                crate::yaml::resolve_plain(&text)
+            } else {
+                Value::Str(text)
+            };
+        }
+        Value::Seq(items) => items.iter_mut().for_each(|n| substitute(n, deployer, quoted)),
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| substitute(v, deployer, quoted)),
+        _ => {}
+    }
+}
+
+/// Whether the scalar at `span` is written in quotes in its source.
+pub(super) fn quoted_in(sources: &SourceMap, span: Span) -> bool {
+    sources
+        .line_text(span.file, span.start.line)
+        .and_then(|line| line.chars().nth(span.start.column.saturating_sub(1) as usize))
+        .is_some_and(|c| c == '"' || c == '\'')
+}
+
+/// The deployer of a file: the Kustomization with the deepest `spec.path` holding it.
+pub(super) fn deployer_of<'d>(deployers: &'d [Deployer], file: &Path) -> Option<&'d Deployer> {
+    deployers
+        .iter()
+        .filter(|d| file.starts_with(&d.root))
+        .max_by_key(|d| d.root.components().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    #[test]
+    fn placeholders_with_and_without_defaults() {
+        let found = placeholders("${A}-x-${B:-b}${C:=c} $${D} ${1X} ${E^^}");
+        let names: Vec<(&str, Option<&str>)> = found.iter().map(|p| (p.name.as_str(), p.default.as_deref())).collect();
+        assert_eq!(names, vec![("A", None), ("B", Some("b")), ("C", Some("c"))]);
+    }
+
+    fn parse(text: &str) -> Document {
+        crate::yaml::parse(text, FileId(0), &crate::yaml::Limits::default())
+            .documents
+            .remove(0)
+    }
+
+    #[test]
+    fn defaults_fill_in_and_a_whole_plain_value_takes_its_type() {
+        let mut doc =
+            parse("metadata:\n  namespace: ${NS:-shop}\nspec:\n  replicas: ${R:-3}\n  image: app:${TAG:-1.0}\n");
+        assert_eq!(fill(&mut doc, None, &|_| false), Outcome::Kept);
+        assert_eq!(doc.root.at(&["metadata", "namespace"]).unwrap().as_str(), Some("shop"));
+        assert_eq!(doc.root.at(&["spec", "replicas"]).unwrap().value, Value::Int(3));
+        assert_eq!(doc.root.at(&["spec", "image"]).unwrap().as_str(), Some("app:1.0"));
+    }
+
+    #[test]
+    fn a_variable_without_a_value_leaves_the_document_out() {
+        let mut doc = parse("metadata:\n  namespace: ${NAMESPACE}\n");
+        match fill(&mut doc, None, &|_| false) {
+            Outcome::Unfilled { name, span } => {
+                assert_eq!(name, "NAMESPACE");
+                assert_eq!(span.start.line, 2);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_deployer_gives_values_located_where_it_writes_them() {
+        let flux = parse(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  path: ./apps\n  postBuild:\n    substitute:\n      REPLICAS: \"2\"\n    substituteFrom:\n      - kind: ConfigMap\n        name: vars\n---\n",
+        );
+        let vars = parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: flux-system\ndata:\n  NS: shop\n",
+        );
+        let docs = [flux, vars];
+        let d = deployers(docs.iter(), &[PathBuf::from("/repo")]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].root, PathBuf::from("/repo/apps"));
+        assert!(deployer_of(&d, Path::new("/repo/apps/x.yaml")).is_some());
+        assert!(deployer_of(&d, Path::new("/repo/other/x.yaml")).is_none());
+        let mut doc = parse("metadata:\n  namespace: ${NS}\nspec:\n  replicas: ${REPLICAS}\n  x: ${UNSET}\n");
+        assert_eq!(fill(&mut doc, Some(&d[0]), &|_| false), Outcome::Kept);
+        let replicas = doc.root.at(&["spec", "replicas"]).unwrap();
+        assert_eq!(replicas.value, Value::Int(2));
+        assert_eq!(replicas.span.start.line, 10, "located at the substitute entry");
+        assert_eq!(doc.root.at(&["metadata", "namespace"]).unwrap().as_str(), Some("shop"));
+        assert_eq!(doc.root.at(&["spec", "x"]).unwrap().value, Value::Null);
+    }
+
+    #[test]
+    fn a_placeholder_in_a_field_nothing_reads_stays() {
+        let mut doc = parse(
+            "kind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - image: ${IMAGE}\n---\n",
+        );
+        assert_eq!(fill(&mut doc, None, &|_| false), Outcome::Kept);
+        let mut doc = parse("kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${A}\n");
+        assert_eq!(fill(&mut doc, None, &|_| false), Outcome::Kept);
+        let mut doc = parse("kind: ConfigMap\nmetadata:\n  name: x\n  namespace: ${NS}\n");
+        assert!(matches!(fill(&mut doc, None, &|_| false), Outcome::Unfilled { .. }));
+    }
+
+    #[test]
+    fn secrets_are_decoded() {
+        assert_eq!(base64_decode("c2hvcA==").as_deref(), Some("shop"));
+    }
+}
