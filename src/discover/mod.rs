@@ -4,9 +4,12 @@
 //! `.yaml`/`.yml`/`.json` files, renders kustomize directories and Helm charts (each one a
 //! *scope*: an environment of its own), and maps rendered objects back to their source lines.
 
+pub mod coverage;
+mod flux;
 pub mod helm;
 pub mod kustomize;
 pub mod overlay;
+mod placeholders;
 pub mod provenance;
 mod render;
 pub mod revision;
@@ -83,6 +86,8 @@ pub struct Discovery {
     pub renders: usize,
     /// Files holding no document at all (comments only, empty).
     pub empty_files: Vec<FileId>,
+    /// Sources left out because of what kivi-lint cannot do here, each with a note.
+    pub not_rendered: Vec<coverage::NotRendered>,
 }
 
 pub struct Options<'a> {
@@ -99,6 +104,8 @@ pub struct Options<'a> {
     pub allow_outside_repository: bool,
     /// The repository root, when the caller knows it (a checked-out base revision).
     pub repository: Option<&'a Path>,
+    /// What cannot be rendered is an error, not a note (`--strict`).
+    pub strict: bool,
 }
 
 /// Discover, render and parse everything under `options.paths`.
@@ -220,7 +227,168 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
         }
     }
     run_renders(options, jobs, sources, diags, &mut discovery);
+    fill_placeholders(options, sources, diags, &mut discovery);
+    if options.render {
+        render_helm_releases(options, sources, diags, &mut discovery);
+    }
     discovery
+}
+
+/// Where the paths of Flux objects are resolved (their GitRepository is taken to be this
+/// repository): the repository the scan belongs to (the caller's, else the first scanned
+/// path's), then each scanned directory, for a repository kept in a subdirectory. Canonical.
+fn source_roots(options: &Options) -> Vec<PathBuf> {
+    let dirs: Vec<&Path> = options
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| {
+            if p.is_dir() {
+                p.as_path()
+            } else {
+                p.parent().unwrap_or(Path::new("."))
+            }
+        })
+        .collect();
+    let repository = options
+        .repository
+        .and_then(|r| std::fs::canonicalize(r).ok())
+        .or_else(|| dirs.first().map(|d| crate::config::repository_root(d)));
+    let mut roots: Vec<PathBuf> = repository.into_iter().collect();
+    for d in dirs {
+        let d = if d.as_os_str().is_empty() { Path::new(".") } else { d };
+        if let Ok(c) = std::fs::canonicalize(d)
+            && !roots.contains(&c)
+        {
+            roots.push(c);
+        }
+    }
+    roots
+}
+
+/// Render the chart of every Flux HelmRelease found, each its own scope; a chart it cannot
+/// have is a note (see `flux`).
+fn render_helm_releases(
+    options: &Options,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+) {
+    let roots = source_roots(options);
+    let releases = {
+        let documents: Vec<&Document> = discovery.batches.iter().flat_map(|b| &b.documents).collect();
+        flux::releases(&documents, &roots)
+    };
+    let mut jobs = Vec::new();
+    // The values files live until the renders are done.
+    let mut values_files = Vec::new();
+    for release in releases {
+        match release {
+            flux::Release::Local {
+                id,
+                chart,
+                release_name,
+                namespace,
+                values,
+            } => {
+                let file = tempfile::Builder::new()
+                    .prefix("kivi-lint-values-")
+                    .suffix(".json")
+                    .tempfile()
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, values.as_bytes()).map(|()| f));
+                let Ok(file) = file else {
+                    let at = render::chart_file_id(&chart, sources);
+                    diags.error(
+                        Span::point(at, Location::START),
+                        format!("{id}: cannot write its values to a temporary file"),
+                    );
+                    continue;
+                };
+                let scope = discovery.scopes.len();
+                discovery.scopes.push(Scope {
+                    kind: ScopeKind::Helm,
+                    path: PathBuf::from(format!("{} ({id})", display_path(&chart).display())),
+                });
+                jobs.push((
+                    scope,
+                    Job::Helm {
+                        chart,
+                        values: vec![file.path().to_path_buf()],
+                        local: Vec::new(),
+                        release: Some((release_name, namespace)),
+                    },
+                ));
+                values_files.push(file);
+            }
+            flux::Release::Remote { id, span, detail } => coverage::record(
+                &mut discovery.not_rendered,
+                diags,
+                options.strict,
+                span,
+                coverage::NotRendered {
+                    limit: coverage::Limit::NetworkOff,
+                    source: id,
+                    detail,
+                },
+                "vendor the chart into this repository and point the HelmRelease at it through a GitRepository, or scan the rendered release",
+            ),
+            flux::Release::Invalid { span, message } => diags.error(span, message),
+        }
+    }
+    run_renders(options, jobs, sources, diags, discovery);
+}
+
+/// Fill in `${VAR}` placeholders (see `placeholders`); a document whose variables nothing
+/// gives a value is left out, with one note per file.
+fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
+    let deployers = placeholders::deployers(
+        discovery.batches.iter().flat_map(|b| &b.documents),
+        &source_roots(options),
+    );
+    let quoted = |span: Span| placeholders::quoted_in(sources, span);
+    let mut left_out = Vec::new();
+    for batch in &mut discovery.batches {
+        let file = sources.path(batch.file);
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| crate::source::normalize(&absolute(file)));
+        let deployer = placeholders::deployer_of(&deployers, &file);
+        let mut unfilled: Option<(String, Span)> = None;
+        let mut count = 0;
+        batch
+            .documents
+            .retain_mut(|doc| match placeholders::fill(doc, deployer, &quoted) {
+                placeholders::Outcome::Kept => true,
+                placeholders::Outcome::Unfilled { name, span } => {
+                    count += 1;
+                    unfilled.get_or_insert((name, span));
+                    false
+                }
+            });
+        if let Some((name, span)) = unfilled {
+            left_out.push((batch.file, name, span, count));
+        }
+    }
+    for (file, name, span, count) in left_out {
+        let documents = if count == 1 {
+            "the document that uses it is left out".to_string()
+        } else {
+            format!("the {count} documents that use it are left out")
+        };
+        coverage::record(
+            &mut discovery.not_rendered,
+            diags,
+            options.strict,
+            span,
+            coverage::NotRendered {
+                limit: coverage::Limit::Placeholder,
+                source: format!("{}", sources.path(file).display()),
+                detail: format!(
+                    "`${{{}}}` is filled in at deploy time and nothing here gives it a value, so {documents}",
+                    crate::diagnostics::printable(&name)
+                ),
+            },
+            "give it a `:-` default, or deploy the directory with a Flux Kustomization whose `postBuild.substitute` sets it",
+        );
+    }
 }
 
 fn read_stdin(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {

@@ -265,7 +265,7 @@ const UNREAD_FIELDS: &[&str] = &[
     "ports",
 ];
 
-/// The first placeholder without a default in a field kivi-lint reads: the object's name or
+/// The first placeholder without a default in a field kivi-lint reads: the object's
 /// namespace, or anything of a modelled kind outside [`UNREAD_FIELDS`].
 fn find_unfilled<'n>(node: &'n Node, kind: &str, path: &mut Vec<&'n str>, out: &mut Option<(String, Span)>) {
     if out.is_some() {
@@ -273,7 +273,9 @@ fn find_unfilled<'n>(node: &'n Node, kind: &str, path: &mut Vec<&'n str>, out: &
     }
     match &node.value {
         Value::Str(s) => {
-            let identity = matches!(path.as_slice(), ["metadata", "name" | "namespace"]);
+            // Every object's namespace is checked as Kubernetes checks it; the rest only
+            // matters to the kinds kivi-lint models.
+            let identity = matches!(path.as_slice(), ["metadata", "namespace"]);
             let read = MODELLED_KINDS.contains(&kind) && !path.iter().any(|p| UNREAD_FIELDS.contains(p));
             if (identity || read)
                 && let Some(p) = placeholders(s).into_iter().find(|p| p.default.is_none())

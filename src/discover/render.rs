@@ -14,6 +14,11 @@ pub(super) enum Job {
     Helm {
         chart: PathBuf,
         values: Vec<PathBuf>,
+        /// `file://` dependencies staged into its `charts/`: their key and directory.
+        local: Vec<(String, PathBuf)>,
+        /// The release name and namespace a deployer (a Flux HelmRelease) gives it, instead
+        /// of the config's `helm` ones.
+        release: Option<(String, String)>,
     },
 }
 
@@ -112,6 +117,27 @@ pub(super) fn plan_renders(
             ));
             continue;
         }
+        // What kivi-lint cannot build (a remote base with the network off, a plugin) leaves
+        // it out with one note, at the first such entry of its closure.
+        if let Some((hit, more)) = closure_limit(key, &kustomizations) {
+            let more = match more {
+                0 => String::new(),
+                n => format!(" (and {n} more such entr{})", if n == 1 { "y" } else { "ies" }),
+            };
+            coverage::record(
+                &mut discovery.not_rendered,
+                diags,
+                options.strict,
+                hit.span,
+                coverage::NotRendered {
+                    limit: hit.limit,
+                    source: format!("kustomization {}", display_path(&k.dir).display()),
+                    detail: format!("{}{more}", hit.detail),
+                },
+                &hit.help,
+            );
+            continue;
+        }
         let scope = discovery.scopes.len();
         discovery.scopes.push(Scope {
             kind: ScopeKind::Kustomize,
@@ -147,14 +173,12 @@ pub(super) fn plan_renders(
         if !filter.admits(&chart_file) {
             continue;
         }
-        let scope = discovery.scopes.len();
-        discovery.scopes.push(Scope {
-            kind: ScopeKind::Helm,
-            path: display_path(chart),
-        });
+        let Some(local) = chart_dependencies(chart, &repositories, options, sources, diags, discovery) else {
+            continue;
+        };
         let (values, missing) = helm::values_files(chart, &options.config.helm, &options.config.base_dir);
         if !missing.is_empty() {
-            let file = sources.add(display_path(&chart_file), read_text(&chart_file).unwrap_or_default());
+            let file = chart_file_id(chart, sources);
             for m in missing {
                 diags.warning(
                     Span::point(file, Location::START),
@@ -165,13 +189,41 @@ pub(super) fn plan_renders(
                 );
             }
         }
-        jobs.push((
-            scope,
-            Job::Helm {
-                chart: (*chart).clone(),
-                values,
-            },
-        ));
+        // chart-testing's convention: a chart that ships `ci/*-values.yaml` is installed once
+        // per file, each an environment of its own.
+        let variants = ci_values(chart);
+        if variants.is_empty() {
+            let scope = discovery.scopes.len();
+            discovery.scopes.push(Scope {
+                kind: ScopeKind::Helm,
+                path: display_path(chart),
+            });
+            jobs.push((
+                scope,
+                Job::Helm {
+                    chart: (*chart).clone(),
+                    values: values.clone(),
+                    local: local.clone(),
+                    release: None,
+                },
+            ));
+        }
+        for variant in variants {
+            let scope = discovery.scopes.len();
+            discovery.scopes.push(Scope {
+                kind: ScopeKind::Helm,
+                path: display_path(&variant),
+            });
+            jobs.push((
+                scope,
+                Job::Helm {
+                    chart: (*chart).clone(),
+                    values: values.iter().cloned().chain([variant]).collect(),
+                    local: local.clone(),
+                    release: None,
+                },
+            ));
+        }
     }
 
     walked
@@ -186,6 +238,77 @@ pub(super) fn plan_renders(
         })
         .cloned()
         .collect()
+}
+
+/// The `file://` dependencies of `chart` to stage, or `None` when it cannot be rendered: a
+/// dependency that is broken (an error) or remote (a note: the network is off).
+fn chart_dependencies(
+    chart: &Path,
+    repositories: &[PathBuf],
+    options: &Options,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+) -> Option<Vec<(String, PathBuf)>> {
+    let file = chart_file_id(chart, sources);
+    let mut local = Vec::new();
+    let mut remote = Vec::new();
+    let mut broken = false;
+    for dependency in helm::dependencies(chart, file, sources) {
+        match dependency.source(chart, repositories) {
+            helm::Source::Vendored => {}
+            helm::Source::Local(dir) => local.push((dependency.key.clone(), dir)),
+            helm::Source::Broken(message) => {
+                diags.error(dependency.span, message);
+                broken = true;
+            }
+            helm::Source::Remote => remote.push(dependency),
+        }
+    }
+    if let Some(first) = remote.first() {
+        let more = match remote.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        coverage::record(
+            &mut discovery.not_rendered,
+            diags,
+            options.strict,
+            first.span,
+            coverage::NotRendered {
+                limit: coverage::Limit::NetworkOff,
+                source: format!("chart {}", display_path(chart).display()),
+                detail: format!(
+                    "its dependency `{}` {} from `{}`{more} is not in `charts/`, and fetching it needs the network, which is off",
+                    crate::diagnostics::printable(&first.name),
+                    crate::diagnostics::printable(&first.version),
+                    crate::diagnostics::printable(&first.repository),
+                ),
+            },
+            "vendor it (`helm dependency build`, then commit `charts/`), or point `repository` at a `file://` chart in this repository",
+        );
+        return None;
+    }
+    (!broken).then_some(local)
+}
+
+/// chart-testing's values files of `chart`: `ci/*-values.yaml`, in name order.
+fn ci_values(chart: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(chart.join("ci")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("-values.yaml"))
+        })
+        .collect();
+    files.sort();
+    files
 }
 
 pub(super) fn absolute(path: &Path) -> PathBuf {
@@ -340,6 +463,18 @@ fn closure(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>, seen:
     }
 }
 
+/// The first limit met in what `root` builds on, in path order, and how many more there are.
+fn closure_limit<'k>(
+    root: &Path,
+    all: &'k BTreeMap<PathBuf, kustomize::Kustomization>,
+) -> Option<(&'k kustomize::LimitHit, usize)> {
+    let mut builds_on = BTreeSet::new();
+    closure(root, all, &mut builds_on);
+    let mut hits = builds_on.iter().filter_map(|dir| all.get(dir)).flat_map(|k| &k.limits);
+    let first = hits.next()?;
+    Some((first, hits.count()))
+}
+
 pub(super) fn closure_has_problems(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>) -> bool {
     let mut builds_on = BTreeSet::new();
     closure(root, all, &mut builds_on);
@@ -361,7 +496,7 @@ pub(super) fn run_renders(
     discovery.renders += jobs.len();
     let kustomize_renderer = kustomize::Renderer::find();
     let helm_binary = which::which("helm").ok();
-    let results: Vec<Mutex<Option<Result<Rendered, String>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Result<Rendered, RenderFailure>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let workers = options.jobs.clamp(1, jobs.len());
     std::thread::scope(|s| {
@@ -373,12 +508,23 @@ pub(super) fn run_renders(
                     let started = std::time::Instant::now();
                     let result = match job {
                         Job::Kustomize { root, .. } => match &kustomize_renderer {
-                            Some(r) => kustomize::render(root, r).map(|(text, wrapper)| Rendered::Kustomize { text, wrapper }),
-                            None => Err("neither `kustomize` nor `kubectl` is on PATH: cannot build this kustomization".into()),
+                            Some(r) => kustomize::render(root, r)
+                                .map(|(text, wrapper)| Rendered::Kustomize { text, wrapper })
+                                .map_err(RenderFailure::Other),
+                            None => Err(RenderFailure::Other(
+                                "neither `kustomize` nor `kubectl` is on PATH: cannot build this kustomization".into(),
+                            )),
                         },
-                        Job::Helm { chart, values } => match &helm_binary {
-                            Some(h) => helm::render(h, chart, &options.config.helm, values).map(|text| Rendered::Helm { text }),
-                            None => Err("`helm` is not on PATH: cannot render this chart (install Helm, or add the chart to `exclude`)".into()),
+                        Job::Helm {
+                            chart,
+                            values,
+                            local,
+                            release,
+                        } => match &helm_binary {
+                            Some(h) => render_chart(h, chart, values, local, release.as_ref(), options),
+                            None => Err(RenderFailure::Other(
+                                "`helm` is not on PATH: cannot render this chart (install Helm, or add the chart to `exclude`)".into(),
+                            )),
                         },
                     };
                     let what = match job {
@@ -415,24 +561,110 @@ pub(super) fn run_renders(
                     default_namespace: "default".into(),
                 });
             }
-            (Job::Helm { chart, .. }, Ok(Rendered::Helm { text })) => {
+            (
+                Job::Helm {
+                    chart, local, release, ..
+                },
+                Ok(Rendered::Helm { text }),
+            ) => {
                 let chart_file = chart_file_id(&chart, sources);
-                let documents = attach_helm_sources(&text, &chart, sources, diags);
+                let documents = attach_helm_sources(&text, &chart, &local, sources, diags);
                 discovery.batches.push(Batch {
                     scope,
                     file: chart_file,
                     documents,
-                    default_namespace: options.config.helm.namespace.clone(),
+                    default_namespace: release.map_or_else(|| options.config.helm.namespace.clone(), |(_, ns)| ns),
                 });
             }
-            (Job::Kustomize { file, .. }, Err(message)) => diags.error(Span::point(file, Location::START), message),
-            (Job::Helm { chart, .. }, Err(message)) => {
+            (Job::Kustomize { file, .. }, Err(failure)) => {
+                diags.error(Span::point(file, Location::START), failure.to_string())
+            }
+            (
+                Job::Helm { chart, local, .. },
+                Err(RenderFailure::Helm(helm::RenderError::NeedsValues {
+                    template,
+                    line,
+                    column,
+                    message,
+                })),
+            ) => {
+                // The template's `fail` or `required`, at its line: the chart needs values the
+                // repository does not give it here. Not a configuration problem.
+                let at = helm::template_path(&chart, &template, &local)
+                    .map(|path| {
+                        let shown = display_path(&path);
+                        let id = sources
+                            .find(&shown)
+                            .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()));
+                        Span::point(id, Location { line, column })
+                    })
+                    .unwrap_or_else(|| Span::point(chart_file_id(&chart, sources), Location::START));
+                coverage::record(
+                    &mut discovery.not_rendered,
+                    diags,
+                    options.strict,
+                    at,
+                    coverage::NotRendered {
+                        limit: coverage::Limit::NeedsValues,
+                        source: format!("chart {}", display_path(&chart).display()),
+                        detail: format!(
+                            "its template stops without a value: {}",
+                            crate::diagnostics::printable(&message)
+                        ),
+                    },
+                    "give the chart values (config `helm.values`, or chart-testing's `ci/*-values.yaml` in the chart)",
+                );
+            }
+            (Job::Helm { chart, .. }, Err(failure)) => {
                 let file = chart_file_id(&chart, sources);
-                diags.error(Span::point(file, Location::START), message);
+                diags.error(Span::point(file, Location::START), failure.to_string());
             }
             _ => unreachable!("each job yields its own kind of output"),
         }
     }
+}
+
+/// Why a render failed.
+pub(super) enum RenderFailure {
+    Helm(helm::RenderError),
+    Other(String),
+}
+
+impl std::fmt::Display for RenderFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenderFailure::Helm(e) => e.fmt(f),
+            RenderFailure::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+/// `helm template` of `chart`, staged with its `file://` dependencies when it has any.
+fn render_chart(
+    helm: &Path,
+    chart: &Path,
+    values: &[PathBuf],
+    local: &[(String, PathBuf)],
+    release: Option<&(String, String)>,
+    options: &Options,
+) -> Result<Rendered, RenderFailure> {
+    let staged = if local.is_empty() {
+        None
+    } else {
+        Some(
+            helm::stage(chart, local)
+                .map_err(|e| RenderFailure::Other(format!("cannot stage the chart's `file://` dependencies: {e}")))?,
+        )
+    };
+    let at = staged.as_ref().map_or(chart, |d| d.path());
+    let mut helm_options = options.config.helm.clone();
+    if let Some((name, namespace)) = release {
+        helm_options.release_name = name.clone();
+        helm_options.namespace = namespace.clone();
+    }
+    helm::render(helm, at, &helm_options, values)
+        .map(|text| Rendered::Helm { text })
+        .map_err(RenderFailure::Helm)
 }
 
 pub(super) fn chart_file_id(chart: &Path, sources: &mut SourceMap) -> FileId {
@@ -557,6 +789,7 @@ pub(super) fn matching_document<'d>(rendered: &Node, docs: &'d [Document]) -> Op
 pub(super) fn attach_helm_sources(
     text: &str,
     chart: &Path,
+    local: &[(String, PathBuf)],
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> Vec<Document> {
@@ -574,7 +807,7 @@ pub(super) fn attach_helm_sources(
         let Some((_, source)) = comments.iter().rev().find(|(l, _)| *l < line) else {
             continue;
         };
-        let Some(path) = helm::template_path(chart, source) else {
+        let Some(path) = helm::template_path(chart, source, local) else {
             continue;
         };
         let file = *templates.entry(path.clone()).or_insert_with(|| {

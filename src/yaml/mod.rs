@@ -14,6 +14,7 @@ use crate::source::{FileId, Location, Span};
 mod builder;
 mod recover;
 mod scalar;
+pub use scalar::resolve_plain;
 
 use builder::parse_once;
 use recover::{indent_quoted_continuation, inside_flow_collection, json_values};

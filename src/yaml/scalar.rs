@@ -41,7 +41,7 @@ impl FilterBool for Value {
     }
 }
 
-pub(super) fn resolve_plain(text: &str) -> Value {
+pub fn resolve_plain(text: &str) -> Value {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
