@@ -173,13 +173,22 @@ fn values_from(from: &Node, namespace: &str, documents: &[&Document]) -> Option<
     let kind = text(from, &["kind"])?;
     let name = text(from, &["name"])?;
     let key = text(from, &["valuesKey"]).unwrap_or("values.yaml");
-    let doc = documents.iter().find(|d| {
-        d.root.get("kind").and_then(Node::as_str) == Some(kind)
-            && text(&d.root, &["metadata", "name"]) == Some(name)
-            && text(&d.root, &["metadata", "namespace"]).is_none_or(|n| n == namespace)
-    })?;
-    let field = if kind == "Secret" { "stringData" } else { "data" };
-    let data = doc.root.get(field)?.get(key)?;
+    let doc = super::placeholders::find_object(documents.iter().copied(), kind, namespace, name)?;
+    let data = match kind {
+        // A Secret's `data` is base64; its `stringData` is written as it is.
+        "Secret" => match doc.root.at(&["stringData", key]) {
+            Some(plain) => plain.clone(),
+            None => {
+                let encoded = doc.root.at(&["data", key])?;
+                Node {
+                    span: encoded.span,
+                    value: Value::Str(super::placeholders::base64_decode(encoded.as_str()?)?),
+                }
+            }
+        },
+        _ => doc.root.at(&["data", key])?.clone(),
+    };
+    let data = &data;
     match text(from, &["targetPath"]) {
         // A single value at a dotted path.
         Some(path) => {
@@ -287,5 +296,15 @@ mod tests {
             to_json(&values).to_string(),
             r#"{"a":{"b":1,"c":3},"image":{"tag":"1.2"},"replicaCount":2}"#
         );
+    }
+
+    #[test]
+    fn a_secret_gives_its_decoded_data() {
+        // base64 of "replicaCount: 4\n"
+        let all = docs("kind: Secret\nmetadata:\n  name: s\ndata:\n  values.yaml: cmVwbGljYUNvdW50OiA0Cg==\n");
+        let refs: Vec<&Document> = all.iter().collect();
+        let from = docs("kind: Secret\nname: s\n").remove(0).root;
+        let values = values_from(&from, "apps", &refs).unwrap();
+        assert_eq!(to_json(&values).to_string(), r#"{"replicaCount":4}"#);
     }
 }

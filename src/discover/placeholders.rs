@@ -146,14 +146,7 @@ fn config_data<'d>(
     namespace: &str,
     name: &str,
 ) -> Option<BTreeMap<String, (String, Span)>> {
-    let doc = documents.into_iter().find(|d| {
-        d.root.get("kind").and_then(Node::as_str) == Some(kind)
-            && d.root.at(&["metadata", "name"]).and_then(Node::as_str) == Some(name)
-            && d.root
-                .at(&["metadata", "namespace"])
-                .and_then(Node::as_str)
-                .is_none_or(|n| n == namespace)
-    })?;
+    let doc = find_object(documents, kind, namespace, name)?;
     let mut out = BTreeMap::new();
     for field in ["data", "stringData"] {
         let Some(entries) = doc.root.get(field).and_then(Node::as_map) else {
@@ -177,7 +170,26 @@ fn config_data<'d>(
     Some(out)
 }
 
-fn base64_decode(text: &str) -> Option<String> {
+/// The object `kind` `name` of `namespace` (or written without one) among `documents`: what
+/// a Flux object's reference to a ConfigMap or Secret of its namespace finds.
+pub(super) fn find_object<'d>(
+    documents: impl IntoIterator<Item = &'d Document>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<&'d Document> {
+    documents.into_iter().find(|d| {
+        d.root.get("kind").and_then(Node::as_str) == Some(kind)
+            && d.root.at(&["metadata", "name"]).and_then(Node::as_str) == Some(name)
+            && d.root
+                .at(&["metadata", "namespace"])
+                .and_then(Node::as_str)
+                .is_none_or(|n| n == namespace)
+    })
+}
+
+/// A Secret's `data` value (`stringData` is written as it is).
+pub(super) fn base64_decode(text: &str) -> Option<String> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut bits: u32 = 0;
     let mut count = 0;
