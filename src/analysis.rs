@@ -34,6 +34,9 @@ pub struct Request {
     pub file_ids_from: u32,
     /// A source that cannot be rendered here is an input error, not a note (`--strict`).
     pub strict: bool,
+    /// `--allow-network` and `--allow-host`, and where fetched charts are cached; the
+    /// config's `render` section is added to it.
+    pub network: discover::fetch::Network,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,6 +58,8 @@ pub struct Analysis {
     pub diagnostics: Diagnostics,
     /// Sources not rendered, and why (`discover::coverage`).
     pub not_rendered: Vec<discover::coverage::NotRendered>,
+    /// Remote charts the renders used.
+    pub fetched: Vec<discover::fetch::Fetched>,
     /// Files read one by one, and renders attempted.
     pub files: usize,
     pub renders: usize,
@@ -92,6 +97,13 @@ pub fn analyze(request: &Request) -> Analysis {
         ..config
     };
 
+    // The config may turn the network on and narrow the hosts; only the command line may
+    // trust a host on a private range.
+    let network = discover::fetch::Network {
+        allowed: request.network.allowed || (config.render.network && !request.network.forbidden),
+        allowed_hosts: config.render.allow_hosts.clone(),
+        ..request.network.clone()
+    };
     let start = Instant::now();
     let discovery = discover::discover(
         &discover::Options {
@@ -103,6 +115,7 @@ pub fn analyze(request: &Request) -> Analysis {
             allow_outside_repository: request.allow_outside_repository,
             repository: request.repository.as_deref(),
             strict: request.strict,
+            network: &network,
         },
         &mut sources,
         &mut diags,
@@ -176,6 +189,7 @@ pub fn analyze(request: &Request) -> Analysis {
         units,
         diagnostics: diags,
         not_rendered: discovery.not_rendered,
+        fetched: discovery.fetched,
         files: discovery.files,
         renders: discovery.renders,
         timings: Timings {
@@ -367,6 +381,7 @@ fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics
             allow_outside_repository: request.allow_outside_repository,
             repository: None,
             strict: false,
+            network: &request.network,
         },
         &mut sources,
         &mut old_diags,

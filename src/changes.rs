@@ -75,6 +75,7 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         repository: Some(checkout.root.clone()),
         file_ids_from: BASE_FILE_IDS,
         strict: request.strict,
+        network: request.network.clone(),
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

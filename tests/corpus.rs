@@ -61,6 +61,7 @@ fn raw_counts_match_stats_json() {
             repository: None,
             file_ids_from: 0,
             strict: false,
+            network: Default::default(),
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

@@ -269,6 +269,7 @@ fn analyse_and_model(dir: &Path, repository: &Repository) {
         repository: None,
         file_ids_from: 0,
         strict: false,
+        network: Default::default(),
     });
     for d in analysis.diagnostics.iter() {
         assert!(d.span.start.line >= 1 && d.span.start.column >= 1, "{d:?}");

@@ -75,7 +75,7 @@ fn charts_render_with_their_sources_and_what_cannot_be_had_is_a_counted_note() {
     // The HelmRelease's chart, as helm-controller installs it: release `shop-web`
     // (targetNamespace-name) in `shop`, the ConfigMap's 5 replicas and the inline
     // `minAvailable: 5`, which blocks every drain.
-    let release = unit(&v, "fixtures/helm-sources/charts/web (HelmRelease flux-system/web)");
+    let release = unit(&v, "fixtures/helm-sources/flux (HelmRelease flux-system/web)");
     assert_eq!(release["name"], "shop/shop-web-web", "{release}");
     assert_eq!(verdict(release, "drain-completes"), "violated", "{release}");
     // The chart alone, with its own values, drains.
@@ -183,4 +183,199 @@ fn a_placeholder_nothing_fills_leaves_its_document_out_with_a_note() {
         "{stderr}"
     );
     assert_eq!(v["summary"]["notRendered"][0]["limit"], "placeholder", "{v}");
+}
+
+/// A Helm chart repository on loopback serving podinfo's chart (packaged from the corpus copy
+/// of stefanprodan/podinfo), and a copy of fluxcd/flux2-kustomize-helm-example whose
+/// HelmRepository points at it.
+struct HelmRepositoryCase {
+    dir: assert_fs::TempDir,
+    server: common::FileServer,
+}
+
+fn corpus(repo: &str) -> std::path::PathBuf {
+    common::root().join("../shared/corpus/real").join(repo)
+}
+
+impl HelmRepositoryCase {
+    fn new(repository_url: impl Fn(u16) -> String) -> HelmRepositoryCase {
+        helm_on_path();
+        let dir = assert_fs::TempDir::new().unwrap();
+        let charts = dir.path().join("charts");
+        std::fs::create_dir_all(&charts).unwrap();
+        let helm = |args: &[&str]| {
+            let out = std::process::Command::new("helm").args(args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "helm {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let chart = corpus("stefanprodan__podinfo").join("charts/podinfo");
+        helm(&["package", chart.to_str().unwrap(), "-d", charts.to_str().unwrap()]);
+        let server = common::FileServer::start(&charts);
+        let url = format!("http://127.0.0.1:{}", server.port);
+        helm(&["repo", "index", charts.to_str().unwrap(), "--url", &url]);
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        common::copy_tree(&corpus("fluxcd__flux2-kustomize-helm-example"), &repo);
+        let source = repo.join("apps/base/podinfo/repository.yaml");
+        let text = std::fs::read_to_string(&source)
+            .unwrap()
+            .replace("https://stefanprodan.github.io/podinfo", &repository_url(server.port));
+        std::fs::remove_file(&source).unwrap();
+        std::fs::write(&source, text).unwrap();
+        HelmRepositoryCase { dir, server }
+    }
+
+    fn run(&self, extra: &[&str], code: i32) -> (Value, String) {
+        let cache = self.dir.path().join("cache");
+        let out = kivi()
+            .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
+            .args(extra)
+            .arg(self.dir.path().join("repo"))
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        (
+            serde_json::from_slice(&out.stdout).expect("JSON"),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+#[test]
+fn flux_helm_releases_render_a_fetched_chart_with_each_environments_values_then_offline() {
+    let case = HelmRepositoryCase::new(|port| format!("http://127.0.0.1:{port}"));
+    // The network off: one note per HelmRelease, nothing asked of the server.
+    let (v, _) = case.run(&[], 0);
+    assert_eq!(v["summary"]["units"], 0, "{v}");
+    assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 4, "{v}");
+    assert!(case.server.requests().is_empty());
+
+    // Allowed, with the test's own allow-list: podinfo in staging and in production.
+    let (v, stderr) = case.run(&["--allow-network", "--allow-host", "127.0.0.1"], 0);
+    let units: Vec<(&str, &str)> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["name"].as_str().unwrap(), u["scope"].as_str().unwrap()))
+        .collect();
+    for env in ["staging", "production"] {
+        assert!(
+            units.iter().any(|(name, scope)| name.starts_with("podinfo/podinfo")
+                && scope.contains(&format!("apps/{env}"))
+                && scope.ends_with("(HelmRelease podinfo/podinfo)")),
+            "{env}: {units:?}\n{stderr}"
+        );
+    }
+    for u in v["units"].as_array().unwrap() {
+        for c in u["verification"]["results"].as_array().unwrap() {
+            assert_ne!(c["verdict"], "violated", "{c}");
+        }
+    }
+    let fetched = v["summary"]["fetched"].as_array().unwrap();
+    assert_eq!(fetched.len(), 1, "{v}");
+    assert_eq!(fetched[0]["name"], "podinfo");
+    assert_eq!(fetched[0]["digest"].as_str().unwrap().len(), 64);
+    let asked = case.server.requests();
+    assert!(asked.contains(&"/index.yaml".to_string()), "{asked:?}");
+
+    // The network off again: the cache renders the same releases, and nothing is asked.
+    let (again, _) = case.run(&[], 0);
+    assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
+    assert_eq!(again["summary"]["fetched"][0]["cached"], true, "{again}");
+    assert_eq!(case.server.requests(), asked);
+}
+
+#[test]
+fn the_network_policy_refuses_loopback_metadata_private_and_file_urls() {
+    for url in [
+        |port: u16| format!("http://127.0.0.1:{port}"),
+        |port: u16| format!("https://127.0.0.1:{port}"),
+        |_| "https://169.254.169.254/charts".to_string(),
+        |_| "https://10.0.0.1/charts".to_string(),
+        |_| "file:///etc".to_string(),
+    ] {
+        let case = HelmRepositoryCase::new(url);
+        // No allow-list: only public https hosts.
+        let (v, stderr) = case.run(&["--allow-network"], 2);
+        assert_eq!(v["summary"]["units"], 0, "{v}");
+        assert!(
+            stderr.contains("cannot be fetched") || stderr.contains("is not verified"),
+            "{stderr}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(case.server.requests().is_empty(), "{:?}", case.server.requests());
+    }
+}
+
+#[test]
+fn a_remote_chart_dependency_is_fetched_into_the_cache_and_located_at_its_entry() {
+    helm_on_path();
+    let dir = assert_fs::TempDir::new().unwrap();
+    // A chart repository on loopback holding `redis` 19.0.0.
+    let redis = dir.path().join("redis");
+    std::fs::create_dir_all(redis.join("templates")).unwrap();
+    std::fs::write(
+        redis.join("Chart.yaml"),
+        "apiVersion: v2\nname: redis\nversion: 19.0.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        redis.join("templates/statefulset.yaml"),
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Release.Name }}-redis\nspec:\n  replicas: 1\n  serviceName: redis\n  selector: {matchLabels: {app: redis}}\n  template:\n    metadata: {labels: {app: redis}}\n    spec:\n      containers: [{name: redis, image: redis:7}]\n",
+    )
+    .unwrap();
+    let served = dir.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let helm = |args: &[&str]| {
+        let out = std::process::Command::new("helm").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "helm {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    helm(&["package", redis.to_str().unwrap(), "-d", served.to_str().unwrap()]);
+    let server = common::FileServer::start(&served);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    helm(&["repo", "index", served.to_str().unwrap(), "--url", &url]);
+    // The fixture's chart, its dependency pointed at that repository.
+    let chart = dir.path().join("repo/remote-dep");
+    std::fs::create_dir_all(&chart).unwrap();
+    let text = std::fs::read_to_string(common::root().join("fixtures/helm-sources/charts/remote-dep/Chart.yaml"))
+        .unwrap()
+        .replace("https://charts.example.com/stable", &url);
+    std::fs::write(chart.join("Chart.yaml"), text).unwrap();
+    let cache = dir.path().join("cache");
+    let run = |extra: &[&str]| {
+        let out = kivi()
+            .args(["units", "--format", "json", "--cache-dir", cache.to_str().unwrap()])
+            .args(extra)
+            .arg(&chart)
+            .assert()
+            .code(0)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<Value>(&out).unwrap()
+    };
+    let v = run(&["--allow-network", "--allow-host", "127.0.0.1"]);
+    let member = &v["units"][0]["members"][0];
+    assert_eq!(member["name"], "release-redis", "{v}");
+    // Its templates are not in the repository: the finding would point at the dependency.
+    assert!(
+        member["file"].as_str().unwrap().ends_with("remote-dep/Chart.yaml"),
+        "{member}"
+    );
+    assert_eq!(member["line"], 7, "{member}");
+    assert_eq!(v["summary"]["fetched"][0]["version"], "19.0.0", "{v}");
+    let asked = server.requests();
+    assert_eq!(asked.len(), 2, "the index and the archive: {asked:?}");
+    // Offline, from the cache.
+    let again = run(&[]);
+    assert_eq!(again["units"][0]["members"][0]["name"], "release-redis", "{again}");
+    assert_eq!(server.requests(), asked);
 }

@@ -33,6 +33,21 @@ pub(crate) struct ScanArgs {
     #[arg(long)]
     pub(crate) strict: bool,
 
+    /// Let renders fetch remote Helm charts and chart dependencies (into the cache), from
+    /// public https hosts only; `render.network` in the config does the same
+    #[arg(long)]
+    pub(crate) allow_network: bool,
+
+    /// With --allow-network, a host that may be fetched from even on loopback or a private
+    /// range, and over http (an internal chart repository); repeatable
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allow_host: Vec<String>,
+
+    /// Never fetch, whatever the config's `render.network` says (CI on untrusted pull
+    /// requests: the config is theirs)
+    #[arg(long, conflicts_with = "allow_network")]
+    pub(crate) no_network: bool,
+
     /// Name shown for manifests read from stdin.
     #[arg(long, value_name = "NAME")]
     pub(crate) stdin_filename: Option<String>,

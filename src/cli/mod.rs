@@ -151,6 +151,13 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         engine.memory_mb = mb;
     }
     engine.random_runs = scan.simulate;
+    let network = crate::discover::fetch::Network {
+        allowed: scan.allow_network,
+        forbidden: scan.no_network,
+        trusted_hosts: scan.allow_host.clone(),
+        allowed_hosts: Vec::new(),
+        cache: args::cache_dir(scan),
+    };
     let plan = Scan {
         request: crate::analysis::Request {
             paths,
@@ -164,6 +171,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             repository: None,
             file_ids_from: 0,
             strict: scan.strict,
+            network,
         },
         engine,
         cache_dir: args::cache_dir(scan),

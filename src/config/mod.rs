@@ -41,6 +41,15 @@ pub struct HelmOptions {
     pub confine: Option<PathBuf>,
 }
 
+/// `render`: the network for renders (off by default) and the public hosts it may reach
+/// (empty: any public host). A host on loopback or a private range is trusted only from the
+/// command line (`--allow-host`), never from a config a pull request can edit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RenderOptions {
+    pub network: bool,
+    pub allow_hosts: Vec<String>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct InitialPods {
     pub workload: ObjectId,
@@ -199,6 +208,7 @@ pub struct Config {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub helm: HelmOptions,
+    pub render: RenderOptions,
     pub cluster: Cluster,
     pub initial_pods: Vec<InitialPods>,
     pub scheduler: SchedulerOptions,

@@ -122,6 +122,7 @@ impl ConfigReader<'_, '_> {
                 "include",
                 "exclude",
                 "helm",
+                "render",
                 "cluster",
                 "scheduler",
                 "descheduler",
@@ -172,6 +173,7 @@ impl ConfigReader<'_, '_> {
         };
         let exclude = self.globs(root, "exclude");
         let helm = self.helm(root);
+        let render = self.render(root);
         let mut scaling = self.scaling(root);
         let (cluster, initial_pods) = self.cluster(root, &scaling);
         // The smallest cluster the pools allow must fit under `maxNodes`: unset, it grows to
@@ -215,6 +217,7 @@ impl ConfigReader<'_, '_> {
             include,
             exclude,
             helm,
+            render,
             cluster,
             initial_pods,
             scheduler: self.scheduler(root),
@@ -306,6 +309,31 @@ impl ConfigReader<'_, '_> {
             }
         }
         helm
+    }
+
+    /// `render`: whether renders may fetch remote charts, and from which hosts.
+    fn render(&mut self, root: &Node) -> RenderOptions {
+        let mut render = RenderOptions::default();
+        let Some(node) = self.r.map(root, "render") else {
+            return render;
+        };
+        check_fields(self.r, node, &["network", "allowHosts"], "render");
+        if let Some(b) = self.r.bool(node, "network") {
+            render.network = b.value;
+        }
+        for h in self.r.seq(node, "allowHosts") {
+            match h.as_str() {
+                Some(host)
+                    if !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c)) =>
+                {
+                    render.allow_hosts.push(host.to_ascii_lowercase());
+                }
+                _ => self
+                    .r
+                    .error(h.span, "`render.allowHosts[]` must be a host name or an address"),
+            }
+        }
+        render
     }
 
     /// `helm.<key>`, if it is what `valid` accepts; else an error at it saying it is not `what`.

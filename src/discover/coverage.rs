@@ -25,6 +25,9 @@ pub enum Limit {
     Placeholder,
     /// A kustomize exec or function plugin, or `helmCharts`: kivi-lint never runs plugins.
     Plugin,
+    /// A remote source of a kind kivi-lint does not fetch, with the network allowed: remote
+    /// kustomize bases, OCI registries, Git repositories other than this one.
+    NotFetched,
 }
 
 impl Limit {
@@ -35,6 +38,7 @@ impl Limit {
             Limit::NeedsValues => "chart needs values",
             Limit::Placeholder => "`${VAR}` templates",
             Limit::Plugin => "kustomize plugins",
+            Limit::NotFetched => "remote source kivi-lint does not fetch",
         }
     }
 }
@@ -50,15 +54,26 @@ pub struct NotRendered {
     pub detail: String,
 }
 
-/// Record `what` as not rendered, with a located note (an error under `--strict`).
+/// How a remote source's detail ends while the network is off.
+pub const NETWORK_OFF: &str = "needs the network, which is off";
+
+/// Record `what` as not rendered, with a located note (an error under `--strict`). With the
+/// network allowed (`network`), a remote source left out is one kivi-lint does not fetch.
 pub fn record(
     not_rendered: &mut Vec<NotRendered>,
     diags: &mut Diagnostics,
-    strict: bool,
+    (strict, network): (bool, bool),
     span: Span,
-    what: NotRendered,
+    mut what: NotRendered,
     help: &str,
 ) {
+    if network && what.limit == Limit::NetworkOff {
+        what.limit = Limit::NotFetched;
+        what.detail = what.detail.replace(
+            NETWORK_OFF,
+            "is not fetched: kivi-lint fetches charts of Helm chart repositories only",
+        );
+    }
     let message = format!("{} is not verified: {}", what.source, what.detail);
     let diagnostic = if strict {
         Diagnostic::error(span, message)
@@ -118,8 +133,8 @@ mod tests {
         let mut diags = Diagnostics::default();
         let mut out = Vec::new();
         let span = Span::point(crate::source::FileId(0), crate::source::Location::START);
-        record(&mut out, &mut diags, true, span, item(Limit::NetworkOff), "h");
-        record(&mut out, &mut diags, false, span, item(Limit::NetworkOff), "h");
+        record(&mut out, &mut diags, (true, false), span, item(Limit::NetworkOff), "h");
+        record(&mut out, &mut diags, (false, false), span, item(Limit::NetworkOff), "h");
         let severities: Vec<_> = diags.iter().map(|d| d.severity).collect();
         assert_eq!(
             severities,

@@ -13,14 +13,31 @@ use std::path::PathBuf;
 use crate::source::Span;
 use crate::yaml::{Document, Node, Value};
 
+/// Where a HelmRelease's chart is.
+#[derive(Debug)]
+pub(super) enum Chart {
+    /// A chart directory of this repository.
+    Path(PathBuf),
+    /// A chart of a Helm chart repository (`HelmRepository` over http(s)): fetched with the
+    /// network allowed, or from the cache. `detail` says why it is not rendered otherwise.
+    Repository {
+        url: String,
+        name: String,
+        version: String,
+        detail: String,
+    },
+}
+
 /// A HelmRelease, as far as rendering it goes.
 #[derive(Debug)]
 pub(super) enum Release {
-    /// A chart in this repository.
+    /// A chart it can render: in this repository, or from a Helm chart repository.
     Local {
         /// `namespace/name`, for reports.
         id: String,
-        chart: PathBuf,
+        chart: Chart,
+        /// `spec.chart.spec.chart`: where the chart is named.
+        span: Span,
         release_name: String,
         namespace: String,
         /// The merged values, as JSON (which Helm reads as YAML).
@@ -32,28 +49,18 @@ pub(super) enum Release {
     Invalid { span: Span, message: String },
 }
 
-fn is_helm_release(root: &Node) -> bool {
+pub(super) fn is_helm_release(root: &Node) -> bool {
     root.get("apiVersion")
         .and_then(Node::as_str)
         .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
         && root.get("kind").and_then(Node::as_str) == Some("HelmRelease")
 }
 
-/// Every HelmRelease among `documents`, resolved against `repository` and the other documents
-/// (its source, its `valuesFrom`).
-pub(super) fn releases(documents: &[&Document], roots: &[PathBuf]) -> Vec<Release> {
-    documents
-        .iter()
-        .filter(|d| is_helm_release(&d.root))
-        .map(|d| release(&d.root, documents, roots))
-        .collect()
-}
-
 fn text<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
     node.at(path).and_then(Node::as_str)
 }
 
-fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
+pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
     let name = text(root, &["metadata", "name"]).unwrap_or_default();
     let namespace = text(root, &["metadata", "namespace"]).unwrap_or("default");
     let id = format!("HelmRelease {namespace}/{name}");
@@ -65,9 +72,10 @@ fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
             id,
             span: chart_ref.span,
             detail: format!(
-                "its chart comes from the {} `{}` (`chartRef`), and fetching it needs the network, which is off",
+                "its chart comes from the {} `{}` (`chartRef`): fetching it {}",
                 crate::diagnostics::printable(kind),
-                crate::diagnostics::printable(source)
+                crate::diagnostics::printable(source),
+                super::coverage::NETWORK_OFF
             ),
         };
     }
@@ -81,42 +89,59 @@ fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
     let chart_span = chart_spec.get("chart").map_or(chart_spec.span, |c| c.span);
     let source_kind = text(chart_spec, &["sourceRef", "kind"]).unwrap_or_default();
     let source_name = text(chart_spec, &["sourceRef", "name"]).unwrap_or_default();
-    if source_kind != "GitRepository" && source_kind != "Bucket" {
-        let url = documents
-            .iter()
-            .find(|d| {
-                d.root.get("kind").and_then(Node::as_str) == Some(source_kind)
-                    && text(&d.root, &["metadata", "name"]) == Some(source_name)
-            })
+    let source = if source_kind != "GitRepository" && source_kind != "Bucket" {
+        let repository = documents.iter().find(|d| {
+            d.root.get("kind").and_then(Node::as_str) == Some(source_kind)
+                && text(&d.root, &["metadata", "name"]) == Some(source_name)
+        });
+        let url = repository
             .and_then(|d| text(&d.root, &["spec", "url"]))
-            .map(|u| format!(" ({})", crate::diagnostics::printable(u)))
             .unwrap_or_default();
-        return Release::Remote {
-            id,
-            span: chart_span,
-            detail: format!(
-                "its chart `{}` comes from the {} `{}`{url}, and fetching it needs the network, which is off",
-                crate::diagnostics::printable(chart),
-                crate::diagnostics::printable(source_kind),
-                crate::diagnostics::printable(source_name),
-            ),
+        let oci = repository.and_then(|d| text(&d.root, &["spec", "type"])) == Some("oci");
+        let shown = if url.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", crate::diagnostics::printable(url))
         };
-    }
-    // A chart path of a Git source: this repository's (a path that is no chart here is
-    // another repository's, which needs the network).
-    let dir = super::placeholders::resolve(roots, chart);
-    let in_repository = std::fs::canonicalize(&dir).is_ok_and(|c| roots.first().is_some_and(|r| c.starts_with(r)));
-    if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
-        return Release::Remote {
-            id,
-            span: chart_span,
-            detail: format!(
-                "its chart `{}` is not a chart of this repository (the {source_kind} `{}` is taken to be it), and another repository needs the network, which is off",
-                crate::diagnostics::printable(chart),
-                crate::diagnostics::printable(source_name),
-            ),
-        };
-    }
+        let detail = format!(
+            "its chart `{}` comes from the {} `{}`{shown}: fetching it {}",
+            crate::diagnostics::printable(chart),
+            crate::diagnostics::printable(source_kind),
+            crate::diagnostics::printable(source_name),
+            super::coverage::NETWORK_OFF,
+        );
+        if source_kind != "HelmRepository" || oci || url.is_empty() {
+            return Release::Remote {
+                id,
+                span: chart_span,
+                detail,
+            };
+        }
+        Chart::Repository {
+            url: url.to_string(),
+            name: chart.to_string(),
+            version: text(chart_spec, &["version"]).unwrap_or_default().to_string(),
+            detail,
+        }
+    } else {
+        // A chart path of a Git source: this repository's (a path that is no chart here is
+        // another repository's, which needs the network).
+        let dir = super::placeholders::resolve(roots, chart);
+        let in_repository = std::fs::canonicalize(&dir).is_ok_and(|c| roots.first().is_some_and(|r| c.starts_with(r)));
+        if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
+            return Release::Remote {
+                id,
+                span: chart_span,
+                detail: format!(
+                    "its chart `{}` is not a chart of this repository (the {source_kind} `{}` is taken to be it): another repository {}",
+                    crate::diagnostics::printable(chart),
+                    crate::diagnostics::printable(source_name),
+                    super::coverage::NETWORK_OFF,
+                ),
+            };
+        }
+        Chart::Path(dir)
+    };
     let target = text(root, &["spec", "targetNamespace"]);
     let release_name = text(root, &["spec", "releaseName"])
         .map(String::from)
@@ -155,7 +180,8 @@ fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
     }
     Release::Local {
         id,
-        chart: dir,
+        chart: source,
+        span: chart_span,
         release_name,
         namespace: release_namespace,
         values: to_json(&values).to_string(),
@@ -264,15 +290,26 @@ mod tests {
     }
 
     #[test]
-    fn a_chart_from_a_helm_repository_needs_the_network() {
+    fn a_chart_from_a_helm_repository_is_fetched_from_its_url() {
         let all = docs(
             "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\n  namespace: podinfo\nspec:\n  chart:\n    spec:\n      chart: podinfo\n      sourceRef:\n        kind: HelmRepository\n        name: podinfo\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: podinfo\nspec:\n  url: https://stefanprodan.github.io/podinfo\n",
         );
         let refs: Vec<&Document> = all.iter().collect();
-        match &releases(&refs, &[PathBuf::from("/nowhere")])[..] {
-            [Release::Remote { id, span, detail }] => {
+        match &[release(&all[0].root, &refs, &[PathBuf::from("/nowhere")])][..] {
+            [
+                Release::Local {
+                    id,
+                    span,
+                    chart: Chart::Repository { url, name, detail, .. },
+                    ..
+                },
+            ] => {
                 assert_eq!(id, "HelmRelease podinfo/podinfo");
                 assert_eq!(span.start.line, 9);
+                assert_eq!(
+                    (url.as_str(), name.as_str()),
+                    ("https://stefanprodan.github.io/podinfo", "podinfo")
+                );
                 assert!(detail.contains("(https://stefanprodan.github.io/podinfo)"), "{detail}");
             }
             other => panic!("{other:?}"),

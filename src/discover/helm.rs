@@ -45,6 +45,23 @@ pub struct Dependency {
     pub span: Span,
 }
 
+/// A dependency staged into a chart's `charts/`: a chart directory of the repository
+/// (`file://`) or a fetched archive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Subchart {
+    /// The name its templates render under.
+    pub key: String,
+    pub source: PathBuf,
+    /// Its entry in `dependencies`: where the objects of an archive are located.
+    pub at: Span,
+}
+
+impl Subchart {
+    fn archive(&self) -> bool {
+        self.source.extension().is_some_and(|e| e == "tgz")
+    }
+}
+
 /// Where a dependency can be had.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
@@ -149,7 +166,7 @@ fn vendored(chart: &Path, name: &str) -> bool {
 /// A directory that reads as `chart` with each of `local` (the key its templates render
 /// under, the chart's directory) in its `charts/`: links, so nothing is copied and the
 /// repository is never written to.
-pub fn stage(chart: &Path, local: &[(String, PathBuf)]) -> std::io::Result<tempfile::TempDir> {
+pub fn stage(chart: &Path, local: &[Subchart]) -> std::io::Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("kivi-lint-chart-").tempdir()?;
     let chart = std::fs::canonicalize(chart)?;
     for entry in std::fs::read_dir(&chart)? {
@@ -166,9 +183,11 @@ pub fn stage(chart: &Path, local: &[(String, PathBuf)]) -> std::io::Result<tempf
             std::os::unix::fs::symlink(entry.path(), charts.join(entry.file_name()))?;
         }
     }
-    for (i, (_, source)) in local.iter().enumerate() {
-        // Helm finds a subchart by the name in its Chart.yaml, whatever its directory.
-        std::os::unix::fs::symlink(source, charts.join(format!("kivi-lint-dependency-{i}")))?;
+    for (i, sub) in local.iter().enumerate() {
+        // Helm finds a subchart by the name in its Chart.yaml, whatever its directory; an
+        // archive (a fetched chart) must keep its `.tgz`.
+        let name = format!("kivi-lint-dependency-{i}{}", if sub.archive() { ".tgz" } else { "" });
+        std::os::unix::fs::symlink(&sub.source, charts.join(name))?;
     }
     Ok(dir)
 }
@@ -301,10 +320,18 @@ pub fn source_comments(rendered: &str) -> Vec<(u32, String)> {
         .collect()
 }
 
-/// The template file of a `# Source:` path: the first component is the chart's name; a
-/// subchart staged from a `file://` dependency (`local`: its key and directory) maps to that
-/// directory.
-pub fn template_path(chart: &Path, source: &str, local: &[(String, PathBuf)]) -> Option<PathBuf> {
+/// Where the objects of a `# Source:` path are located.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateAt {
+    /// A template file of the repository.
+    File(PathBuf),
+    /// A fetched archive's template: at the dependency that brings it.
+    Dependency(Span),
+}
+
+/// The template of a `# Source:` path: the first component is the chart's name; a subchart
+/// staged from a `file://` dependency maps to its directory, a fetched one to its entry.
+pub fn template_path(chart: &Path, source: &str, local: &[Subchart]) -> Option<TemplateAt> {
     let (_, rest) = source.split_once('/')?;
     // Never leave the chart directory, whatever the comment says.
     if rest.split('/').any(|c| c == "..") {
@@ -312,11 +339,15 @@ pub fn template_path(chart: &Path, source: &str, local: &[(String, PathBuf)]) ->
     }
     if let Some(sub) = rest.strip_prefix("charts/")
         && let Some((key, inner)) = sub.split_once('/')
-        && let Some((_, dir)) = local.iter().find(|(k, _)| k == key)
+        && let Some(staged) = local.iter().find(|s| s.key == key)
     {
-        return Some(dir.join(inner));
+        return Some(if staged.archive() {
+            TemplateAt::Dependency(staged.at)
+        } else {
+            TemplateAt::File(staged.source.join(inner))
+        });
     }
-    Some(chart.join(rest))
+    Some(TemplateAt::File(chart.join(rest)))
 }
 
 #[cfg(test)]
@@ -336,11 +367,21 @@ mod tests {
         );
         assert_eq!(
             template_path(Path::new("/c"), &c[1].1, &[]).unwrap(),
-            PathBuf::from("/c/charts/redis/templates/x.yaml")
+            TemplateAt::File(PathBuf::from("/c/charts/redis/templates/x.yaml"))
+        );
+        let at = Span::point(FileId(3), crate::source::Location::START);
+        let sub = |source: &str| Subchart {
+            key: "redis".into(),
+            source: PathBuf::from(source),
+            at,
+        };
+        assert_eq!(
+            template_path(Path::new("/c"), &c[1].1, &[sub("/r")]).unwrap(),
+            TemplateAt::File(PathBuf::from("/r/templates/x.yaml"))
         );
         assert_eq!(
-            template_path(Path::new("/c"), &c[1].1, &[("redis".into(), PathBuf::from("/r"))]).unwrap(),
-            PathBuf::from("/r/templates/x.yaml")
+            template_path(Path::new("/c"), &c[1].1, &[sub("/cache/x.tgz")]).unwrap(),
+            TemplateAt::Dependency(at)
         );
         assert!(template_path(Path::new("/c"), "p/../../etc/passwd", &[]).is_none());
     }

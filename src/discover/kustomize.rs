@@ -254,8 +254,9 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
                 span: node.span,
                 limit: super::coverage::Limit::NetworkOff,
                 detail: format!(
-                    "the remote resource `{}` needs the network, which is off",
-                    truncate(path_text)
+                    "the remote resource `{}` {}",
+                    truncate(path_text),
+                    super::coverage::NETWORK_OFF
                 ),
                 help: "vendor the base into the repository, or exclude this kustomization".into(),
             });

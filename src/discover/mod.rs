@@ -5,6 +5,7 @@
 //! *scope*: an environment of its own), and maps rendered objects back to their source lines.
 
 pub mod coverage;
+pub mod fetch;
 mod flux;
 pub mod helm;
 pub mod kustomize;
@@ -88,6 +89,8 @@ pub struct Discovery {
     pub empty_files: Vec<FileId>,
     /// Sources left out because of what kivi-lint cannot do here, each with a note.
     pub not_rendered: Vec<coverage::NotRendered>,
+    /// Remote charts the renders used, fetched now or from the cache.
+    pub fetched: Vec<fetch::Fetched>,
 }
 
 pub struct Options<'a> {
@@ -106,11 +109,14 @@ pub struct Options<'a> {
     pub repository: Option<&'a Path>,
     /// What cannot be rendered is an error, not a note (`--strict`).
     pub strict: bool,
+    /// Whether remote charts may be fetched, and from where (`fetch`).
+    pub network: &'a fetch::Network,
 }
 
 /// Discover, render and parse everything under `options.paths`.
 pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Discovery {
     let mut discovery = Discovery::default();
+    let fetcher = fetch::Fetcher::new(options.network.clone());
     let filter = Filter::new(options.config);
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     let mut named_files_scope: Option<usize> = None;
@@ -212,7 +218,16 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
             }
         }
         let plain = if options.render {
-            plan_renders(options, &filter, &walked, sources, diags, &mut discovery, &mut jobs)
+            plan_renders(
+                options,
+                &fetcher,
+                &filter,
+                &walked,
+                sources,
+                diags,
+                &mut discovery,
+                &mut jobs,
+            )
         } else {
             // Without rendering, chart templates are Go templates, not YAML: leave them out.
             walked
@@ -229,8 +244,9 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
     run_renders(options, jobs, sources, diags, &mut discovery);
     fill_placeholders(options, sources, diags, &mut discovery);
     if options.render {
-        render_helm_releases(options, sources, diags, &mut discovery);
+        render_helm_releases(options, &fetcher, sources, diags, &mut discovery);
     }
+    discovery.fetched = fetcher.fetched();
     discovery
 }
 
@@ -270,44 +286,88 @@ fn source_roots(options: &Options) -> Vec<PathBuf> {
 /// have is a note (see `flux`).
 fn render_helm_releases(
     options: &Options,
+    fetcher: &fetch::Fetcher,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
     discovery: &mut Discovery,
 ) {
     let roots = source_roots(options);
-    let releases = {
+    // Each HelmRelease with the scope that deploys it (an overlay of its own per environment).
+    let releases: Vec<(usize, FileId, flux::Release)> = {
         let documents: Vec<&Document> = discovery.batches.iter().flat_map(|b| &b.documents).collect();
-        flux::releases(&documents, &roots)
+        discovery
+            .batches
+            .iter()
+            .flat_map(|b| b.documents.iter().map(move |d| (b.scope, d)))
+            .filter(|(_, d)| flux::is_helm_release(&d.root))
+            .map(|(scope, d)| (scope, d.root.span.file, flux::release(&d.root, &documents, &roots)))
+            .collect()
     };
     let mut jobs = Vec::new();
     // The values files live until the renders are done.
     let mut values_files = Vec::new();
-    for release in releases {
+    for (deployed_in, written_in, release) in releases {
         match release {
             flux::Release::Local {
                 id,
                 chart,
+                span,
                 release_name,
                 namespace,
                 values,
             } => {
+                // A chart of a chart repository is rendered from its archive, and its objects
+                // are located at the HelmRelease that deploys it.
+                let (chart, located) = match chart {
+                    flux::Chart::Path(dir) => (dir, None),
+                    flux::Chart::Repository {
+                        url,
+                        name,
+                        version,
+                        detail,
+                    } => match fetcher.chart(&url, &name, &version) {
+                        Ok(archive) => (archive, Some(span)),
+                        Err(fetch::FetchError::NetworkOff) => {
+                            coverage::record(
+                                &mut discovery.not_rendered,
+                                diags,
+                                (options.strict, options.network.allowed),
+                                span,
+                                coverage::NotRendered {
+                                    limit: coverage::Limit::NetworkOff,
+                                    source: id,
+                                    detail,
+                                },
+                                "allow the network (--allow-network) to fetch it, or vendor the chart into this repository",
+                            );
+                            continue;
+                        }
+                        Err(fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why)) => {
+                            diags.error(span, format!("{id}: its chart cannot be fetched: {why}"));
+                            continue;
+                        }
+                    },
+                };
                 let file = tempfile::Builder::new()
                     .prefix("kivi-lint-values-")
                     .suffix(".json")
                     .tempfile()
                     .and_then(|mut f| std::io::Write::write_all(&mut f, values.as_bytes()).map(|()| f));
                 let Ok(file) = file else {
-                    let at = render::chart_file_id(&chart, sources);
-                    diags.error(
-                        Span::point(at, Location::START),
-                        format!("{id}: cannot write its values to a temporary file"),
-                    );
+                    diags.error(span, format!("{id}: cannot write its values to a temporary file"));
                     continue;
                 };
                 let scope = discovery.scopes.len();
+                // Named after where it is deployed from: two overlays of one HelmRelease are
+                // two environments.
+                let shown = match discovery.scopes[deployed_in].kind {
+                    // Plain files: the directory of the HelmRelease (a scope of its own later).
+                    ScopeKind::Files => display_path(sources.path(written_in).parent().unwrap_or(Path::new(""))),
+                    _ => discovery.scopes[deployed_in].path.clone(),
+                };
                 discovery.scopes.push(Scope {
                     kind: ScopeKind::Helm,
-                    path: PathBuf::from(format!("{} ({id})", display_path(&chart).display())),
+                    path: PathBuf::from(format!("{} ({id})", shown.display())),
                 });
                 jobs.push((
                     scope,
@@ -316,6 +376,7 @@ fn render_helm_releases(
                         values: vec![file.path().to_path_buf()],
                         local: Vec::new(),
                         release: Some((release_name, namespace)),
+                        located,
                     },
                 ));
                 values_files.push(file);
@@ -323,7 +384,7 @@ fn render_helm_releases(
             flux::Release::Remote { id, span, detail } => coverage::record(
                 &mut discovery.not_rendered,
                 diags,
-                options.strict,
+                (options.strict, options.network.allowed),
                 span,
                 coverage::NotRendered {
                     limit: coverage::Limit::NetworkOff,
@@ -376,7 +437,7 @@ fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnos
         coverage::record(
             &mut discovery.not_rendered,
             diags,
-            options.strict,
+            (options.strict, options.network.allowed),
             span,
             coverage::NotRendered {
                 limit: coverage::Limit::Placeholder,

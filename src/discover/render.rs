@@ -15,10 +15,13 @@ pub(super) enum Job {
         chart: PathBuf,
         values: Vec<PathBuf>,
         /// `file://` dependencies staged into its `charts/`: their key and directory.
-        local: Vec<(String, PathBuf)>,
+        local: Vec<helm::Subchart>,
         /// The release name and namespace a deployer (a Flux HelmRelease) gives it, instead
         /// of the config's `helm` ones.
         release: Option<(String, String)>,
+        /// A fetched chart archive has no templates in the repository: its objects are located
+        /// here (the HelmRelease's chart).
+        located: Option<Span>,
     },
 }
 
@@ -28,8 +31,10 @@ pub(super) enum Rendered {
 }
 
 /// Decide what is rendered and return the files left to read one by one.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn plan_renders(
     options: &Options,
+    fetcher: &fetch::Fetcher,
     filter: &Filter,
     walked: &Walked,
     sources: &mut SourceMap,
@@ -127,7 +132,7 @@ pub(super) fn plan_renders(
             coverage::record(
                 &mut discovery.not_rendered,
                 diags,
-                options.strict,
+                (options.strict, options.network.allowed),
                 hit.span,
                 coverage::NotRendered {
                     limit: hit.limit,
@@ -173,7 +178,7 @@ pub(super) fn plan_renders(
         if !filter.admits(&chart_file) {
             continue;
         }
-        let Some(local) = chart_dependencies(chart, &repositories, options, sources, diags, discovery) else {
+        let Some(local) = chart_dependencies(chart, &repositories, options, fetcher, sources, diags, discovery) else {
             continue;
         };
         let (values, missing) = helm::values_files(chart, &options.config.helm, &options.config.base_dir);
@@ -205,6 +210,7 @@ pub(super) fn plan_renders(
                     values: values.clone(),
                     local: local.clone(),
                     release: None,
+                    located: None,
                 },
             ));
         }
@@ -221,6 +227,7 @@ pub(super) fn plan_renders(
                     values: values.iter().cloned().chain([variant]).collect(),
                     local: local.clone(),
                     release: None,
+                    located: None,
                 },
             ));
         }
@@ -246,10 +253,11 @@ fn chart_dependencies(
     chart: &Path,
     repositories: &[PathBuf],
     options: &Options,
+    fetcher: &fetch::Fetcher,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
     discovery: &mut Discovery,
-) -> Option<Vec<(String, PathBuf)>> {
+) -> Option<Vec<helm::Subchart>> {
     let file = chart_file_id(chart, sources);
     let mut local = Vec::new();
     let mut remote = Vec::new();
@@ -257,10 +265,37 @@ fn chart_dependencies(
     for dependency in helm::dependencies(chart, file, sources) {
         match dependency.source(chart, repositories) {
             helm::Source::Vendored => {}
-            helm::Source::Local(dir) => local.push((dependency.key.clone(), dir)),
+            helm::Source::Local(dir) => local.push(helm::Subchart {
+                key: dependency.key.clone(),
+                source: dir,
+                at: dependency.span,
+            }),
             helm::Source::Broken(message) => {
                 diags.error(dependency.span, message);
                 broken = true;
+            }
+            // A chart repository's chart: fetched with the network allowed, or from the cache.
+            helm::Source::Remote
+                if dependency.repository.starts_with("https://") || dependency.repository.starts_with("http://") =>
+            {
+                match fetcher.chart(&dependency.repository, &dependency.name, &dependency.version) {
+                    Ok(archive) => local.push(helm::Subchart {
+                        key: dependency.key.clone(),
+                        source: archive,
+                        at: dependency.span,
+                    }),
+                    Err(fetch::FetchError::NetworkOff) => remote.push(dependency),
+                    Err(fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why)) => {
+                        diags.error(
+                            dependency.span,
+                            format!(
+                                "the dependency `{}` cannot be fetched: {why}",
+                                crate::diagnostics::printable(&dependency.name)
+                            ),
+                        );
+                        broken = true;
+                    }
+                }
             }
             helm::Source::Remote => remote.push(dependency),
         }
@@ -273,19 +308,20 @@ fn chart_dependencies(
         coverage::record(
             &mut discovery.not_rendered,
             diags,
-            options.strict,
+            (options.strict, options.network.allowed),
             first.span,
             coverage::NotRendered {
                 limit: coverage::Limit::NetworkOff,
                 source: format!("chart {}", display_path(chart).display()),
                 detail: format!(
-                    "its dependency `{}` {} from `{}`{more} is not in `charts/`, and fetching it needs the network, which is off",
+                    "its dependency `{}` {} from `{}`{more} is not in `charts/`: fetching it {}",
                     crate::diagnostics::printable(&first.name),
                     crate::diagnostics::printable(&first.version),
                     crate::diagnostics::printable(&first.repository),
+                    coverage::NETWORK_OFF,
                 ),
             },
-            "vendor it (`helm dependency build`, then commit `charts/`), or point `repository` at a `file://` chart in this repository",
+            "allow the network (--allow-network) to fetch it into the cache, vendor it (`helm dependency build`, then commit `charts/`), or point `repository` at a `file://` chart in this repository",
         );
         return None;
     }
@@ -520,6 +556,7 @@ pub(super) fn run_renders(
                             values,
                             local,
                             release,
+                            ..
                         } => match &helm_binary {
                             Some(h) => render_chart(h, chart, values, local, release.as_ref(), options),
                             None => Err(RenderFailure::Other(
@@ -563,12 +600,24 @@ pub(super) fn run_renders(
             }
             (
                 Job::Helm {
-                    chart, local, release, ..
+                    chart,
+                    local,
+                    release,
+                    located,
+                    ..
                 },
                 Ok(Rendered::Helm { text }),
             ) => {
-                let chart_file = chart_file_id(&chart, sources);
-                let documents = attach_helm_sources(&text, &chart, &local, sources, diags);
+                let chart_file = match located {
+                    Some(at) => at.file,
+                    None => chart_file_id(&chart, sources),
+                };
+                let mut documents = attach_helm_sources(&text, &chart, &local, sources, diags);
+                if let Some(at) = located {
+                    for doc in &mut documents {
+                        provenance::remap_all(&mut doc.root, at);
+                    }
+                }
                 discovery.batches.push(Batch {
                     scope,
                     file: chart_file,
@@ -590,19 +639,21 @@ pub(super) fn run_renders(
             ) => {
                 // The template's `fail` or `required`, at its line: the chart needs values the
                 // repository does not give it here. Not a configuration problem.
-                let at = helm::template_path(&chart, &template, &local)
-                    .map(|path| {
+                let at = match helm::template_path(&chart, &template, &local) {
+                    Some(helm::TemplateAt::File(path)) => {
                         let shown = display_path(&path);
                         let id = sources
                             .find(&shown)
                             .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()));
                         Span::point(id, Location { line, column })
-                    })
-                    .unwrap_or_else(|| Span::point(chart_file_id(&chart, sources), Location::START));
+                    }
+                    Some(helm::TemplateAt::Dependency(at)) => at,
+                    None => Span::point(chart_file_id(&chart, sources), Location::START),
+                };
                 coverage::record(
                     &mut discovery.not_rendered,
                     diags,
-                    options.strict,
+                    (options.strict, options.network.allowed),
                     at,
                     coverage::NotRendered {
                         limit: coverage::Limit::NeedsValues,
@@ -644,7 +695,7 @@ fn render_chart(
     helm: &Path,
     chart: &Path,
     values: &[PathBuf],
-    local: &[(String, PathBuf)],
+    local: &[helm::Subchart],
     release: Option<&(String, String)>,
     options: &Options,
 ) -> Result<Rendered, RenderFailure> {
@@ -789,7 +840,7 @@ pub(super) fn matching_document<'d>(rendered: &Node, docs: &'d [Document]) -> Op
 pub(super) fn attach_helm_sources(
     text: &str,
     chart: &Path,
-    local: &[(String, PathBuf)],
+    local: &[helm::Subchart],
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> Vec<Document> {
@@ -807,8 +858,13 @@ pub(super) fn attach_helm_sources(
         let Some((_, source)) = comments.iter().rev().find(|(l, _)| *l < line) else {
             continue;
         };
-        let Some(path) = helm::template_path(chart, source, local) else {
-            continue;
+        let path = match helm::template_path(chart, source, local) {
+            Some(helm::TemplateAt::File(path)) => path,
+            Some(helm::TemplateAt::Dependency(at)) => {
+                provenance::remap_all(&mut doc.root, at);
+                continue;
+            }
+            None => continue,
         };
         let file = *templates.entry(path.clone()).or_insert_with(|| {
             let shown = display_path(&path);

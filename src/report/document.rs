@@ -76,6 +76,9 @@ pub struct Summary {
     /// templates, charts that need values), each also a note among the diagnostics.
     #[serde(default)]
     pub not_rendered: Vec<crate::discover::coverage::NotRendered>,
+    /// Remote charts the renders used (`--allow-network`, or the cache): URL, version, digest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<crate::discover::fetch::Fetched>,
     pub errors: usize,
     pub warnings: usize,
 }
@@ -538,6 +541,7 @@ impl Report {
                     .filter(|m| a.objects[m.object].workload().is_some())
                     .count(),
                 not_rendered: a.not_rendered.clone(),
+                fetched: a.fetched.clone(),
                 errors: a.diagnostics.count(Severity::Error),
                 warnings: a.diagnostics.count(Severity::Warning),
             },
@@ -579,6 +583,17 @@ impl Report {
         if let Some(not_rendered) = crate::discover::coverage::line(&s.not_rendered) {
             line.push_str("; ");
             line.push_str(&not_rendered);
+        }
+        // What was fetched is part of what was verified: where it came from, exactly.
+        for f in &s.fetched {
+            line.push_str(&format!(
+                "\nfetched: {} {} from {} (sha256 {}{})",
+                crate::diagnostics::printable(&f.name),
+                crate::diagnostics::printable(&f.version),
+                crate::diagnostics::printable(&f.url),
+                f.digest.get(..12).unwrap_or(&f.digest),
+                if f.cached { ", cached" } else { "" }
+            ));
         }
         line
     }

@@ -133,3 +133,75 @@ pub fn kivi_with_helm_stand_in(args_file: &Path) -> Command {
         .env("KIVI_TEST_HELM_ARGS", args_file);
     c
 }
+
+/// An HTTP server on loopback that serves the files of a directory and records every request
+/// path: a Helm chart repository for the tests, and the witness that nothing else was asked.
+#[allow(dead_code)]
+pub struct FileServer {
+    pub port: u16,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[allow(dead_code)]
+impl FileServer {
+    pub fn start(root: &Path) -> FileServer {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (seen, done, root) = (requests.clone(), stop.clone(), root.to_path_buf());
+        std::thread::spawn(move || {
+            // Bounded: it stops when the test drops it, or after five minutes.
+            let started = std::time::Instant::now();
+            while !done.load(Ordering::Relaxed) && started.elapsed().as_secs() < 300 {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                };
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && head.len() < 16384 {
+                    match stream.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => break,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                seen.lock().unwrap().push(path.clone());
+                let file = root.join(path.trim_start_matches('/'));
+                let response = match std::fs::read(&file) {
+                    Ok(body) if !path.contains("..") => {
+                        let mut r = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                            body.len()
+                        )
+                        .into_bytes();
+                        r.extend(body);
+                        r
+                    }
+                    _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+                };
+                let _ = stream.write_all(&response);
+            }
+        });
+        FileServer { port, requests, stop }
+    }
+
+    /// Every request path so far.
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
