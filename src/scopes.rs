@@ -87,16 +87,49 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: 
     let groups = variant_groups(objects, members, sources);
     // Paths an Argo CD Application or a Flux Kustomization deploys, relative to the scanned
     // path: every directory under one is one deployment.
-    let declared: Vec<PathBuf> = members
+    let written: Vec<&String> = members
         .iter()
         .filter_map(|&o| match &objects[o].body {
             Body::DeploySource { paths } => Some(paths),
             _ => None,
         })
         .flatten()
+        .collect();
+    let glob = |pattern: &str| {
+        globset::GlobBuilder::new(pattern.trim_start_matches("./").trim_end_matches('/'))
+            .literal_separator(true)
+            .build()
+            .ok()
+            .map(|g| g.compile_matcher())
+    };
+    let excluded: Vec<globset::GlobMatcher> = written
+        .iter()
+        .filter_map(|p| p.strip_prefix('!'))
+        .filter_map(glob)
+        .collect();
+    let written: Vec<&String> = written.into_iter().filter(|p| !p.starts_with('!')).collect();
+    let mut declared: Vec<PathBuf> = written
+        .iter()
+        .filter(|p| !p.contains(['*', '?', '[']))
         .map(|p| root.join(p.trim_start_matches("./").trim_end_matches('/')))
         .filter(|p| p != root && p.is_dir())
         .collect();
+    // A glob (an ApplicationSet's git directory generator, Go's `path.Match`: `*` stays in one
+    // directory) deploys each directory it matches.
+    for pattern in written.iter().filter(|p| p.contains(['*', '?', '['])) {
+        let Some(matcher) = glob(pattern) else { continue };
+        for g in &groups {
+            let Ok(relative) = g.dir.strip_prefix(root) else {
+                continue;
+            };
+            for ancestor in relative.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+                let wanted = matcher.is_match(ancestor) && !excluded.iter().any(|e| e.is_match(ancestor));
+                if wanted && !declared.contains(&root.join(ancestor)) {
+                    declared.push(root.join(ancestor));
+                }
+            }
+        }
+    }
     let mut sets = Sets {
         parent: (0..groups.len()).collect(),
         ids: groups

@@ -475,7 +475,10 @@ fn action_scripts_record_the_exit_code_write_reports_and_exit_last() {
             .unwrap()
             .iter()
             .map(|(k, v)| {
-                let name = input_name(&v.scalar_text().unwrap()).unwrap().to_string();
+                // The event's context (a fork's pull request), as on a push: false.
+                let Some(name) = input_name(&v.scalar_text().unwrap()).map(str::to_string) else {
+                    return (k.scalar_text().unwrap(), "false".to_string());
+                };
                 let value = overrides
                     .iter()
                     .find(|(n, _)| *n == name)
@@ -782,6 +785,8 @@ fn action_outputs_come_from_this_run_only() {
         .env("INPUT_JOB_SUMMARY", "true")
         .env("INPUT_CACHE", "false")
         .env("INPUT_ARGS", "")
+        .env("INPUT_ALLOW_NETWORK", "config")
+        .env("FROM_FORK", "true")
         .env("GITHUB_OUTPUT", &output)
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env("RUNNER_TEMP", &temp)

@@ -97,7 +97,10 @@ fn charts_render_with_their_sources_and_what_cannot_be_had_is_a_counted_note() {
         vec![
             ("network-off", "chart fixtures/helm-sources/charts/remote-dep"),
             ("needs-values", "chart fixtures/helm-sources/charts/needs-values"),
-            ("network-off", "HelmRelease podinfo/podinfo"),
+            (
+                "network-off",
+                "HelmRelease podinfo/podinfo in fixtures/helm-sources/flux"
+            ),
         ]
     );
     for at in [
@@ -311,37 +314,99 @@ fn the_network_policy_refuses_loopback_metadata_private_and_file_urls() {
     }
 }
 
+fn helm(args: &[&str]) {
+    let out = std::process::Command::new("helm").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "helm {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A Helm chart repository on loopback (under `dir`) holding one chart `name` at `version`,
+/// whose one template is a StatefulSet `<release>-<name>`; the server and its URL.
+fn serve_chart(dir: &std::path::Path, name: &str, version: &str) -> (common::FileServer, String) {
+    let chart = dir.join("chart-source").join(name);
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\nversion: {version}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/statefulset.yaml"),
+        format!("apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{{{ .Release.Name }}}}-{name}\nspec:\n  replicas: 1\n  serviceName: {name}\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers: [{{name: {name}, image: {name}:1}}]\n"),
+    )
+    .unwrap();
+    let served = dir.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    helm(&["package", chart.to_str().unwrap(), "-d", served.to_str().unwrap()]);
+    let server = common::FileServer::start(&served);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    helm(&["repo", "index", served.to_str().unwrap(), "--url", &url]);
+    (server, url)
+}
+
+#[test]
+fn argo_cd_applications_render_their_charts_with_release_namespace_values_and_dependencies() {
+    helm_on_path();
+    let dir = assert_fs::TempDir::new().unwrap();
+    let (server, url) = serve_chart(dir.path(), "wordpress", "9.0.3");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    common::copy_tree(
+        &common::root().join("../shared/corpus/ecosystem2/argoproj__argocd-example-apps"),
+        &repo,
+    );
+    let chart_file = repo.join("helm-dependency/Chart.yaml");
+    let text = std::fs::read_to_string(&chart_file)
+        .unwrap()
+        .replace("https://charts.helm.sh/stable", &url);
+    std::fs::remove_file(&chart_file).unwrap();
+    std::fs::write(&chart_file, text).unwrap();
+    let out = kivi()
+        .args([
+            "units",
+            "--format",
+            "json",
+            "--allow-network",
+            "--allow-host",
+            "127.0.0.1",
+            "--cache-dir",
+        ])
+        .arg(dir.path().join("cache"))
+        .arg(&repo)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let names: Vec<(&str, &str)> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["name"].as_str().unwrap(), u["scope"].as_str().unwrap()))
+        .collect();
+    let has = |name: &str, scope_end: &str| names.iter().any(|(n, s)| *n == name && s.ends_with(scope_end));
+    // The app of apps (`apps`) renders Applications; the one of helm-guestbook renders that
+    // chart as Argo CD does: release `helm-guestbook` in its destination namespace.
+    assert!(
+        has("helm-guestbook/helm-guestbook", "(Application example.helm-guestbook)"),
+        "{names:?}"
+    );
+    // helm-dependency's `wordpress` comes from the chart repository on loopback.
+    assert!(has("default/release-wordpress", "helm-dependency"), "{names:?}");
+    assert!(server.requests().contains(&"/index.yaml".to_string()));
+    assert_eq!(v["summary"]["errors"], 0, "{v}");
+}
+
 #[test]
 fn a_remote_chart_dependency_is_fetched_into_the_cache_and_located_at_its_entry() {
     helm_on_path();
     let dir = assert_fs::TempDir::new().unwrap();
     // A chart repository on loopback holding `redis` 19.0.0.
-    let redis = dir.path().join("redis");
-    std::fs::create_dir_all(redis.join("templates")).unwrap();
-    std::fs::write(
-        redis.join("Chart.yaml"),
-        "apiVersion: v2\nname: redis\nversion: 19.0.0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        redis.join("templates/statefulset.yaml"),
-        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Release.Name }}-redis\nspec:\n  replicas: 1\n  serviceName: redis\n  selector: {matchLabels: {app: redis}}\n  template:\n    metadata: {labels: {app: redis}}\n    spec:\n      containers: [{name: redis, image: redis:7}]\n",
-    )
-    .unwrap();
-    let served = dir.path().join("served");
-    std::fs::create_dir_all(&served).unwrap();
-    let helm = |args: &[&str]| {
-        let out = std::process::Command::new("helm").args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "helm {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    helm(&["package", redis.to_str().unwrap(), "-d", served.to_str().unwrap()]);
-    let server = common::FileServer::start(&served);
-    let url = format!("http://127.0.0.1:{}", server.port);
-    helm(&["repo", "index", served.to_str().unwrap(), "--url", &url]);
+    let (server, url) = serve_chart(dir.path(), "redis", "19.0.0");
     // The fixture's chart, its dependency pointed at that repository.
     let chart = dir.path().join("repo/remote-dep");
     std::fs::create_dir_all(&chart).unwrap();
@@ -378,4 +443,25 @@ fn a_remote_chart_dependency_is_fetched_into_the_cache_and_located_at_its_entry(
     let again = run(&[]);
     assert_eq!(again["units"][0]["members"][0]["name"], "release-redis", "{again}");
     assert_eq!(server.requests(), asked);
+}
+
+#[test]
+fn an_application_set_git_directory_generator_makes_one_scope_per_directory() {
+    let v = json(&["units", "--format", "json", "fixtures/argocd-appset"], 0);
+    let scopes: Vec<(&str, &str)> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["name"].as_str().unwrap(), u["scope"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        scopes,
+        vec![
+            ("default/api", "fixtures/argocd-appset/apps/api"),
+            ("default/legacy", "fixtures/argocd-appset/apps/legacy"),
+            ("default/web", "fixtures/argocd-appset/apps/web"),
+            // `apps/web` is one Application (`directory.recurse`): its worker is deployed with it.
+            ("default/web-worker", "fixtures/argocd-appset/apps/web"),
+        ]
+    );
 }

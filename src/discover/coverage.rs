@@ -74,6 +74,10 @@ pub fn record(
             "is not fetched: kivi-lint fetches charts of Helm chart repositories only",
         );
     }
+    // Two deployers of one chart meet its limit once.
+    if not_rendered.contains(&what) {
+        return;
+    }
     let message = format!("{} is not verified: {}", what.source, what.detail);
     let diagnostic = if strict {
         Diagnostic::error(span, message)
@@ -129,12 +133,43 @@ mod tests {
     }
 
     #[test]
+    fn with_the_network_on_a_remote_source_is_one_kivi_lint_does_not_fetch() {
+        let mut diags = Diagnostics::default();
+        let mut out = Vec::new();
+        let span = Span::point(crate::source::FileId(0), crate::source::Location::START);
+        let remote = NotRendered {
+            limit: Limit::NetworkOff,
+            source: "kustomization k".into(),
+            detail: format!("the remote resource `x` {NETWORK_OFF}"),
+        };
+        record(&mut out, &mut diags, (false, true), span, remote, "h");
+        assert_eq!(out[0].limit, Limit::NotFetched);
+        assert!(!out[0].detail.contains("which is off"), "{}", out[0].detail);
+    }
+
+    #[test]
     fn strict_makes_it_an_error() {
         let mut diags = Diagnostics::default();
         let mut out = Vec::new();
         let span = Span::point(crate::source::FileId(0), crate::source::Location::START);
         record(&mut out, &mut diags, (true, false), span, item(Limit::NetworkOff), "h");
-        record(&mut out, &mut diags, (false, false), span, item(Limit::NetworkOff), "h");
+        record(
+            &mut out,
+            &mut diags,
+            (false, false),
+            span,
+            item(Limit::Placeholder),
+            "h",
+        );
+        // The same limit of the same source, met again (a chart and its Application): once.
+        record(
+            &mut out,
+            &mut diags,
+            (false, false),
+            span,
+            item(Limit::Placeholder),
+            "h",
+        );
         let severities: Vec<_> = diags.iter().map(|d| d.severity).collect();
         assert_eq!(
             severities,

@@ -342,7 +342,15 @@ fn constraint_admits(constraint: &str) -> impl Fn(&semver::Version, &str) -> boo
             }
             let text = comparators
                 .iter()
-                .map(|c| c.trim_start_matches('v').replace(">=v", ">=").replace("=v", "="))
+                .map(|c| {
+                    let c = c.trim_start_matches('v').replace(">=v", ">=").replace("=v", "=");
+                    // A bare version is that version (Cargo's reading would be `^`).
+                    if c.starts_with(|ch: char| ch.is_ascii_digit()) && !c.contains('*') {
+                        format!("={c}")
+                    } else {
+                        c
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             if text.is_empty() || text == "*" {

@@ -10,54 +10,14 @@
 
 use std::path::PathBuf;
 
-use crate::source::Span;
+use super::release::{Chart, Release, invalid_release, merge, text, to_json};
 use crate::yaml::{Document, Node, Value};
-
-/// Where a HelmRelease's chart is.
-#[derive(Debug)]
-pub(super) enum Chart {
-    /// A chart directory of this repository.
-    Path(PathBuf),
-    /// A chart of a Helm chart repository (`HelmRepository` over http(s)): fetched with the
-    /// network allowed, or from the cache. `detail` says why it is not rendered otherwise.
-    Repository {
-        url: String,
-        name: String,
-        version: String,
-        detail: String,
-    },
-}
-
-/// A HelmRelease, as far as rendering it goes.
-#[derive(Debug)]
-pub(super) enum Release {
-    /// A chart it can render: in this repository, or from a Helm chart repository.
-    Local {
-        /// `namespace/name`, for reports.
-        id: String,
-        chart: Chart,
-        /// `spec.chart.spec.chart`: where the chart is named.
-        span: Span,
-        release_name: String,
-        namespace: String,
-        /// The merged values, as JSON (which Helm reads as YAML).
-        values: String,
-    },
-    /// A chart it cannot have with the network off.
-    Remote { id: String, span: Span, detail: String },
-    /// Written wrong: a located error.
-    Invalid { span: Span, message: String },
-}
 
 pub(super) fn is_helm_release(root: &Node) -> bool {
     root.get("apiVersion")
         .and_then(Node::as_str)
         .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
         && root.get("kind").and_then(Node::as_str) == Some("HelmRelease")
-}
-
-fn text<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
-    node.at(path).and_then(Node::as_str)
 }
 
 pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -> Release {
@@ -150,17 +110,8 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
             None => name.to_string(),
         });
     let release_namespace = target.unwrap_or(namespace).to_string();
-    for (value, what) in [(&release_name, "release name"), (&release_namespace, "namespace")] {
-        let valid = match what {
-            "release name" => is_release_name(value),
-            _ => crate::manifest::read::is_dns_label(value),
-        };
-        if !valid {
-            return Release::Invalid {
-                span: spec_span,
-                message: format!("{id}: `{}` is not a valid {what}", crate::diagnostics::printable(value)),
-            };
-        }
+    if let Some(invalid) = invalid_release(&id, spec_span, &release_name, &release_namespace) {
+        return invalid;
     }
     let mut values = Node {
         span: spec_span,
@@ -184,13 +135,9 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
         span: chart_span,
         release_name,
         namespace: release_namespace,
+        value_files: Vec::new(),
         values: to_json(&values).to_string(),
     }
-}
-
-/// Helm's release names: DNS-1123 subdomains of at most 53 characters.
-fn is_release_name(s: &str) -> bool {
-    s.len() <= 53 && crate::manifest::read::is_dns_subdomain(s)
 }
 
 /// One `valuesFrom` entry: the values under `valuesKey` (default `values.yaml`) of a
@@ -241,42 +188,6 @@ fn values_from(from: &Node, namespace: &str, documents: &[&Document]) -> Option<
                 .next()
                 .map(|d| d.root)
         }
-    }
-}
-
-/// Helm's merge of values: maps key by key, anything else replaced.
-fn merge(base: &mut Node, over: Node) {
-    match (&mut base.value, over.value) {
-        (Value::Map(entries), Value::Map(over_entries)) => {
-            for (k, v) in over_entries {
-                match entries.iter_mut().find(|(bk, _)| bk.value == k.value) {
-                    Some((_, existing)) => merge(existing, v),
-                    None => entries.push((k, v)),
-                }
-            }
-        }
-        (_, value) => {
-            base.value = value;
-            base.span = over.span;
-        }
-    }
-}
-
-fn to_json(node: &Node) -> serde_json::Value {
-    use serde_json::Value as J;
-    match &node.value {
-        Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::Int(i) => J::from(*i),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        Value::Str(s) => J::String(s.clone()),
-        Value::Seq(items) => J::Array(items.iter().map(to_json).collect()),
-        Value::Map(entries) => J::Object(
-            entries
-                .iter()
-                .map(|(k, v)| (k.scalar_text().unwrap_or_default(), to_json(v)))
-                .collect(),
-        ),
     }
 }
 

@@ -4,6 +4,7 @@
 //! `.yaml`/`.yml`/`.json` files, renders kustomize directories and Helm charts (each one a
 //! *scope*: an environment of its own), and maps rendered objects back to their source lines.
 
+mod argocd;
 pub mod coverage;
 pub mod fetch;
 mod flux;
@@ -12,6 +13,7 @@ pub mod kustomize;
 pub mod overlay;
 mod placeholders;
 pub mod provenance;
+mod release;
 mod render;
 pub mod revision;
 mod walk;
@@ -282,8 +284,8 @@ fn source_roots(options: &Options) -> Vec<PathBuf> {
     roots
 }
 
-/// Render the chart of every Flux HelmRelease found, each its own scope; a chart it cannot
-/// have is a note (see `flux`).
+/// Render the chart of every Flux HelmRelease and every Helm source of an Argo CD Application
+/// found, each its own scope; a chart it cannot have is a note (see `flux`, `argocd`).
 fn render_helm_releases(
     options: &Options,
     fetcher: &fetch::Fetcher,
@@ -293,40 +295,62 @@ fn render_helm_releases(
 ) {
     let roots = source_roots(options);
     // Each HelmRelease with the scope that deploys it (an overlay of its own per environment).
-    let releases: Vec<(usize, FileId, flux::Release)> = {
+    let releases: Vec<(usize, FileId, release::Release)> = {
         let documents: Vec<&Document> = discovery.batches.iter().flat_map(|b| &b.documents).collect();
         discovery
             .batches
             .iter()
             .flat_map(|b| b.documents.iter().map(move |d| (b.scope, d)))
-            .filter(|(_, d)| flux::is_helm_release(&d.root))
-            .map(|(scope, d)| (scope, d.root.span.file, flux::release(&d.root, &documents, &roots)))
+            .flat_map(|(scope, d)| {
+                let releases = if flux::is_helm_release(&d.root) {
+                    vec![flux::release(&d.root, &documents, &roots)]
+                } else if argocd::is_application(&d.root) {
+                    argocd::releases(&d.root, &roots)
+                } else {
+                    Vec::new()
+                };
+                releases.into_iter().map(move |r| (scope, d.root.span.file, r))
+            })
             .collect()
     };
     let mut jobs = Vec::new();
     // The values files live until the renders are done.
     let mut values_files = Vec::new();
     for (deployed_in, written_in, release) in releases {
+        // Named after where it is deployed from: two overlays of one HelmRelease are two
+        // environments.
+        let shown = match discovery.scopes[deployed_in].kind {
+            // Plain files: the directory of the deployer (a scope of its own later).
+            ScopeKind::Files => display_path(sources.path(written_in).parent().unwrap_or(Path::new(""))),
+            _ => discovery.scopes[deployed_in].path.clone(),
+        };
         match release {
-            flux::Release::Local {
+            release::Release::Local {
                 id,
                 chart,
                 span,
                 release_name,
                 namespace,
+                value_files,
                 values,
             } => {
                 // A chart of a chart repository is rendered from its archive, and its objects
                 // are located at the HelmRelease that deploys it.
-                let (chart, located) = match chart {
-                    flux::Chart::Path(dir) => (dir, None),
-                    flux::Chart::Repository {
+                let (chart, located, local) = match chart {
+                    release::Chart::Path(dir) => {
+                        // Its dependencies, as the chart's own render stages them.
+                        match render::chart_dependencies(&dir, &roots, options, fetcher, sources, diags, discovery) {
+                            Some(local) => (dir, None, local),
+                            None => continue,
+                        }
+                    }
+                    release::Chart::Repository {
                         url,
                         name,
                         version,
                         detail,
                     } => match fetcher.chart(&url, &name, &version) {
-                        Ok(archive) => (archive, Some(span)),
+                        Ok(archive) => (archive, Some(span), Vec::new()),
                         Err(fetch::FetchError::NetworkOff) => {
                             coverage::record(
                                 &mut discovery.not_rendered,
@@ -335,7 +359,7 @@ fn render_helm_releases(
                                 span,
                                 coverage::NotRendered {
                                     limit: coverage::Limit::NetworkOff,
-                                    source: id,
+                                    source: format!("{id} in {}", shown.display()),
                                     detail,
                                 },
                                 "allow the network (--allow-network) to fetch it, or vendor the chart into this repository",
@@ -358,13 +382,6 @@ fn render_helm_releases(
                     continue;
                 };
                 let scope = discovery.scopes.len();
-                // Named after where it is deployed from: two overlays of one HelmRelease are
-                // two environments.
-                let shown = match discovery.scopes[deployed_in].kind {
-                    // Plain files: the directory of the HelmRelease (a scope of its own later).
-                    ScopeKind::Files => display_path(sources.path(written_in).parent().unwrap_or(Path::new(""))),
-                    _ => discovery.scopes[deployed_in].path.clone(),
-                };
                 discovery.scopes.push(Scope {
                     kind: ScopeKind::Helm,
                     path: PathBuf::from(format!("{} ({id})", shown.display())),
@@ -373,27 +390,27 @@ fn render_helm_releases(
                     scope,
                     Job::Helm {
                         chart,
-                        values: vec![file.path().to_path_buf()],
-                        local: Vec::new(),
+                        values: value_files.into_iter().chain([file.path().to_path_buf()]).collect(),
+                        local,
                         release: Some((release_name, namespace)),
                         located,
                     },
                 ));
                 values_files.push(file);
             }
-            flux::Release::Remote { id, span, detail } => coverage::record(
+            release::Release::Remote { id, span, detail } => coverage::record(
                 &mut discovery.not_rendered,
                 diags,
                 (options.strict, options.network.allowed),
                 span,
                 coverage::NotRendered {
                     limit: coverage::Limit::NetworkOff,
-                    source: id,
+                    source: format!("{id} in {}", shown.display()),
                     detail,
                 },
-                "vendor the chart into this repository and point the HelmRelease at it through a GitRepository, or scan the rendered release",
+                "vendor the chart into this repository and deploy it from there, or scan the rendered release",
             ),
-            flux::Release::Invalid { span, message } => diags.error(span, message),
+            release::Release::Invalid { span, message } => diags.error(span, message),
         }
     }
     run_renders(options, jobs, sources, diags, discovery);

@@ -249,7 +249,7 @@ pub(super) fn plan_renders(
 
 /// The `file://` dependencies of `chart` to stage, or `None` when it cannot be rendered: a
 /// dependency that is broken (an error) or remote (a note: the network is off).
-fn chart_dependencies(
+pub(super) fn chart_dependencies(
     chart: &Path,
     repositories: &[PathBuf],
     options: &Options,

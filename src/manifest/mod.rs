@@ -465,7 +465,7 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                         .unwrap_or_default(),
                 }),
                 ("argoproj.io", "Application") => Some(deploy_source(node.get("spec"))),
-                ("argoproj.io", "ApplicationSet") => Some(deploy_source(node.at(&["spec", "template", "spec"]))),
+                ("argoproj.io", "ApplicationSet") => Some(application_set(node)),
                 ("kustomize.toolkit.fluxcd.io", "Kustomization") => Some(Body::DeploySource {
                     paths: node
                         .at(&["spec", "path"])
@@ -642,6 +642,37 @@ fn deploy_source(spec: Option<&Node>) -> Body {
                 .collect::<Vec<_>>()
         })
         .collect();
+    Body::DeploySource { paths }
+}
+
+/// An ApplicationSet deploys its template's paths and, through git directory generators
+/// (also inside `matrix` and `merge`), every directory its `directories` globs match that no
+/// `exclude: true` entry removes (written `!path`): each one an Application of its own.
+fn application_set(node: &Node) -> Body {
+    let Body::DeploySource { mut paths } = deploy_source(node.at(&["spec", "template", "spec"])) else {
+        unreachable!("deploy_source makes a DeploySource")
+    };
+    // `{{path}}`-style templates are filled in per generated Application: not paths.
+    paths.retain(|p| !p.contains("{{"));
+    fn generators(list: Option<&Node>, out: &mut Vec<String>, depth: usize) {
+        for g in list.and_then(Node::as_seq).unwrap_or_default() {
+            for dir in g.at(&["git", "directories"]).and_then(Node::as_seq).unwrap_or_default() {
+                let excluded = dir
+                    .get("exclude")
+                    .is_some_and(|e| e.value == crate::yaml::Value::Bool(true));
+                // An excluded path is written `!path`: it removes what the others match.
+                if let Some(path) = dir.get("path").and_then(Node::as_str) {
+                    out.push(if excluded { format!("!{path}") } else { path.to_string() });
+                }
+            }
+            if depth < 4 {
+                for combinator in ["matrix", "merge"] {
+                    generators(g.at(&[combinator, "generators"]), out, depth + 1);
+                }
+            }
+        }
+    }
+    generators(node.at(&["spec", "generators"]), &mut paths, 0);
     Body::DeploySource { paths }
 }
 
