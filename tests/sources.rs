@@ -465,3 +465,35 @@ fn an_application_set_git_directory_generator_makes_one_scope_per_directory() {
         ]
     );
 }
+
+#[test]
+fn a_flux_kustomization_target_namespace_and_patches_reach_what_it_deploys() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("clusters/prod")).unwrap();
+    std::fs::create_dir_all(root.join("apps/web")).unwrap();
+    std::fs::write(
+        root.join("clusters/prod/apps.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps/web\n  targetNamespace: shop\n  sourceRef: {kind: GitRepository, name: flux-system}\n  patches:\n    - target: {kind: PodDisruptionBudget, name: web}\n      patch: |\n        - op: replace\n          path: /spec/minAvailable\n          value: 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("apps/web/web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1, resources: {requests: {cpu: 100m}}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n",
+    )
+    .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes"])
+        .arg(root)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let u = &v["units"][0];
+    assert_eq!(u["name"], "shop/web", "{u}");
+    // The patched `minAvailable: 2` of two replicas blocks every drain, located at the patch.
+    assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
+    assert!(u.to_string().contains("clusters/prod/apps.yaml"), "{u}");
+}

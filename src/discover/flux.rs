@@ -191,6 +191,163 @@ fn values_from(from: &Node, namespace: &str, documents: &[&Document]) -> Option<
     }
 }
 
+/// Kinds without a namespace, which `targetNamespace` leaves alone.
+const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "StorageClass",
+    "PriorityClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "IngressClass",
+    "RuntimeClass",
+    "CSIDriver",
+    "APIService",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+];
+
+/// What a Flux Kustomization does to its build output before it applies it (kustomize-
+/// controller wraps the path in a kustomization of its own): `patches` (strategic merge or
+/// JSON 6902, by `target`), then `targetNamespace`. The patched and set fields are located
+/// where the Flux Kustomization writes them.
+pub(super) fn post_build(doc: &mut Document, deployer: &super::placeholders::Deployer) {
+    let kind = text(&doc.root, &["kind"]).unwrap_or_default().to_string();
+    let name = text(&doc.root, &["metadata", "name"]).unwrap_or_default().to_string();
+    for (patch, target_kind, target_name) in &deployer.patches {
+        let targeted = target_kind.is_some() || target_name.is_some();
+        let selected = if targeted {
+            target_kind.as_deref().is_none_or(|k| k == kind) && target_name.as_deref().is_none_or(|n| n == name)
+        } else {
+            text(patch, &["kind"]) == Some(kind.as_str()) && text(patch, &["metadata", "name"]) == Some(name.as_str())
+        };
+        if !selected {
+            continue;
+        }
+        match &patch.value {
+            Value::Seq(ops) => ops.iter().for_each(|op| json_op(&mut doc.root, op)),
+            _ => strategic_merge(&mut doc.root, patch),
+        }
+    }
+    if let Some(namespace) = &deployer.target_namespace
+        && !CLUSTER_SCOPED.contains(&kind.as_str())
+        && let Value::Map(entries) = &mut doc.root.value
+    {
+        let key = |s: &str| Node {
+            span: namespace.span,
+            value: Value::Str(s.to_string()),
+        };
+        let metadata = match entries.iter_mut().position(|(k, _)| k.as_str() == Some("metadata")) {
+            Some(i) => &mut entries[i].1,
+            None => {
+                entries.push((
+                    key("metadata"),
+                    Node {
+                        span: namespace.span,
+                        value: Value::Map(Vec::new()),
+                    },
+                ));
+                &mut entries.last_mut().expect("just pushed").1
+            }
+        };
+        if let Value::Map(fields) = &mut metadata.value {
+            fields.retain(|(k, _)| k.as_str() != Some("namespace"));
+            fields.push((key("namespace"), namespace.clone()));
+        }
+    }
+}
+
+/// A strategic merge patch, as far as values go: maps merge key by key, lists of named items
+/// (containers, volumes, env) by name, other lists and scalars are replaced.
+fn strategic_merge(base: &mut Node, patch: &Node) {
+    match (&mut base.value, &patch.value) {
+        (Value::Map(entries), Value::Map(patch_entries)) => {
+            for (k, v) in patch_entries {
+                match entries.iter_mut().find(|(bk, _)| bk.value == k.value) {
+                    Some((_, existing)) => strategic_merge(existing, v),
+                    None => entries.push((k.clone(), v.clone())),
+                }
+            }
+        }
+        (Value::Seq(items), Value::Seq(patch_items))
+            if patch_items.iter().all(|i| i.get("name").is_some()) && !patch_items.is_empty() =>
+        {
+            for pi in patch_items {
+                let name = pi.get("name").and_then(Node::scalar_text);
+                match items
+                    .iter_mut()
+                    .find(|i| i.get("name").and_then(Node::scalar_text) == name)
+                {
+                    Some(existing) => strategic_merge(existing, pi),
+                    None => items.push(pi.clone()),
+                }
+            }
+        }
+        _ => *base = patch.clone(),
+    }
+}
+
+/// One JSON 6902 operation (`add`, `replace`, `remove`) on `root`.
+fn json_op(root: &mut Node, op: &Node) {
+    let (Some(kind), Some(path)) = (text(op, &["op"]), text(op, &["path"])) else {
+        return;
+    };
+    let segments: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return;
+    };
+    let mut node = root;
+    for segment in parents {
+        let next = match &mut node.value {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.as_str() == Some(segment.as_str()))
+                .map(|(_, v)| v),
+            Value::Seq(items) => segment.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+            _ => None,
+        };
+        let Some(next) = next else { return };
+        node = next;
+    }
+    let value = op.get("value").cloned();
+    match (&mut node.value, kind, value) {
+        (Value::Map(entries), "add" | "replace", Some(v)) => {
+            match entries.iter_mut().find(|(k, _)| k.as_str() == Some(last.as_str())) {
+                Some((_, existing)) => *existing = v,
+                None => entries.push((
+                    Node {
+                        span: v.span,
+                        value: Value::Str(last.clone()),
+                    },
+                    v,
+                )),
+            }
+        }
+        (Value::Map(entries), "remove", _) => entries.retain(|(k, _)| k.as_str() != Some(last.as_str())),
+        (Value::Seq(items), "add", Some(v)) if last == "-" => items.push(v),
+        (Value::Seq(items), op, v) => {
+            let Ok(i) = last.parse::<usize>() else { return };
+            match (op, v) {
+                ("add", Some(v)) if i <= items.len() => items.insert(i, v),
+                ("replace", Some(v)) if i < items.len() => items[i] = v,
+                ("remove", _) if i < items.len() => {
+                    items.remove(i);
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,6 +401,34 @@ mod tests {
             to_json(&values).to_string(),
             r#"{"a":{"b":1,"c":3},"image":{"tag":"1.2"},"replicaCount":2}"#
         );
+    }
+
+    #[test]
+    fn post_build_patches_then_sets_the_target_namespace() {
+        let flux = docs(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  targetNamespace: shop\n  patches:\n    - patch: |\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {name: web}\n        spec:\n          replicas: 4\n          template:\n            spec:\n              containers: [{name: web, resources: {requests: {cpu: 500m}}}]\n    - target: {kind: PodDisruptionBudget}\n      patch: |\n        - op: replace\n          path: /spec/minAvailable\n          value: 3\n",
+        );
+        let d = super::super::placeholders::deployers(flux.iter(), &[PathBuf::from("/repo")]);
+        let mut web = docs(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: web, image: web:1}]\n",
+        )
+        .remove(0);
+        post_build(&mut web, &d[0]);
+        assert_eq!(
+            to_json(&web.root).to_string(),
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":4,"template":{"spec":{"containers":[{"image":"web:1","name":"web","resources":{"requests":{"cpu":"500m"}}}]}}}}"#
+        );
+        assert_eq!(
+            web.root.at(&["spec", "replicas"]).unwrap().span.start.line,
+            9,
+            "at the patch"
+        );
+        let mut pdb = docs("kind: PodDisruptionBudget\nmetadata: {name: web}\nspec: {minAvailable: 1}\n").remove(0);
+        post_build(&mut pdb, &d[0]);
+        assert_eq!(pdb.root.at(&["spec", "minAvailable"]).unwrap().value, Value::Int(3));
+        let mut class = docs("kind: StorageClass\nmetadata: {name: fast}\n").remove(0);
+        post_build(&mut class, &d[0]);
+        assert!(class.root.at(&["metadata", "namespace"]).is_none());
     }
 
     #[test]

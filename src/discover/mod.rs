@@ -431,16 +431,20 @@ fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnos
         let deployer = placeholders::deployer_of(&deployers, &file);
         let mut unfilled: Option<(String, Span)> = None;
         let mut count = 0;
-        batch
-            .documents
-            .retain_mut(|doc| match placeholders::fill(doc, deployer, &quoted) {
+        batch.documents.retain_mut(|doc| {
+            // What the Flux Kustomization does to its build output, then its substitution.
+            if let Some(d) = deployer {
+                flux::post_build(doc, d);
+            }
+            match placeholders::fill(doc, deployer.filter(|d| d.substitutes), &quoted) {
                 placeholders::Outcome::Kept => true,
                 placeholders::Outcome::Unfilled { name, span } => {
                     count += 1;
                     unfilled.get_or_insert((name, span));
                     false
                 }
-            });
+            }
+        });
         if let Some((name, span)) = unfilled {
             left_out.push((batch.file, name, span, count));
         }

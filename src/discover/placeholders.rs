@@ -71,8 +71,15 @@ fn placeholders(text: &str) -> Vec<Placeholder> {
 pub(super) struct Deployer {
     /// `spec.path`, absolute: the documents under it are its build output.
     pub(super) root: PathBuf,
+    /// It has `postBuild`: its build output is substituted (unset variables become empty).
+    pub(super) substitutes: bool,
     /// Each variable's value and where it is written.
     pub(super) vars: BTreeMap<String, (String, Span)>,
+    /// `spec.targetNamespace`: the namespace of every namespaced object it applies.
+    pub(super) target_namespace: Option<Node>,
+    /// `spec.patches`: each patch (a partial object, or a list of JSON 6902 operations) and
+    /// its target's kind and name.
+    pub(super) patches: Vec<(Node, Option<String>, Option<String>)>,
 }
 
 /// The Flux Kustomizations among `documents` that substitute, with `substituteFrom`
@@ -88,9 +95,7 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
         {
             continue;
         }
-        let Some(post_build) = root.at(&["spec", "postBuild"]) else {
-            continue;
-        };
+        let post_build = root.at(&["spec", "postBuild"]);
         let Some(path) = root.at(&["spec", "path"]).and_then(Node::as_str) else {
             continue;
         };
@@ -101,7 +106,7 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
         let mut vars = BTreeMap::new();
         // `substituteFrom` first, in order; `substitute` wins over it.
         for from in post_build
-            .get("substituteFrom")
+            .and_then(|p| p.get("substituteFrom"))
             .and_then(Node::as_seq)
             .unwrap_or_default()
         {
@@ -111,17 +116,43 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
                 vars.extend(data);
             }
         }
-        if let Some(entries) = post_build.get("substitute").and_then(Node::as_map) {
+        if let Some(entries) = post_build.and_then(|p| p.get("substitute")).and_then(Node::as_map) {
             for (k, v) in entries {
                 if let (Some(k), Some(text)) = (k.as_str(), v.scalar_text()) {
                     vars.insert(k.to_string(), (text, v.span));
                 }
             }
         }
-        let relative = path;
+        let patches = root
+            .at(&["spec", "patches"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| {
+                let text = p.get("patch")?;
+                let patch = match text.as_str() {
+                    // The patch is YAML in a string: its fields at the patch's entry.
+                    Some(yaml) => {
+                        let mut node = crate::yaml::parse(yaml, text.span.file, &crate::yaml::Limits::default())
+                            .documents
+                            .into_iter()
+                            .next()?
+                            .root;
+                        node.for_each_mut(&mut |n| n.span = text.span);
+                        node
+                    }
+                    None => text.clone(),
+                };
+                let target = |k: &str| p.at(&["target", k]).and_then(Node::as_str).map(String::from);
+                Some((patch, target("kind"), target("name")))
+            })
+            .collect();
         out.push(Deployer {
-            root: resolve(roots, relative),
+            root: resolve(roots, path),
+            substitutes: post_build.is_some(),
             vars,
+            target_namespace: root.at(&["spec", "targetNamespace"]).cloned(),
+            patches,
         });
     }
     out
