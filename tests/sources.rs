@@ -396,7 +396,16 @@ fn argo_cd_applications_render_their_charts_with_release_namespace_values_and_de
         "{names:?}"
     );
     // helm-dependency's `wordpress` comes from the chart repository on loopback.
-    assert!(has("default/release-wordpress", "helm-dependency"), "{names:?}");
+    assert!(has("helm-dependency/release-wordpress", "helm-dependency"), "{names:?}");
+    assert!(
+        has(
+            "helm-dependency/helm-dependency-wordpress",
+            "(Application example.helm-dependency)"
+        ),
+        "{names:?}"
+    );
+    // A plain directory an Application deploys takes its destination namespace.
+    assert!(has("guestbook/guestbook-ui", "guestbook"), "{names:?}");
     assert!(server.requests().contains(&"/index.yaml".to_string()));
     assert_eq!(v["summary"]["errors"], 0, "{v}");
 }
@@ -496,4 +505,35 @@ fn a_flux_kustomization_target_namespace_and_patches_reach_what_it_deploys() {
     // The patched `minAvailable: 2` of two replicas blocks every drain, located at the patch.
     assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
     assert!(u.to_string().contains("clusters/prod/apps.yaml"), "{u}");
+}
+
+#[test]
+fn an_argo_cd_application_gives_its_destination_namespace_and_kustomize_patches() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("argocd")).unwrap();
+    std::fs::create_dir_all(root.join("apps/web")).unwrap();
+    std::fs::write(
+        root.join("argocd/web.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    kustomize:\n      patches:\n        - target: {kind: PodDisruptionBudget}\n          patch: |\n            - op: replace\n              path: /spec/minAvailable\n              value: 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("apps/web/web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1, resources: {requests: {cpu: 100m}}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n",
+    )
+    .unwrap();
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes"])
+        .arg(root)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let u = &v["units"][0];
+    assert_eq!(u["name"], "shop/web", "{u}");
+    assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
+    assert!(u.to_string().contains("argocd/web.yaml"), "{u}");
 }

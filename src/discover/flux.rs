@@ -213,8 +213,9 @@ const CLUSTER_SCOPED: &[&str] = &[
 
 /// What a Flux Kustomization does to its build output before it applies it (kustomize-
 /// controller wraps the path in a kustomization of its own): `patches` (strategic merge or
-/// JSON 6902, by `target`), then `targetNamespace`. The patched and set fields are located
-/// where the Flux Kustomization writes them.
+/// JSON 6902, by `target`), then `targetNamespace`; an Argo CD Application does the same with
+/// its `kustomize.patches`, and gives objects without a namespace its destination's. The
+/// patched and set fields are located where the deployer writes them.
 pub(super) fn post_build(doc: &mut Document, deployer: &super::placeholders::Deployer) {
     let kind = text(&doc.root, &["kind"]).unwrap_or_default().to_string();
     let name = text(&doc.root, &["metadata", "name"]).unwrap_or_default().to_string();
@@ -233,7 +234,13 @@ pub(super) fn post_build(doc: &mut Document, deployer: &super::placeholders::Dep
             _ => strategic_merge(&mut doc.root, patch),
         }
     }
-    if let Some(namespace) = &deployer.target_namespace
+    let unset = text(&doc.root, &["metadata", "namespace"]).is_none();
+    let namespace = deployer
+        .target_namespace
+        .as_ref()
+        .or(deployer.default_namespace.as_ref().filter(|_| unset));
+    if let Some(namespace) = namespace
+        && namespace.as_str().is_some_and(|n| !n.is_empty())
         && !CLUSTER_SCOPED.contains(&kind.as_str())
         && let Value::Map(entries) = &mut doc.root.value
     {

@@ -77,6 +77,9 @@ pub(super) struct Deployer {
     pub(super) vars: BTreeMap<String, (String, Span)>,
     /// `spec.targetNamespace`: the namespace of every namespaced object it applies.
     pub(super) target_namespace: Option<Node>,
+    /// An Argo CD Application's `destination.namespace`: the namespace of the objects that
+    /// have none.
+    pub(super) default_namespace: Option<Node>,
     /// `spec.patches`: each patch (a partial object, or a list of JSON 6902 operations) and
     /// its target's kind and name.
     pub(super) patches: Vec<(Node, Option<String>, Option<String>)>,
@@ -90,6 +93,10 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
     for doc in documents.clone() {
         let root = &doc.root;
         let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or_default();
+        if api.starts_with("argoproj.io/") && root.get("kind").and_then(Node::as_str) == Some("Application") {
+            out.extend(application(root, roots));
+            continue;
+        }
         if !api.starts_with("kustomize.toolkit.fluxcd.io/")
             || root.get("kind").and_then(Node::as_str) != Some("Kustomization")
         {
@@ -123,39 +130,69 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
                 }
             }
         }
-        let patches = root
-            .at(&["spec", "patches"])
-            .and_then(Node::as_seq)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|p| {
-                let text = p.get("patch")?;
-                let patch = match text.as_str() {
-                    // The patch is YAML in a string: its fields at the patch's entry.
-                    Some(yaml) => {
-                        let mut node = crate::yaml::parse(yaml, text.span.file, &crate::yaml::Limits::default())
-                            .documents
-                            .into_iter()
-                            .next()?
-                            .root;
-                        node.for_each_mut(&mut |n| n.span = text.span);
-                        node
-                    }
-                    None => text.clone(),
-                };
-                let target = |k: &str| p.at(&["target", k]).and_then(Node::as_str).map(String::from);
-                Some((patch, target("kind"), target("name")))
-            })
-            .collect();
+        let patches = patches(root.at(&["spec", "patches"]));
         out.push(Deployer {
             root: resolve(roots, path),
             substitutes: post_build.is_some(),
             vars,
             target_namespace: root.at(&["spec", "targetNamespace"]).cloned(),
+            default_namespace: None,
             patches,
         });
     }
     out
+}
+
+/// The kustomize and directory sources of an Argo CD Application: their path, the
+/// destination namespace for objects without one, and `kustomize.patches`.
+fn application(root: &Node, roots: &[PathBuf]) -> Vec<Deployer> {
+    let single = root.at(&["spec", "source"]).into_iter();
+    let many = root
+        .at(&["spec", "sources"])
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter();
+    single
+        .chain(many)
+        .filter(|source| source.get("chart").is_none())
+        .filter_map(|source| {
+            let path = source.get("path").and_then(Node::as_str)?;
+            Some(Deployer {
+                root: resolve(roots, path),
+                substitutes: false,
+                vars: BTreeMap::new(),
+                target_namespace: None,
+                default_namespace: root.at(&["spec", "destination", "namespace"]).cloned(),
+                patches: patches(source.at(&["kustomize", "patches"])),
+            })
+        })
+        .collect()
+}
+
+/// `patches` of a Flux Kustomization or an Argo CD kustomize source: each patch (YAML in a
+/// string, its fields at the entry) and its target's kind and name.
+fn patches(list: Option<&Node>) -> Vec<(Node, Option<String>, Option<String>)> {
+    list.and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| {
+            let text = p.get("patch")?;
+            let patch = match text.as_str() {
+                Some(yaml) => {
+                    let mut node = crate::yaml::parse(yaml, text.span.file, &crate::yaml::Limits::default())
+                        .documents
+                        .into_iter()
+                        .next()?
+                        .root;
+                    node.for_each_mut(&mut |n| n.span = text.span);
+                    node
+                }
+                None => text.clone(),
+            };
+            let target = |k: &str| p.at(&["target", k]).and_then(Node::as_str).map(String::from);
+            Some((patch, target("kind"), target("name")))
+        })
+        .collect()
 }
 
 /// A path of the GitRepository a Flux object builds from, taken to be this repository: under
