@@ -120,9 +120,24 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
             };
             let Some(path) = path else { continue };
             let inside = std::fs::canonicalize(&path).is_ok_and(|c| repository.is_some_and(|r| c.starts_with(r)));
+            let referenced = written.starts_with('$');
             match (inside && path.is_file(), ignore_missing) {
                 (true, _) => value_files.push(path),
                 (false, true) => {}
+                // A `ref` source's repoURL is taken to be this repository; a file it does not
+                // have here is another repository's, or another revision's.
+                (false, false) if referenced => {
+                    invalid = Some(Release::Remote {
+                        id: id.clone(),
+                        span: file.span,
+                        detail: format!(
+                            "its values file `{}` is not in this repository: the `ref` source's repository {}",
+                            crate::diagnostics::printable(written),
+                            super::coverage::NETWORK_OFF
+                        ),
+                    });
+                    break;
+                }
                 (false, false) => {
                     invalid = Some(Release::Invalid {
                         span: file.span,
