@@ -645,17 +645,41 @@ fn deploy_source(spec: Option<&Node>) -> Body {
     Body::DeploySource { paths }
 }
 
-/// An ApplicationSet deploys its template's paths and, through git directory generators
-/// (also inside `matrix` and `merge`), every directory its `directories` globs match that no
-/// `exclude: true` entry removes (written `!path`): each one an Application of its own.
+/// An ApplicationSet deploys its template's paths: as written, filled in by each element of a
+/// list generator, and, through git directory generators, every directory its `directories`
+/// globs match that no `exclude: true` entry removes (written `!path`); also inside `matrix`
+/// and `merge`. Each one is an Application of its own.
 fn application_set(node: &Node) -> Body {
     let Body::DeploySource { mut paths } = deploy_source(node.at(&["spec", "template", "spec"])) else {
         unreachable!("deploy_source makes a DeploySource")
     };
-    // `{{path}}`-style templates are filled in per generated Application: not paths.
+    // `{{path}}`-style templates are filled in per generated Application: not paths, but each
+    // list generator element fills them in.
+    let templates: Vec<String> = paths.iter().filter(|p| p.contains("{{")).cloned().collect();
     paths.retain(|p| !p.contains("{{"));
-    fn generators(list: Option<&Node>, out: &mut Vec<String>, depth: usize) {
+    fn generators(list: Option<&Node>, templates: &[String], out: &mut Vec<String>, depth: usize) {
         for g in list.and_then(Node::as_seq).unwrap_or_default() {
+            for element in g.at(&["list", "elements"]).and_then(Node::as_seq).unwrap_or_default() {
+                for template in templates {
+                    let mut path = template.clone();
+                    for (k, v) in element.as_map().unwrap_or_default() {
+                        let (Some(k), Some(v)) = (k.as_str(), v.scalar_text()) else {
+                            continue;
+                        };
+                        for form in [
+                            format!("{{{{{k}}}}}"),
+                            format!("{{{{ {k} }}}}"),
+                            format!("{{{{.{k}}}}}"),
+                            format!("{{{{ .{k} }}}}"),
+                        ] {
+                            path = path.replace(&form, &v);
+                        }
+                    }
+                    if !path.contains("{{") {
+                        out.push(path);
+                    }
+                }
+            }
             for dir in g.at(&["git", "directories"]).and_then(Node::as_seq).unwrap_or_default() {
                 let excluded = dir
                     .get("exclude")
@@ -667,12 +691,12 @@ fn application_set(node: &Node) -> Body {
             }
             if depth < 4 {
                 for combinator in ["matrix", "merge"] {
-                    generators(g.at(&[combinator, "generators"]), out, depth + 1);
+                    generators(g.at(&[combinator, "generators"]), templates, out, depth + 1);
                 }
             }
         }
     }
-    generators(node.at(&["spec", "generators"]), &mut paths, 0);
+    generators(node.at(&["spec", "generators"]), &templates, &mut paths, 0);
     Body::DeploySource { paths }
 }
 
