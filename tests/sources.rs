@@ -537,3 +537,46 @@ fn an_argo_cd_application_gives_its_destination_namespace_and_kustomize_patches(
     assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
     assert!(u.to_string().contains("argocd/web.yaml"), "{u}");
 }
+
+#[test]
+fn a_flux_kustomization_substitutes_what_its_kustomization_builds_from_elsewhere() {
+    // fluxcd/flux2-hub-spoke-example's layout: the cluster's path is a kustomization whose
+    // resources are a shared directory; each cluster substitutes its own name.
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    for cluster in ["staging", "production"] {
+        std::fs::create_dir_all(root.join(format!("clusters/{cluster}/web"))).unwrap();
+        std::fs::write(
+            root.join(format!("clusters/{cluster}/web/kustomization.yaml")),
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../../deploy/web\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("hub")).unwrap();
+        std::fs::write(
+            root.join(format!("hub/{cluster}.yaml")),
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: web, namespace: {cluster}}}\nspec:\n  path: ./clusters/{cluster}/web\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n  postBuild:\n    substitute:\n      CLUSTER_NAME: {cluster}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(root.join("deploy/web")).unwrap();
+    std::fs::write(
+        root.join("deploy/web/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("deploy/web/web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: \"${CLUSTER_NAME}\"}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1}]\n",
+    )
+    .unwrap();
+    let v = json(&["units", "--format", "json", root.to_str().unwrap()], 0);
+    let mut names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["production/web", "staging/web"], "{v}");
+    assert!(v["summary"]["notRendered"].as_array().unwrap().is_empty(), "{v}");
+}

@@ -426,9 +426,15 @@ fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnos
     let quoted = |span: Span| placeholders::quoted_in(sources, span);
     let mut left_out = Vec::new();
     for batch in &mut discovery.batches {
-        let file = sources.path(batch.file);
-        let file = std::fs::canonicalize(file).unwrap_or_else(|_| crate::source::normalize(&absolute(file)));
-        let deployer = placeholders::deployer_of(&deployers, &file);
+        // What a Flux Kustomization's path builds is its kustomization's output, wherever the
+        // files it reads are (a base elsewhere): a render is found by its root.
+        let scope = &discovery.scopes[batch.scope];
+        let built = match scope.kind {
+            ScopeKind::Kustomize => scope.path.as_path(),
+            _ => sources.path(batch.file),
+        };
+        let built = std::fs::canonicalize(built).unwrap_or_else(|_| crate::source::normalize(&absolute(built)));
+        let deployer = placeholders::deployer_of(&deployers, &built);
         let mut unfilled: Option<(String, Span)> = None;
         let mut count = 0;
         batch.documents.retain_mut(|doc| {

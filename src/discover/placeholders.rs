@@ -353,9 +353,14 @@ fn find_unfilled<'n>(node: &'n Node, kind: &str, path: &mut Vec<&'n str>, out: &
     }
     match &node.value {
         Value::Str(s) => {
-            // Every object's namespace is checked as Kubernetes checks it; the rest only
-            // matters to the kinds kivi-lint models.
-            let identity = matches!(path.as_slice(), ["metadata", "namespace"]);
+            // Every object's namespace is checked as Kubernetes checks it, and the name of the
+            // kinds whose names must be DNS subdomains; the rest only matters to the kinds
+            // kivi-lint models.
+            let identity = match path.as_slice() {
+                ["metadata", "namespace"] => true,
+                ["metadata", "name"] => crate::manifest::name_is_dns_subdomain(kind),
+                _ => false,
+            };
             let read = MODELLED_KINDS.contains(&kind) && !path.iter().any(|p| UNREAD_FIELDS.contains(p));
             if (identity || read)
                 && let Some(p) = placeholders(s).into_iter().find(|p| p.default.is_none())

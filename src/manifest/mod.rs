@@ -350,12 +350,10 @@ fn load_node(
     }
 }
 
-/// A name as the API server validates it: the objects kivi-lint models (workloads, Services,
-/// HPAs, PDBs, Namespaces) need a DNS-1123 subdomain; any other kind at least a path segment
-/// without control characters. A name Kubernetes rejects is an input error, and its text is
-/// shown escaped (it may hold terminal escapes).
-fn check_name(r: &mut Reader, name: &crate::source::Spanned<String>, kind: &str) {
-    let strict = matches!(
+/// Whether the API server takes names of `kind` only as DNS-1123 subdomains (see
+/// [`check_name`]).
+pub fn name_is_dns_subdomain(kind: &str) -> bool {
+    matches!(
         kind,
         "Deployment"
             | "StatefulSet"
@@ -370,7 +368,15 @@ fn check_name(r: &mut Reader, name: &crate::source::Spanned<String>, kind: &str)
             | "PodDisruptionBudget"
             | "Namespace"
             | "ConfigMap"
-    );
+    )
+}
+
+/// A name as the API server validates it: the objects kivi-lint models (workloads, Services,
+/// HPAs, PDBs, Namespaces) need a DNS-1123 subdomain; any other kind at least a path segment
+/// without control characters. A name Kubernetes rejects is an input error, and its text is
+/// shown escaped (it may hold terminal escapes).
+fn check_name(r: &mut Reader, name: &crate::source::Spanned<String>, kind: &str) {
+    let strict = name_is_dns_subdomain(kind);
     let value = &name.value;
     let ok = if strict {
         read::is_dns_subdomain(value)
