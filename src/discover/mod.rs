@@ -256,18 +256,7 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
 /// repository): the repository the scan belongs to (the caller's, else the first scanned
 /// path's), then each scanned directory, for a repository kept in a subdirectory. Canonical.
 fn source_roots(options: &Options) -> Vec<PathBuf> {
-    let dirs: Vec<&Path> = options
-        .paths
-        .iter()
-        .filter(|p| p.as_os_str() != "-")
-        .map(|p| {
-            if p.is_dir() {
-                p.as_path()
-            } else {
-                p.parent().unwrap_or(Path::new("."))
-            }
-        })
-        .collect();
+    let dirs: Vec<&Path> = scanned_dirs(options).collect();
     let repository = options
         .repository
         .and_then(|r| std::fs::canonicalize(r).ok())
@@ -282,6 +271,17 @@ fn source_roots(options: &Options) -> Vec<PathBuf> {
         }
     }
     roots
+}
+
+/// The directory of each scanned path (a file's parent), stdin left out.
+fn scanned_dirs<'o>(options: &'o Options) -> impl Iterator<Item = &'o Path> {
+    options.paths.iter().filter(|p| p.as_os_str() != "-").map(|p| {
+        if p.is_dir() {
+            p.as_path()
+        } else {
+            p.parent().unwrap_or(Path::new("."))
+        }
+    })
 }
 
 /// Render the chart of every Flux HelmRelease and every Helm source of an Argo CD Application

@@ -55,17 +55,7 @@ pub(super) fn plan_renders(
     // What they may build on: the repositories of the scanned paths and of the config file
     // (their git work trees, else the paths and the config's directory), unless the user
     // allowed more.
-    let repositories: Vec<PathBuf> = options
-        .paths
-        .iter()
-        .filter(|p| p.as_os_str() != "-")
-        .map(|p| {
-            if p.is_dir() {
-                p.as_path()
-            } else {
-                p.parent().unwrap_or(Path::new("."))
-            }
-        })
+    let repositories: Vec<PathBuf> = scanned_dirs(options)
         .chain(
             options
                 .config
