@@ -21,6 +21,9 @@ fn json(args: &[&str], code: i32) -> Value {
     serde_json::from_slice(&out).expect("stdout is JSON")
 }
 
+/// Two replicas of `web` and a budget that lets one go: a deployer's patch changes it.
+const WEB_WITH_PDB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1, resources: {requests: {cpu: 100m}}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n";
+
 fn unit<'v>(v: &'v Value, scope: &str) -> &'v Value {
     v["units"]
         .as_array()
@@ -486,20 +489,8 @@ fn a_flux_kustomization_target_namespace_and_patches_reach_what_it_deploys() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps/web\n  targetNamespace: shop\n  sourceRef: {kind: GitRepository, name: flux-system}\n  patches:\n    - target: {kind: PodDisruptionBudget, name: web}\n      patch: |\n        - op: replace\n          path: /spec/minAvailable\n          value: 2\n",
     )
     .unwrap();
-    std::fs::write(
-        root.join("apps/web/web.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1, resources: {requests: {cpu: 100m}}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n",
-    )
-    .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes"])
-        .arg(root)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    std::fs::write(root.join("apps/web/web.yaml"), WEB_WITH_PDB).unwrap();
+    let v = json(&["--format", "json", "--no-fixes", root.to_str().unwrap()], 1);
     let u = &v["units"][0];
     assert_eq!(u["name"], "shop/web", "{u}");
     // The patched `minAvailable: 2` of two replicas blocks every drain, located at the patch.
@@ -518,20 +509,8 @@ fn an_argo_cd_application_gives_its_destination_namespace_and_kustomize_patches(
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    kustomize:\n      patches:\n        - target: {kind: PodDisruptionBudget}\n          patch: |\n            - op: replace\n              path: /spec/minAvailable\n              value: 2\n",
     )
     .unwrap();
-    std::fs::write(
-        root.join("apps/web/web.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1, resources: {requests: {cpu: 100m}}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n",
-    )
-    .unwrap();
-    let out = kivi()
-        .args(["--format", "json", "--no-fixes"])
-        .arg(root)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    std::fs::write(root.join("apps/web/web.yaml"), WEB_WITH_PDB).unwrap();
+    let v = json(&["--format", "json", "--no-fixes", root.to_str().unwrap()], 1);
     let u = &v["units"][0];
     assert_eq!(u["name"], "shop/web", "{u}");
     assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");

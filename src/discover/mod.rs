@@ -273,6 +273,36 @@ fn source_roots(options: &Options) -> Vec<PathBuf> {
     roots
 }
 
+/// A deployer's chart left out because it is remote: a note (`fetchable`: the network would
+/// have it, a Helm chart repository's).
+fn remote_chart(
+    options: &Options,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+    span: Span,
+    source: String,
+    detail: String,
+    fetchable: bool,
+) {
+    let help = if fetchable {
+        "allow the network (--allow-network) to fetch it, or vendor the chart into this repository"
+    } else {
+        "vendor the chart into this repository and deploy it from there, or scan the rendered release"
+    };
+    coverage::record(
+        &mut discovery.not_rendered,
+        diags,
+        (options.strict, options.network.allowed),
+        span,
+        coverage::NotRendered {
+            limit: coverage::Limit::NetworkOff,
+            source,
+            detail,
+        },
+        help,
+    );
+}
+
 /// The directory of each scanned path (a file's parent), stdin left out.
 fn scanned_dirs<'o>(options: &'o Options) -> impl Iterator<Item = &'o Path> {
     options.paths.iter().filter(|p| p.as_os_str() != "-").map(|p| {
@@ -352,18 +382,8 @@ fn render_helm_releases(
                     } => match fetcher.chart(&url, &name, &version) {
                         Ok(archive) => (archive, Some(span), Vec::new()),
                         Err(fetch::FetchError::NetworkOff) => {
-                            coverage::record(
-                                &mut discovery.not_rendered,
-                                diags,
-                                (options.strict, options.network.allowed),
-                                span,
-                                coverage::NotRendered {
-                                    limit: coverage::Limit::NetworkOff,
-                                    source: format!("{id} in {}", shown.display()),
-                                    detail,
-                                },
-                                "allow the network (--allow-network) to fetch it, or vendor the chart into this repository",
-                            );
+                            let source = format!("{id} in {}", shown.display());
+                            remote_chart(options, diags, discovery, span, source, detail, true);
                             continue;
                         }
                         Err(fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why)) => {
@@ -398,18 +418,10 @@ fn render_helm_releases(
                 ));
                 values_files.push(file);
             }
-            release::Release::Remote { id, span, detail } => coverage::record(
-                &mut discovery.not_rendered,
-                diags,
-                (options.strict, options.network.allowed),
-                span,
-                coverage::NotRendered {
-                    limit: coverage::Limit::NetworkOff,
-                    source: format!("{id} in {}", shown.display()),
-                    detail,
-                },
-                "vendor the chart into this repository and deploy it from there, or scan the rendered release",
-            ),
+            release::Release::Remote { id, span, detail } => {
+                let source = format!("{id} in {}", shown.display());
+                remote_chart(options, diags, discovery, span, source, detail, false);
+            }
             release::Release::Invalid { span, message } => diags.error(span, message),
         }
     }
