@@ -343,6 +343,27 @@ fn render_helm_releases(
             })
             .collect()
     };
+    // A chart a deployer of the repository deploys is verified as deployed, not also alone with
+    // its default values (which nobody installs): its own render is dropped, as a kustomize
+    // base is not rendered alone. chart-testing's `ci/` renders stay.
+    let deployed: BTreeSet<PathBuf> = releases
+        .iter()
+        .filter_map(|(_, _, r)| match r {
+            release::Release::Local {
+                chart: release::Chart::Path(dir),
+                ..
+            } => std::fs::canonicalize(dir).ok(),
+            _ => None,
+        })
+        .collect();
+    let alone: BTreeSet<usize> = (0..discovery.scopes.len())
+        .filter(|&i| {
+            let scope = &discovery.scopes[i];
+            scope.kind == ScopeKind::Helm
+                && std::fs::canonicalize(&scope.path).is_ok_and(|p| p.is_dir() && deployed.contains(&p))
+        })
+        .collect();
+    discovery.batches.retain(|b| !alone.contains(&b.scope));
     let mut jobs = Vec::new();
     // The values files live until the renders are done.
     let mut values_files = Vec::new();
