@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use super::release::{Chart, Release, invalid_release, merge, text, to_json};
+use super::release::{Chart, Release, in_repository, invalid_release, merge, text, to_json};
 use crate::yaml::{Node, Value};
 
 pub(super) fn is_application(root: &Node) -> bool {
@@ -74,7 +74,7 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
             }
         } else if let Some(path) = text(source, &["path"]) {
             let dir = super::placeholders::resolve(roots, path);
-            let inside = std::fs::canonicalize(&dir).is_ok_and(|c| repository.is_some_and(|r| c.starts_with(r)));
+            let inside = in_repository(&dir, roots);
             if !inside || path.split('/').any(|c| c == "..") || !dir.join("Chart.yaml").is_file() {
                 // A kustomization or a directory of manifests: scopes of plain files.
                 continue;
@@ -119,7 +119,7 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
                 (None, Chart::Repository { .. }) => None,
             };
             let Some(path) = path else { continue };
-            let inside = std::fs::canonicalize(&path).is_ok_and(|c| repository.is_some_and(|r| c.starts_with(r)));
+            let inside = in_repository(&path, roots);
             let referenced = written.starts_with('$');
             match (inside && path.is_file(), ignore_missing) {
                 (true, _) => value_files.push(path),

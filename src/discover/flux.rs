@@ -87,7 +87,7 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
         // A chart path of a Git source: this repository's (a path that is no chart here is
         // another repository's, which needs the network).
         let dir = super::placeholders::resolve(roots, chart);
-        let in_repository = std::fs::canonicalize(&dir).is_ok_and(|c| roots.first().is_some_and(|r| c.starts_with(r)));
+        let in_repository = super::release::in_repository(&dir, roots);
         if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
             return Release::Remote {
                 id,

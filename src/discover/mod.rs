@@ -95,6 +95,22 @@ pub struct Discovery {
     pub fetched: Vec<fetch::Fetched>,
 }
 
+impl Discovery {
+    /// Record a source left out for what kivi-lint cannot do here: a located note, an error
+    /// under `--strict` (see `coverage::record`).
+    fn leave_out(
+        &mut self,
+        options: &Options,
+        diags: &mut Diagnostics,
+        span: Span,
+        what: coverage::NotRendered,
+        help: &str,
+    ) {
+        let settings = (options.strict, options.network.allowed);
+        coverage::record(&mut self.not_rendered, diags, settings, span, what, help);
+    }
+}
+
 pub struct Options<'a> {
     /// Paths to scan; `-` reads stdin.
     pub paths: &'a [PathBuf],
@@ -289,10 +305,9 @@ fn remote_chart(
     } else {
         "vendor the chart into this repository and deploy it from there, or scan the rendered release"
     };
-    coverage::record(
-        &mut discovery.not_rendered,
+    discovery.leave_out(
+        options,
         diags,
-        (options.strict, options.network.allowed),
         span,
         coverage::NotRendered {
             limit: coverage::Limit::NetworkOff,
@@ -494,10 +509,9 @@ fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnos
         } else {
             format!("the {count} documents that use it are left out")
         };
-        coverage::record(
-            &mut discovery.not_rendered,
+        discovery.leave_out(
+            options,
             diags,
-            (options.strict, options.network.allowed),
             span,
             coverage::NotRendered {
                 limit: coverage::Limit::Placeholder,

@@ -48,6 +48,12 @@ pub(super) fn text<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
     node.at(path).and_then(Node::as_str)
 }
 
+/// Whether `path` lies in the repository, the first of `roots`, once links are followed:
+/// what a deployer names is read only from there.
+pub(super) fn in_repository(path: &std::path::Path, roots: &[PathBuf]) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|c| roots.first().is_some_and(|r| c.starts_with(r)))
+}
+
 /// A located error when a release name or namespace is not one Helm accepts (so neither
 /// can reach helm's command line as anything else).
 pub(super) fn invalid_release(id: &str, span: Span, release_name: &str, namespace: &str) -> Option<Release> {

@@ -119,10 +119,9 @@ pub(super) fn plan_renders(
                 0 => String::new(),
                 n => format!(" (and {n} more such entr{})", if n == 1 { "y" } else { "ies" }),
             };
-            coverage::record(
-                &mut discovery.not_rendered,
+            discovery.leave_out(
+                options,
                 diags,
-                (options.strict, options.network.allowed),
                 hit.span,
                 coverage::NotRendered {
                     limit: hit.limit,
@@ -295,10 +294,9 @@ pub(super) fn chart_dependencies(
             1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
-        coverage::record(
-            &mut discovery.not_rendered,
+        discovery.leave_out(
+            options,
             diags,
-            (options.strict, options.network.allowed),
             first.span,
             coverage::NotRendered {
                 limit: coverage::Limit::NetworkOff,
@@ -640,10 +638,9 @@ pub(super) fn run_renders(
                     Some(helm::TemplateAt::Dependency(at)) => at,
                     None => Span::point(chart_file_id(&chart, sources), Location::START),
                 };
-                coverage::record(
-                    &mut discovery.not_rendered,
+                discovery.leave_out(
+                    options,
                     diags,
-                    (options.strict, options.network.allowed),
                     at,
                     coverage::NotRendered {
                         limit: coverage::Limit::NeedsValues,
