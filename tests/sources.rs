@@ -567,3 +567,71 @@ fn a_flux_kustomization_substitutes_what_its_kustomization_builds_from_elsewhere
     assert_eq!(names, vec!["production/web", "staging/web"], "{v}");
     assert!(v["summary"]["notRendered"].as_array().unwrap().is_empty(), "{v}");
 }
+
+/// A kustomization of `WEB_WITH_PDB` at `apps/web`, and a component at `components/strict`
+/// whose patch makes the PDB's `minAvailable` 2: every drain is then blocked.
+fn web_kustomization_with_component(root: &std::path::Path) {
+    std::fs::create_dir_all(root.join("apps/web")).unwrap();
+    std::fs::write(root.join("apps/web/web.yaml"), WEB_WITH_PDB).unwrap();
+    std::fs::write(
+        root.join("apps/web/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web.yaml]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("components/strict")).unwrap();
+    std::fs::write(
+        root.join("components/strict/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - target: {kind: PodDisruptionBudget}\n    patch: |\n      - op: replace\n        path: /spec/minAvailable\n        value: 2\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_flux_kustomization_builds_its_path_with_its_components_and_name_suffix() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    web_kustomization_with_component(root);
+    std::fs::create_dir_all(root.join("clusters/eu")).unwrap();
+    std::fs::write(
+        root.join("clusters/eu/apps.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps/web\n  sourceRef: {kind: GitRepository, name: flux-system}\n  nameSuffix: -eu\n  components: [../../components/strict]\n",
+    )
+    .unwrap();
+    let v = json(&["--format", "json", "--no-fixes", root.to_str().unwrap()], 1);
+    let units = v["units"].as_array().unwrap();
+    // Only the build Flux applies is verified: the path alone is deployed by nobody.
+    assert_eq!(units.len(), 1, "{v}");
+    let u = &units[0];
+    assert_eq!(u["name"], "default/web-eu", "{u}");
+    assert!(
+        u["scope"]
+            .as_str()
+            .unwrap()
+            .ends_with("apps/web (Kustomization flux-system/apps)"),
+        "{u}"
+    );
+    assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
+    assert!(u.to_string().contains("components/strict/kustomization.yaml"), "{u}");
+}
+
+#[test]
+fn an_argo_cd_kustomize_source_applies_its_prefix_labels_replicas_and_components() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    web_kustomization_with_component(root);
+    std::fs::create_dir_all(root.join("argocd")).unwrap();
+    std::fs::write(
+        root.join("argocd/web.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    kustomize:\n      namePrefix: prod-\n      commonLabels: {team: shop}\n      images: [web=registry.example.com/web:2]\n      replicas:\n        - name: web\n          count: 1\n",
+    )
+    .unwrap();
+    let v = json(&["--format", "json", "--no-fixes", root.to_str().unwrap()], 1);
+    let units = v["units"].as_array().unwrap();
+    assert_eq!(units.len(), 1, "{v}");
+    let u = &units[0];
+    assert_eq!(u["name"], "shop/prod-web", "{u}");
+    // One replica under `minAvailable: 1`: the count the Application sets blocks every drain,
+    // and the finding points at it.
+    assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
+    assert!(u.to_string().contains(r#"argocd/web.yaml","line":15"#), "{u}");
+}

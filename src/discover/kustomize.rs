@@ -493,19 +493,118 @@ impl Renderer {
     }
 }
 
-/// Build `dir` with origin annotations. Returns the rendered YAML and the wrapper directory the
-/// annotations' paths are relative to (kept alive by the returned guard).
-pub fn render(dir: &Path, renderer: &Renderer) -> Result<(String, tempfile::TempDir), String> {
+/// What a deployer adds to a kustomization's build: a Flux Kustomization's `components`,
+/// `namePrefix`, `nameSuffix` and `images`, or an Argo CD kustomize source's options. Flux and
+/// Argo CD write them into the kustomization they build; kivi-lint writes them into the
+/// wrapper around it, so they apply after the kustomization's own transformers (the same
+/// objects, unless both set a prefix or a suffix: then both apply).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Component directories, absolute and inside the repository.
+    pub components: Vec<PathBuf>,
+    pub name_prefix: Option<String>,
+    pub name_suffix: Option<String>,
+    /// Labels added to objects, and to selectors unless `labels_without_selector`.
+    pub common_labels: Vec<(String, String)>,
+    pub labels_without_selector: bool,
+    pub common_annotations: Vec<(String, String)>,
+    /// Image overrides, as kustomize's `images` entries.
+    pub images: Vec<serde_json::Value>,
+}
+
+impl BuildOptions {
+    pub fn is_empty(&self) -> bool {
+        *self == BuildOptions::default()
+    }
+
+    /// The wrapper's fields besides `resources`, as JSON (a YAML kustomization file reads it;
+    /// every string from the repository is quoted by the serializer).
+    fn fields(&self, wrapper: &Path) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::Value as J;
+        let mut out = serde_json::Map::new();
+        if !self.components.is_empty() {
+            let paths = self
+                .components
+                .iter()
+                .map(|c| J::from(relative_path(wrapper, c).to_string_lossy().to_string()));
+            out.insert("components".into(), J::Array(paths.collect()));
+        }
+        if let Some(p) = &self.name_prefix {
+            out.insert("namePrefix".into(), J::from(p.as_str()));
+        }
+        if let Some(s) = &self.name_suffix {
+            out.insert("nameSuffix".into(), J::from(s.as_str()));
+        }
+        let pairs =
+            |list: &[(String, String)]| J::Object(list.iter().map(|(k, v)| (k.clone(), J::from(v.as_str()))).collect());
+        if !self.common_labels.is_empty() {
+            out.insert(
+                "labels".into(),
+                serde_json::json!([{
+                    "pairs": pairs(&self.common_labels),
+                    "includeSelectors": !self.labels_without_selector,
+                    "includeTemplates": true,
+                }]),
+            );
+        }
+        if !self.common_annotations.is_empty() {
+            out.insert("commonAnnotations".into(), pairs(&self.common_annotations));
+        }
+        if !self.images.is_empty() {
+            out.insert("images".into(), J::Array(self.images.clone()));
+        }
+        out
+    }
+}
+
+/// An image override written as Argo CD writes it (`[old=]new[:tag][@digest]`), as a
+/// kustomize `images` entry.
+pub fn image_override(text: &str) -> serde_json::Value {
+    let (old, new) = match text.split_once('=') {
+        Some((old, new)) => (Some(old), new),
+        None => (None, text),
+    };
+    let (rest, digest) = match new.split_once('@') {
+        Some((rest, digest)) => (rest, Some(digest)),
+        None => (new, None),
+    };
+    // A tag follows the last `:` after the last `/` (a registry port is not a tag).
+    let slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (image, tag) = match rest[slash..].rfind(':') {
+        Some(i) => (&rest[..slash + i], Some(&rest[slash + i + 1..])),
+        None => (rest, None),
+    };
+    let mut entry = serde_json::Map::new();
+    entry.insert("name".into(), old.unwrap_or(image).into());
+    if old.is_some_and(|o| o != image) {
+        entry.insert("newName".into(), image.into());
+    }
+    if let Some(tag) = tag {
+        entry.insert("newTag".into(), tag.into());
+    }
+    if let Some(digest) = digest {
+        entry.insert("digest".into(), digest.into());
+    }
+    serde_json::Value::Object(entry)
+}
+
+/// Build `dir` with origin annotations and what its deployer adds (`build`). Returns the
+/// rendered YAML and the wrapper directory the annotations' paths are relative to (kept alive
+/// by the returned guard).
+pub fn render(dir: &Path, renderer: &Renderer, build: &BuildOptions) -> Result<(String, tempfile::TempDir), String> {
     let wrapper =
         crate::process::temporary_dir("kustomize").map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let target = std::fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
     let relative = relative_path(wrapper.path(), &target);
     // Kustomize does not accept an absolute path here; a relative path does not need
     // `--load-restrictor LoadRestrictionsNone`, so the target's own restrictions still hold.
-    let content = format!(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- {}\nbuildMetadata: [originAnnotations]\n",
-        serde_json::to_string(&relative.to_string_lossy()).unwrap_or_default()
-    );
+    let mut fields = serde_json::Map::new();
+    fields.insert("apiVersion".into(), "kustomize.config.k8s.io/v1beta1".into());
+    fields.insert("kind".into(), "Kustomization".into());
+    fields.insert("resources".into(), serde_json::json!([relative.to_string_lossy()]));
+    fields.extend(build.fields(wrapper.path()));
+    fields.insert("buildMetadata".into(), serde_json::json!(["originAnnotations"]));
+    let content = serde_json::Value::Object(fields).to_string();
     std::fs::write(wrapper.path().join("kustomization.yaml"), content)
         .map_err(|e| format!("cannot write the wrapper kustomization: {e}"))?;
     let mut command = match renderer {
@@ -754,6 +853,20 @@ mod tests {
         assert_eq!(patch.at(&["target", "kind"]).and_then(Node::as_str), Some("Deployment"));
         let generator = &seq(&root, "configMapGenerator")[0];
         assert_eq!(seq(generator, "files")[0].as_str(), Some("file:///etc/passwd"));
+    }
+
+    #[test]
+    fn argo_cd_image_overrides_become_kustomize_images() {
+        let entry = |t: &str| image_override(t).to_string();
+        assert_eq!(entry("web:2"), r#"{"name":"web","newTag":"2"}"#);
+        assert_eq!(
+            entry("web=registry.example.com:5000/team/web:2"),
+            r#"{"name":"web","newName":"registry.example.com:5000/team/web","newTag":"2"}"#
+        );
+        assert_eq!(
+            entry("registry.example.com:5000/web@sha256:ab"),
+            r#"{"digest":"sha256:ab","name":"registry.example.com:5000/web"}"#
+        );
     }
 
     #[test]

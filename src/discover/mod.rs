@@ -6,6 +6,7 @@
 
 mod argocd;
 pub mod coverage;
+mod deployed;
 pub mod fetch;
 mod flux;
 pub mod helm;
@@ -77,6 +78,9 @@ pub struct Batch {
     pub file: FileId,
     pub documents: Vec<Document>,
     pub default_namespace: String,
+    /// The deployer whose build this is (`Kustomization ns/name`, `Application name`), when a
+    /// deployer's own options made it; else the deployer of its path applies.
+    pub deployer: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -93,6 +97,8 @@ pub struct Discovery {
     pub not_rendered: Vec<coverage::NotRendered>,
     /// Remote charts the renders used, fetched now or from the cache.
     pub fetched: Vec<fetch::Fetched>,
+    /// Every kustomization read, by directory: deployers build them again with their options.
+    kustomizations: BTreeMap<PathBuf, kustomize::Kustomization>,
 }
 
 impl Discovery {
@@ -260,6 +266,9 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
         }
     }
     run_renders(options, jobs, sources, diags, &mut discovery);
+    if options.render {
+        deployed::build_with_options(options, sources, diags, &mut discovery);
+    }
     fill_placeholders(options, sources, diags, &mut discovery);
     if options.render {
         render_helm_releases(options, &fetcher, sources, diags, &mut discovery);
@@ -482,7 +491,10 @@ fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnos
             _ => sources.path(batch.file),
         };
         let built = std::fs::canonicalize(built).unwrap_or_else(|_| crate::source::normalize(&absolute(built)));
-        let deployer = placeholders::deployer_of(&deployers, &built);
+        let deployer = match &batch.deployer {
+            Some(id) => deployers.iter().find(|d| &d.id == id),
+            None => placeholders::deployer_of(&deployers, &built),
+        };
         let mut unfilled: Option<(String, Span)> = None;
         let mut count = 0;
         batch.documents.retain_mut(|doc| {
@@ -615,6 +627,7 @@ fn parse_into(
     }
     discovery.batches.push(Batch {
         scope,
+        deployer: None,
         file,
         documents: stream.documents,
         default_namespace: namespace.to_string(),

@@ -69,8 +69,16 @@ fn placeholders(text: &str) -> Vec<Placeholder> {
 /// The variables a Flux Kustomization of the repository gives what it deploys.
 #[derive(Clone, Debug)]
 pub(super) struct Deployer {
+    /// What it is, as reports name it: `Kustomization flux-system/apps`, `Application web`.
+    pub(super) id: String,
     /// `spec.path`, absolute: the documents under it are its build output.
     pub(super) root: PathBuf,
+    /// Where that path is written.
+    pub(super) at: Span,
+    /// What it adds to the kustomization it builds (components, name prefix, labels, images).
+    pub(super) build: super::kustomize::BuildOptions,
+    /// Build entries it names that kivi-lint does not use, located, with why.
+    pub(super) problems: Vec<(Span, String)>,
     /// It has `postBuild`: its build output is substituted (unset variables become empty).
     pub(super) substitutes: bool,
     /// Each variable's value and where it is written.
@@ -131,8 +139,33 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
             }
         }
         let patches = patches(root.at(&["spec", "patches"]));
+        let name = root
+            .at(&["metadata", "name"])
+            .and_then(Node::as_str)
+            .unwrap_or_default();
+        let built = resolve(roots, path);
+        let spec = root.get("spec");
+        let mut problems = Vec::new();
+        let mut build = super::kustomize::BuildOptions {
+            // Flux resolves components from `spec.path`.
+            components: components(spec.and_then(|s| s.get("components")), &built, roots, &mut problems),
+            name_prefix: spec.and_then(|s| s.get("namePrefix")).and_then(Node::scalar_text),
+            name_suffix: spec.and_then(|s| s.get("nameSuffix")).and_then(Node::scalar_text),
+            ..Default::default()
+        };
+        for image in spec
+            .and_then(|s| s.get("images"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            build.images.push(super::release::to_json(image));
+        }
         out.push(Deployer {
-            root: resolve(roots, path),
+            id: format!("Kustomization {namespace}/{name}"),
+            root: built,
+            at: root.at(&["spec", "path"]).map_or(root.span, |p| p.span),
+            build,
+            problems,
             substitutes: post_build.is_some(),
             vars,
             target_namespace: root.at(&["spec", "targetNamespace"]).cloned(),
@@ -144,29 +177,142 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
 }
 
 /// The kustomize and directory sources of an Argo CD Application: their path, the
-/// destination namespace for objects without one, and `kustomize.patches`.
+/// destination namespace for objects without one, and the `kustomize` options as Argo CD's
+/// repo-server applies them (`kustomize edit set ...`, then `patches`).
 fn application(root: &Node, roots: &[PathBuf]) -> Vec<Deployer> {
+    let name = root
+        .at(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or_default();
     let single = root.at(&["spec", "source"]).into_iter();
     let many = root
         .at(&["spec", "sources"])
         .and_then(Node::as_seq)
         .unwrap_or_default()
         .iter();
-    single
-        .chain(many)
-        .filter(|source| source.get("chart").is_none())
-        .filter_map(|source| {
+    let sources: Vec<&Node> = single.chain(many).collect();
+    let several = sources.len() > 1;
+    sources
+        .into_iter()
+        .enumerate()
+        .filter(|(_, source)| source.get("chart").is_none())
+        .filter_map(|(i, source)| {
             let path = source.get("path").and_then(Node::as_str)?;
+            let built = resolve(roots, path);
+            let kustomize = source.get("kustomize");
+            let option = |key: &str| kustomize.and_then(|k| k.get(key));
+            let mut problems = Vec::new();
+            let pairs = |key: &str| -> Vec<(String, String)> {
+                option(key)
+                    .and_then(Node::as_map)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.scalar_text()?)))
+                    .collect()
+            };
+            let build = super::kustomize::BuildOptions {
+                components: components(option("components"), &built, roots, &mut problems),
+                name_prefix: option("namePrefix").and_then(Node::scalar_text),
+                name_suffix: option("nameSuffix").and_then(Node::scalar_text),
+                common_labels: pairs("commonLabels"),
+                labels_without_selector: option("labelWithoutSelector").is_some_and(|n| n.value == Value::Bool(true)),
+                common_annotations: pairs("commonAnnotations"),
+                images: option("images")
+                    .and_then(Node::as_seq)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(Node::as_str)
+                    .map(super::kustomize::image_override)
+                    .collect(),
+            };
+            let mut patches = patches(option("patches"));
+            // `replicas`: the count of each workload named, wherever its name got a prefix.
+            for entry in option("replicas").and_then(Node::as_seq).unwrap_or_default() {
+                let (Some(name), Some(count)) = (entry.get("name").and_then(Node::scalar_text), entry.get("count"))
+                else {
+                    continue;
+                };
+                let count = match count.scalar_text().and_then(|t| t.parse::<i64>().ok()) {
+                    Some(n) => Node {
+                        span: count.span,
+                        value: Value::Int(n),
+                    },
+                    None => count.clone(),
+                };
+                let named = format!(
+                    "{}{name}{}",
+                    build.name_prefix.as_deref().unwrap_or_default(),
+                    build.name_suffix.as_deref().unwrap_or_default()
+                );
+                for kind in ["Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"] {
+                    let patch = Node {
+                        span: count.span,
+                        value: Value::Map(vec![(
+                            Node {
+                                span: count.span,
+                                value: Value::Str("spec".into()),
+                            },
+                            Node {
+                                span: count.span,
+                                value: Value::Map(vec![(
+                                    Node {
+                                        span: count.span,
+                                        value: Value::Str("replicas".into()),
+                                    },
+                                    count.clone(),
+                                )]),
+                            },
+                        )]),
+                    };
+                    patches.push((patch, Some(kind.to_string()), Some(named.clone())));
+                }
+            }
             Some(Deployer {
-                root: resolve(roots, path),
+                id: if several {
+                    format!("Application {name}, source {}", i + 1)
+                } else {
+                    format!("Application {name}")
+                },
+                root: built,
+                at: source.get("path").map_or(source.span, |p| p.span),
+                build,
+                problems,
                 substitutes: false,
                 vars: BTreeMap::new(),
-                target_namespace: None,
+                // `kustomize.namespace` sets every namespaced object's namespace.
+                target_namespace: option("namespace").cloned(),
                 default_namespace: root.at(&["spec", "destination", "namespace"]).cloned(),
-                patches: patches(source.at(&["kustomize", "patches"])),
+                patches,
             })
         })
         .collect()
+}
+
+/// Component directories a deployer adds, relative to the path it builds: each must be a
+/// directory of this repository (anything else is a located problem, and not used).
+fn components(
+    list: Option<&Node>,
+    built: &Path,
+    roots: &[PathBuf],
+    problems: &mut Vec<(Span, String)>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in list.and_then(Node::as_seq).unwrap_or_default() {
+        let Some(path) = entry.as_str() else { continue };
+        let dir = crate::source::normalize(&built.join(path));
+        if !super::release::in_repository(&dir, roots) || !dir.is_dir() {
+            problems.push((
+                entry.span,
+                format!(
+                    "component `{}` is not a directory of this repository: kivi-lint builds without it",
+                    crate::diagnostics::printable(path)
+                ),
+            ));
+            continue;
+        }
+        out.push(dir);
+    }
+    out
 }
 
 /// `patches` of a Flux Kustomization or an Argo CD kustomize source: each patch (YAML in a

@@ -10,6 +10,8 @@ pub(super) enum Job {
         file: FileId,
         /// What the kustomizations of its tree change, innermost first.
         changes: Vec<overlay::Change>,
+        /// What the deployer that builds it adds (none for the repository's own render).
+        build: kustomize::BuildOptions,
     },
     Helm {
         chart: PathBuf,
@@ -145,6 +147,7 @@ pub(super) fn plan_renders(
                     discovery.files += 1;
                     discovery.batches.push(Batch {
                         scope,
+                        deployer: None,
                         file,
                         documents,
                         default_namespace: "default".into(),
@@ -157,6 +160,7 @@ pub(super) fn plan_renders(
                     root: k.dir.clone(),
                     file,
                     changes: overlay_changes(key, &kustomizations, sources),
+                    build: kustomize::BuildOptions::default(),
                 },
             )),
         }
@@ -222,7 +226,7 @@ pub(super) fn plan_renders(
         }
     }
 
-    walked
+    let plain = walked
         .files
         .iter()
         .filter(|f| {
@@ -233,7 +237,9 @@ pub(super) fn plan_renders(
             !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
         })
         .cloned()
-        .collect()
+        .collect();
+    discovery.kustomizations.extend(kustomizations);
+    plain
 }
 
 /// The `file://` dependencies of `chart` to stage, or `None` when it cannot be rendered: a
@@ -488,7 +494,7 @@ fn closure(root: &Path, all: &BTreeMap<PathBuf, kustomize::Kustomization>, seen:
 }
 
 /// The first limit met in what `root` builds on, in path order, and how many more there are.
-fn closure_limit<'k>(
+pub(super) fn closure_limit<'k>(
     root: &Path,
     all: &'k BTreeMap<PathBuf, kustomize::Kustomization>,
 ) -> Option<(&'k kustomize::LimitHit, usize)> {
@@ -531,8 +537,8 @@ pub(super) fn run_renders(
                     let Some((_, job)) = jobs.get(i) else { break };
                     let started = std::time::Instant::now();
                     let result = match job {
-                        Job::Kustomize { root, .. } => match &kustomize_renderer {
-                            Some(r) => kustomize::render(root, r)
+                        Job::Kustomize { root, build, .. } => match &kustomize_renderer {
+                            Some(r) => kustomize::render(root, r, build)
                                 .map(|(text, wrapper)| Rendered::Kustomize { text, wrapper })
                                 .map_err(RenderFailure::Other),
                             None => Err(RenderFailure::Other(
@@ -566,7 +572,12 @@ pub(super) fn run_renders(
     for ((scope, job), result) in jobs.into_iter().zip(results) {
         let result = result.into_inner().expect("lock not poisoned").expect("every job ran");
         match (job, result) {
-            (Job::Kustomize { root, file, changes }, Ok(Rendered::Kustomize { text, wrapper })) => {
+            (
+                Job::Kustomize {
+                    root, file, changes, ..
+                },
+                Ok(Rendered::Kustomize { text, wrapper }),
+            ) => {
                 let documents = attach_kustomize_origins(
                     &text,
                     KustomizeOutput {
@@ -581,6 +592,7 @@ pub(super) fn run_renders(
                 );
                 discovery.batches.push(Batch {
                     scope,
+                    deployer: None,
                     file,
                     documents,
                     default_namespace: "default".into(),
@@ -608,6 +620,7 @@ pub(super) fn run_renders(
                 }
                 discovery.batches.push(Batch {
                     scope,
+                    deployer: None,
                     file: chart_file,
                     documents,
                     default_namespace: release.map_or_else(|| options.config.helm.namespace.clone(), |(_, ns)| ns),
