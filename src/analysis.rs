@@ -129,6 +129,7 @@ pub fn analyze(request: &Request) -> Analysis {
         let loaded = manifest::load(&batch.documents, &batch.default_namespace, &sources, &mut diags);
         objects.extend(loaded.objects.into_iter().map(|mut o| {
             o.scope = batch.scope;
+            o.embedded |= batch.generated;
             o
         }));
         skipped.extend(loaded.skipped);

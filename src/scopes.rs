@@ -11,8 +11,9 @@
 //! - a scope whose HorizontalPodAutoscaler targets, or whose PodDisruptionBudget selects,
 //!   workloads only another directory defines joins the nearest such directory, unless that
 //!   would put one object in a scope twice;
-//! - the directories under a path that an Argo CD Application or ApplicationSet, or a Flux
-//!   Kustomization, of the scanned files deploys are one scope: that path is one deployment.
+//! - the directories under a path that a Flux Kustomization, or an Argo CD Application with
+//!   `directory.recurse` (an ApplicationSet's too, as discovery expands it), of the scanned
+//!   files deploys are one scope: that path is one deployment.
 //!
 //! A scanned path whose files form one scope keeps its scope as discovery made it.
 
@@ -95,41 +96,11 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: 
         })
         .flatten()
         .collect();
-    let glob = |pattern: &str| {
-        globset::GlobBuilder::new(pattern.trim_start_matches("./").trim_end_matches('/'))
-            .literal_separator(true)
-            .build()
-            .ok()
-            .map(|g| g.compile_matcher())
-    };
-    let excluded: Vec<globset::GlobMatcher> = written
+    let declared: Vec<PathBuf> = written
         .iter()
-        .filter_map(|p| p.strip_prefix('!'))
-        .filter_map(glob)
-        .collect();
-    let written: Vec<&String> = written.into_iter().filter(|p| !p.starts_with('!')).collect();
-    let mut declared: Vec<PathBuf> = written
-        .iter()
-        .filter(|p| !p.contains(['*', '?', '[']))
         .map(|p| root.join(p.trim_start_matches("./").trim_end_matches('/')))
         .filter(|p| p != root && p.is_dir())
         .collect();
-    // A glob (an ApplicationSet's git directory generator, Go's `path.Match`: `*` stays in one
-    // directory) deploys each directory it matches.
-    for pattern in written.iter().filter(|p| p.contains(['*', '?', '['])) {
-        let Some(matcher) = glob(pattern) else { continue };
-        for g in &groups {
-            let Ok(relative) = g.dir.strip_prefix(root) else {
-                continue;
-            };
-            for ancestor in relative.ancestors().filter(|a| !a.as_os_str().is_empty()) {
-                let wanted = matcher.is_match(ancestor) && !excluded.iter().any(|e| e.is_match(ancestor));
-                if wanted && !declared.contains(&root.join(ancestor)) {
-                    declared.push(root.join(ancestor));
-                }
-            }
-        }
-    }
     let mut sets = Sets {
         parent: (0..groups.len()).collect(),
         ids: groups

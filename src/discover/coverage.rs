@@ -28,6 +28,9 @@ pub enum Limit {
     /// A remote source of a kind kivi-lint does not fetch, with the network allowed: remote
     /// kustomize bases, OCI registries, Git repositories other than this one.
     NotFetched,
+    /// Applications of an ApplicationSet generator or template kivi-lint cannot expand from
+    /// the repository (the cluster list, another service, Go template functions).
+    Generator,
 }
 
 impl Limit {
@@ -39,6 +42,7 @@ impl Limit {
             Limit::Placeholder => "`${VAR}` templates",
             Limit::Plugin => "kustomize plugins",
             Limit::NotFetched => "remote source kivi-lint does not fetch",
+            Limit::Generator => "ApplicationSet generators kivi-lint cannot expand",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! `.yaml`/`.yml`/`.json` files, renders kustomize directories and Helm charts (each one a
 //! *scope*: an environment of its own), and maps rendered objects back to their source lines.
 
+mod appset;
 mod argocd;
 pub mod coverage;
 mod deployed;
@@ -81,6 +82,8 @@ pub struct Batch {
     /// The deployer whose build this is (`Kustomization ns/name`, `Application name`), when a
     /// deployer's own options made it; else the deployer of its path applies.
     pub deployer: Option<String>,
+    /// Made by discovery from other documents (an ApplicationSet's Applications), not read.
+    pub generated: bool,
 }
 
 #[derive(Debug, Default)]
@@ -266,6 +269,7 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
         }
     }
     run_renders(options, jobs, sources, diags, &mut discovery);
+    expand_application_sets(options, diags, &mut discovery);
     if options.render {
         deployed::build_with_options(options, sources, diags, &mut discovery);
     }
@@ -275,6 +279,64 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
     }
     discovery.fetched = fetcher.fetched();
     discovery
+}
+
+/// Each ApplicationSet's Applications, beside it: checked as the Applications they are (see
+/// `appset`); what cannot be expanded is a note.
+fn expand_application_sets(options: &Options, diags: &mut Diagnostics, discovery: &mut Discovery) {
+    let roots = source_roots(options);
+    let mut left_out = Vec::new();
+    let mut made = Vec::new();
+    for batch in &discovery.batches {
+        let mut generated = Vec::new();
+        for doc in batch.documents.iter().filter(|d| appset::is_application_set(&d.root)) {
+            // Its Git repository is taken to be the first of `roots` where it makes
+            // Applications (the repository, else a scanned directory), as Flux paths resolve.
+            let mut results = roots.iter().map(|r| appset::expand(&doc.root, r));
+            let first = results.next().unwrap_or_default();
+            let expanded = if first.applications.is_empty() {
+                results.find(|e| !e.applications.is_empty()).unwrap_or(first)
+            } else {
+                first
+            };
+            let name = doc
+                .root
+                .at(&["metadata", "name"])
+                .and_then(Node::as_str)
+                .unwrap_or_default();
+            generated.extend(expanded.applications.into_iter().map(|root| Document { root }));
+            left_out.extend(
+                expanded
+                    .left_out
+                    .into_iter()
+                    .map(|(span, detail)| (span, name.to_string(), detail)),
+            );
+        }
+        if !generated.is_empty() {
+            made.push(Batch {
+                scope: batch.scope,
+                file: batch.file,
+                documents: generated,
+                default_namespace: batch.default_namespace.clone(),
+                deployer: None,
+                generated: true,
+            });
+        }
+    }
+    discovery.batches.extend(made);
+    for (span, name, detail) in left_out {
+        discovery.leave_out(
+            options,
+            diags,
+            span,
+            coverage::NotRendered {
+                limit: coverage::Limit::Generator,
+                source: format!("ApplicationSet {}", crate::diagnostics::printable(&name)),
+                detail,
+            },
+            "check the Applications it makes by scanning them (`argocd appset generate`), or list them with a `list` generator",
+        );
+    }
 }
 
 /// Where the paths of Flux objects are resolved (their GitRepository is taken to be this
@@ -628,6 +690,7 @@ fn parse_into(
     discovery.batches.push(Batch {
         scope,
         deployer: None,
+        generated: false,
         file,
         documents: stream.documents,
         default_namespace: namespace.to_string(),

@@ -115,7 +115,8 @@ pub struct Object {
     pub labels: Labels,
     #[serde(skip)]
     pub span: Span,
-    /// Read from a string inside another object (a policy in a ConfigMap key).
+    /// Read from a string inside another object (a policy in a ConfigMap key), or made from
+    /// one (an ApplicationSet's Applications).
     pub embedded: bool,
     /// Index of the discovery scope (environment) the object belongs to.
     #[serde(skip)]
@@ -471,7 +472,6 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                         .unwrap_or_default(),
                 }),
                 ("argoproj.io", "Application") => Some(deploy_source(node.get("spec"))),
-                ("argoproj.io", "ApplicationSet") => Some(application_set(node)),
                 ("kustomize.toolkit.fluxcd.io", "Kustomization") => Some(Body::DeploySource {
                     paths: node
                         .at(&["spec", "path"])
@@ -634,9 +634,16 @@ pub fn load_text(sources: &mut SourceMap, path: &str, text: &str, diags: &mut Di
     (file, loaded)
 }
 
-/// The repository paths an Argo CD Application spec deploys: its `source.path` and every
-/// `sources[].path`.
+/// The repository paths whose subdirectories an Argo CD Application deploys with them: each
+/// source `path` with `directory.recurse: true` (a plain directory is otherwise read without
+/// its subdirectories, and a kustomization or chart is rendered as it is). ApplicationSets are
+/// expanded into their Applications by discovery.
 fn deploy_source(spec: Option<&Node>) -> Body {
+    let recursive = |source: &Node| {
+        source
+            .at(&["directory", "recurse"])
+            .is_some_and(|r| r.value == crate::yaml::Value::Bool(true))
+    };
     let path = |source: &Node| source.get("path").and_then(Node::as_str).map(String::from);
     let paths = spec
         .into_iter()
@@ -644,65 +651,11 @@ fn deploy_source(spec: Option<&Node>) -> Body {
             spec.get("source")
                 .into_iter()
                 .chain(spec.get("sources").and_then(Node::as_seq).unwrap_or_default())
+                .filter(|s| recursive(s))
                 .filter_map(path)
                 .collect::<Vec<_>>()
         })
         .collect();
-    Body::DeploySource { paths }
-}
-
-/// An ApplicationSet deploys its template's paths: as written, filled in by each element of a
-/// list generator, and, through git directory generators, every directory its `directories`
-/// globs match that no `exclude: true` entry removes (written `!path`); also inside `matrix`
-/// and `merge`. Each one is an Application of its own.
-fn application_set(node: &Node) -> Body {
-    let Body::DeploySource { mut paths } = deploy_source(node.at(&["spec", "template", "spec"])) else {
-        unreachable!("deploy_source makes a DeploySource")
-    };
-    // `{{path}}`-style templates are filled in per generated Application: not paths, but each
-    // list generator element fills them in.
-    let templates: Vec<String> = paths.iter().filter(|p| p.contains("{{")).cloned().collect();
-    paths.retain(|p| !p.contains("{{"));
-    fn generators(list: Option<&Node>, templates: &[String], out: &mut Vec<String>, depth: usize) {
-        for g in list.and_then(Node::as_seq).unwrap_or_default() {
-            for element in g.at(&["list", "elements"]).and_then(Node::as_seq).unwrap_or_default() {
-                for template in templates {
-                    let mut path = template.clone();
-                    for (k, v) in element.as_map().unwrap_or_default() {
-                        let (Some(k), Some(v)) = (k.as_str(), v.scalar_text()) else {
-                            continue;
-                        };
-                        for form in [
-                            format!("{{{{{k}}}}}"),
-                            format!("{{{{ {k} }}}}"),
-                            format!("{{{{.{k}}}}}"),
-                            format!("{{{{ .{k} }}}}"),
-                        ] {
-                            path = path.replace(&form, &v);
-                        }
-                    }
-                    if !path.contains("{{") {
-                        out.push(path);
-                    }
-                }
-            }
-            for dir in g.at(&["git", "directories"]).and_then(Node::as_seq).unwrap_or_default() {
-                let excluded = dir
-                    .get("exclude")
-                    .is_some_and(|e| e.value == crate::yaml::Value::Bool(true));
-                // An excluded path is written `!path`: it removes what the others match.
-                if let Some(path) = dir.get("path").and_then(Node::as_str) {
-                    out.push(if excluded { format!("!{path}") } else { path.to_string() });
-                }
-            }
-            if depth < 4 {
-                for combinator in ["matrix", "merge"] {
-                    generators(g.at(&[combinator, "generators"]), templates, out, depth + 1);
-                }
-            }
-        }
-    }
-    generators(node.at(&["spec", "generators"]), &templates, &mut paths, 0);
     Body::DeploySource { paths }
 }
 

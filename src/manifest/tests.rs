@@ -344,22 +344,3 @@ fn object_id_parse() {
     assert!(ObjectId::parse("Deployment/web").is_none());
     assert!(ObjectId::parse("web").is_none());
 }
-
-#[test]
-fn an_application_set_deploys_its_generated_paths() {
-    let (loaded, _, _) = load_one(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: apps}\nspec:\n  generators:\n    - list:\n        elements:\n          - {cluster: prod, app: web}\n          - {cluster: prod, app: api}\n    - matrix:\n        generators:\n          - git:\n              directories:\n                - path: addons/*\n                - {path: addons/legacy, exclude: true}\n  template:\n    spec:\n      source:\n        path: 'apps/{{ .app }}'\n",
-    );
-    match &loaded.objects[0].body {
-        Body::DeploySource { paths } => assert_eq!(
-            paths,
-            &vec![
-                "apps/web".to_string(),
-                "apps/api".to_string(),
-                "addons/*".to_string(),
-                "!addons/legacy".to_string()
-            ]
-        ),
-        other => panic!("{other:?}"),
-    }
-}
