@@ -477,11 +477,13 @@ fn an_application_set_git_directory_generator_makes_one_scope_per_directory() {
     assert_eq!(
         scopes,
         vec![
-            ("default/api", "fixtures/argocd-appset/apps/api"),
+            // Each generated Application's destination namespace is its directory's name.
+            ("api/api", "fixtures/argocd-appset/apps/api"),
+            // Excluded from the generator: deployed by nothing here, checked as plain files.
             ("default/legacy", "fixtures/argocd-appset/apps/legacy"),
-            ("default/web", "fixtures/argocd-appset/apps/web"),
+            ("web/web", "fixtures/argocd-appset/apps/web"),
             // `apps/web` is one Application (`directory.recurse`): its worker is deployed with it.
-            ("default/web-worker", "fixtures/argocd-appset/apps/web"),
+            ("web/web-worker", "fixtures/argocd-appset/apps/web"),
         ]
     );
 }
@@ -634,4 +636,107 @@ fn an_argo_cd_kustomize_source_applies_its_prefix_labels_replicas_and_components
     // and the finding points at it.
     assert_eq!(verdict(u, "drain-completes"), "violated", "{u}");
     assert!(u.to_string().contains(r#"argocd/web.yaml","line":15"#), "{u}");
+}
+
+/// An OCI registry on loopback holding chart `web` 1.1.0 (a StatefulSet `<release>-web`) as
+/// Helm pushes it: a tag list, a manifest naming the chart layer, the layer as a blob.
+fn serve_oci_chart(dir: &std::path::Path) -> common::FileServer {
+    let chart = dir.join("chart-source/web");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: web\nversion: 1.1.0\n").unwrap();
+    std::fs::write(
+        chart.join("templates/statefulset.yaml"),
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: {{ .Values.replicas | default 1 }}\n  serviceName: web\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web:1}]\n",
+    )
+    .unwrap();
+    let packaged = dir.join("packaged");
+    helm(&["package", chart.to_str().unwrap(), "-d", packaged.to_str().unwrap()]);
+    let archive = std::fs::read(packaged.join("web-1.1.0.tgz")).unwrap();
+    let digest = format!("sha256:{}", sha256_hex(&archive));
+    let served = dir.join("registry");
+    let repo = served.join("v2/charts/web");
+    std::fs::create_dir_all(repo.join("tags")).unwrap();
+    std::fs::create_dir_all(repo.join("manifests")).unwrap();
+    std::fs::create_dir_all(repo.join("blobs")).unwrap();
+    std::fs::write(
+        repo.join("tags/list"),
+        r#"{"name":"charts/web","tags":["1.0.0","1.1.0","latest"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("manifests/1.1.0"),
+        format!(
+            r#"{{"schemaVersion":2,"config":{{"mediaType":"application/vnd.cncf.helm.config.v1+json","digest":"sha256:{}","size":2}},"layers":[{{"mediaType":"application/vnd.cncf.helm.chart.content.v1.tar+gzip","digest":"{digest}","size":{}}}]}}"#,
+            "0".repeat(64),
+            archive.len()
+        ),
+    )
+    .unwrap();
+    std::fs::write(repo.join("blobs").join(&digest), &archive).unwrap();
+    common::FileServer::start(&served)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn oci_charts_of_flux_and_argo_cd_are_pulled_from_a_registry_then_rendered_offline() {
+    helm_on_path();
+    let dir = assert_fs::TempDir::new().unwrap();
+    let server = serve_oci_chart(dir.path());
+    let registry = format!("127.0.0.1:{}", server.port);
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("flux")).unwrap();
+    std::fs::create_dir_all(repo.join("argocd")).unwrap();
+    std::fs::write(
+        repo.join("flux/web.yaml"),
+        format!("apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: OCIRepository\nmetadata: {{name: web, namespace: apps}}\nspec:\n  url: oci://{registry}/charts/web\n  ref: {{semver: '>=1.0.0'}}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: web, namespace: apps}}\nspec:\n  chartRef: {{kind: OCIRepository, name: web}}\n  values: {{replicas: 2}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("argocd/web.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: shop-web, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: shop}}\n  source:\n    repoURL: {registry}/charts\n    chart: web\n    targetRevision: 1.1.0\n"),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let run = |extra: &[&str], code: i32| -> Value {
+        let out = kivi()
+            .args(["units", "--format", "json", "--cache-dir", cache.to_str().unwrap()])
+            .args(extra)
+            .arg(&repo)
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    // The network off: two notes, nothing asked.
+    let v = run(&[], 0);
+    assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 2, "{v}");
+    assert!(server.requests().is_empty());
+    // Allowed for the registry's host: the highest version `>=1.0.0` admits, and the pinned one.
+    let v = run(&["--allow-network", "--allow-host", "127.0.0.1"], 0);
+    let mut names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["apps/web-web", "shop/shop-web-web"], "{v}");
+    let fetched = v["summary"]["fetched"].as_array().unwrap();
+    assert!(
+        fetched
+            .iter()
+            .all(|f| f["version"] == "1.1.0" && f["url"].as_str().unwrap().starts_with("oci://")),
+        "{v}"
+    );
+    let asked = server.requests();
+    assert!(asked.iter().any(|r| r.ends_with("/tags/list")), "{asked:?}");
+    // Offline again: the cache has both.
+    let again = run(&[], 0);
+    assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
+    assert_eq!(server.requests(), asked);
 }

@@ -1,8 +1,9 @@
 //! Argo CD Applications (`argoproj.io`): the Helm charts they deploy, with the release name,
 //! namespace and values Argo CD gives them.
 //!
-//! A source with `chart` is a chart of the Helm chart repository at `repoURL` (fetched with
-//! the network allowed, or from the cache); a source whose `path` holds a `Chart.yaml` of this
+//! A source with `chart` is a chart of the Helm chart repository at `repoURL`, or of the OCI
+//! registry path it names (without a scheme, or `oci://`), fetched with the network allowed,
+//! or from the cache; a source whose `path` holds a `Chart.yaml` of this
 //! repository is that chart (its `repoURL` is taken to be this repository). As Argo CD's
 //! repo-server renders it: the release name is `helm.releaseName`, else the Application's
 //! name; the namespace is `destination.namespace`; values come from `valueFiles` (relative to
@@ -48,29 +49,22 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
         let release_name = helm.and_then(|h| text(h, &["releaseName"])).unwrap_or(name).to_string();
         let chart = if let Some(chart) = text(source, &["chart"]) {
             let url = text(source, &["repoURL"]).unwrap_or_default();
-            if url.starts_with("oci://") || !url.contains("://") {
-                out.push(Release::Remote {
-                    id: id.clone(),
-                    span: chart_span,
-                    detail: format!(
-                        "its chart `{}` comes from the OCI registry `{}`: fetching it {}",
-                        crate::diagnostics::printable(chart),
-                        crate::diagnostics::printable(url),
-                        super::coverage::NETWORK_OFF
-                    ),
-                });
-                continue;
-            }
+            // A repoURL without a scheme is an OCI registry path, as Argo CD reads it.
+            let url = if url.contains("://") {
+                url.to_string()
+            } else {
+                format!("oci://{url}")
+            };
             Chart::Repository {
-                url: url.to_string(),
                 name: chart.to_string(),
                 version: text(source, &["targetRevision"]).unwrap_or_default().to_string(),
                 detail: format!(
-                    "its chart `{}` comes from the Helm chart repository {}: fetching it {}",
+                    "its chart `{}` comes from {}: fetching it {}",
                     crate::diagnostics::printable(chart),
-                    crate::diagnostics::printable(url),
+                    crate::diagnostics::printable(&url),
                     super::coverage::NETWORK_OFF
                 ),
+                url,
             }
         } else if let Some(path) = text(source, &["path"]) {
             let dir = super::placeholders::resolve(roots, path);

@@ -1,5 +1,5 @@
-//! Remote Helm charts, fetched only when the user allowed the network, through a host policy,
-//! into the cache.
+//! Remote Helm charts, of Helm chart repositories and of OCI registries (`oci`), fetched only
+//! when the user allowed the network, through a host policy, into the cache.
 //!
 //! The network is off unless `--allow-network` (or `render.network` in the config) turns it
 //! on. Even then a request goes only to an `https` host whose every address is public: never
@@ -25,6 +25,8 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
 use crate::yaml::{self, Node};
+
+mod oci;
 
 /// What the user allowed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,6 +54,14 @@ pub struct Fetched {
     pub digest: String,
     /// Read from the cache, not the network.
     pub cached: bool,
+}
+
+/// An HTTP response: its status, its body (empty for an error status), and the challenge of
+/// a 401.
+pub(super) struct Response {
+    pub(super) status: u16,
+    pub(super) body: Vec<u8>,
+    pub(super) authenticate: Option<String>,
 }
 
 /// Why a chart could not be had.
@@ -102,7 +112,11 @@ impl Fetcher {
 
     /// The archive of chart `name` at the highest version of `repository` (a Helm chart
     /// repository's URL) that `constraint` (Helm's syntax; empty is any) admits.
+    /// An `oci://` repository is a path of an OCI registry (see `oci`).
     pub fn chart(&self, repository: &str, name: &str, constraint: &str) -> Result<PathBuf, FetchError> {
+        if repository.starts_with("oci://") {
+            return self.oci_chart(repository, name, constraint);
+        }
         let base = url::Url::parse(repository.trim_end_matches('/'))
             .map_err(|e| FetchError::Refused(format!("`{repository}` is not a URL: {e}")))?;
         if !matches!(base.scheme(), "https" | "http") {
@@ -172,15 +186,26 @@ impl Fetcher {
     }
 
     /// `<cache>/helm/<what>/<hash of key>.<ext>`, if there is a cache.
-    fn cached(&self, what: &str, key: &str, ext: &str) -> Option<PathBuf> {
+    pub(super) fn cached(&self, what: &str, key: &str, ext: &str) -> Option<PathBuf> {
         let dir = self.network.cache.as_ref()?.join("helm").join(what);
         std::fs::create_dir_all(&dir).ok()?;
         Some(dir.join(format!("{}.{ext}", hex(&blake3::hash(key.as_bytes()).as_bytes()[..16]))))
     }
 
-    /// GET `url` through the policy, following redirects by hand.
-    fn get(&self, url: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+    /// GET `url` through the policy, following redirects by hand: its body, or why not.
+    pub(super) fn get(&self, url: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+        let response = self.request(url, &[], limit)?;
+        match response.status {
+            200..=299 => Ok(response.body),
+            code => Err(FetchError::Failed(format!("{url}: HTTP {code}"))),
+        }
+    }
+
+    /// GET `url` through the policy with `headers`, following redirects by hand (an
+    /// `Authorization` header is not sent on to another host). Any HTTP status is a response.
+    pub(super) fn request(&self, url: &str, headers: &[(&str, &str)], limit: u64) -> Result<Response, FetchError> {
         let mut url = url::Url::parse(url).map_err(|e| FetchError::Refused(format!("`{url}`: {e}")))?;
+        let first_host = url.host_str().map(str::to_string);
         for _ in 0..=MAX_REDIRECTS {
             let addresses = self.addresses(&url)?;
             let agent = ureq::AgentBuilder::new()
@@ -188,10 +213,21 @@ impl Fetcher {
                 .timeout(TIMEOUT)
                 .resolver(move |_: &str| Ok(addresses.clone()))
                 .build();
-            let response = match agent.get(url.as_str()).call() {
+            let mut request = agent.get(url.as_str());
+            for (name, value) in headers {
+                if name.eq_ignore_ascii_case("authorization") && url.host_str().map(str::to_string) != first_host {
+                    continue;
+                }
+                request = request.set(name, value);
+            }
+            let response = match request.call() {
                 Ok(r) => r,
-                Err(ureq::Error::Status(code, _)) => {
-                    return Err(FetchError::Failed(format!("{url}: HTTP {code}")));
+                Err(ureq::Error::Status(code, r)) => {
+                    return Ok(Response {
+                        status: code,
+                        body: Vec::new(),
+                        authenticate: r.header("www-authenticate").map(str::to_string),
+                    });
                 }
                 Err(e) => return Err(FetchError::Failed(format!("{url}: {e}"))),
             };
@@ -204,6 +240,7 @@ impl Fetcher {
                     .map_err(|e| FetchError::Failed(format!("{url}: redirect to `{next}`: {e}")))?;
                 continue;
             }
+            let status = response.status();
             let mut body = Vec::new();
             response
                 .into_reader()
@@ -213,7 +250,11 @@ impl Fetcher {
             if body.len() as u64 > limit {
                 return Err(FetchError::Failed(format!("{url} is larger than {} MiB", limit >> 20)));
             }
-            return Ok(body);
+            return Ok(Response {
+                status,
+                body,
+                authenticate: None,
+            });
         }
         Err(FetchError::Failed(format!(
             "{url}: more than {MAX_REDIRECTS} redirects"

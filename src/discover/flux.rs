@@ -5,10 +5,13 @@
 //! rendered as helm-controller installs it: `spec.releaseName`, else `[targetNamespace-]name`;
 //! the namespace `targetNamespace`, else the HelmRelease's own; `valuesFrom` ConfigMaps and
 //! Secrets of the repository merged in order, then `spec.values` over them. A chart from a
-//! HelmRepository, an OCIRepository or a `chartRef` needs the network: a note says so, never
-//! a silent skip.
+//! HelmRepository (a chart repository or an OCI registry) or an OCIRepository (`chartRef`)
+//! is fetched with the network allowed, or read from the cache; else a note says so, never a
+//! silent skip.
 
 use std::path::PathBuf;
+
+use crate::source::Span;
 
 use super::release::{Chart, Release, invalid_release, merge, text, to_json};
 use crate::yaml::{Document, Node, Value};
@@ -25,82 +28,21 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
     let namespace = text(root, &["metadata", "namespace"]).unwrap_or("default");
     let id = format!("HelmRelease {namespace}/{name}");
     let spec_span = root.get("spec").map_or(root.span, |s| s.span);
-    if let Some(chart_ref) = root.at(&["spec", "chartRef"]) {
-        let kind = text(chart_ref, &["kind"]).unwrap_or("?");
-        let source = text(chart_ref, &["name"]).unwrap_or("?");
-        return Release::Remote {
-            id,
-            span: chart_ref.span,
-            detail: format!(
-                "its chart comes from the {} `{}` (`chartRef`): fetching it {}",
-                crate::diagnostics::printable(kind),
-                crate::diagnostics::printable(source),
-                super::coverage::NETWORK_OFF
-            ),
-        };
-    }
-    let Some(chart_spec) = root.at(&["spec", "chart", "spec"]) else {
-        return Release::Invalid {
-            span: spec_span,
-            message: format!("{id} has neither `spec.chart.spec` nor `spec.chartRef`: Flux cannot install it"),
-        };
+    let source = match root.at(&["spec", "chartRef"]) {
+        Some(chart_ref) => chart_of_reference(chart_ref, namespace, documents, roots),
+        None => match root.at(&["spec", "chart", "spec"]) {
+            Some(chart_spec) => chart_of_template(chart_spec, documents, roots),
+            None => {
+                return Release::Invalid {
+                    span: spec_span,
+                    message: format!("{id} has neither `spec.chart.spec` nor `spec.chartRef`: Flux cannot install it"),
+                };
+            }
+        },
     };
-    let chart = text(chart_spec, &["chart"]).unwrap_or_default();
-    let chart_span = chart_spec.get("chart").map_or(chart_spec.span, |c| c.span);
-    let source_kind = text(chart_spec, &["sourceRef", "kind"]).unwrap_or_default();
-    let source_name = text(chart_spec, &["sourceRef", "name"]).unwrap_or_default();
-    let source = if source_kind != "GitRepository" && source_kind != "Bucket" {
-        let repository = documents.iter().find(|d| {
-            d.root.get("kind").and_then(Node::as_str) == Some(source_kind)
-                && text(&d.root, &["metadata", "name"]) == Some(source_name)
-        });
-        let url = repository
-            .and_then(|d| text(&d.root, &["spec", "url"]))
-            .unwrap_or_default();
-        let oci = repository.and_then(|d| text(&d.root, &["spec", "type"])) == Some("oci");
-        let shown = if url.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", crate::diagnostics::printable(url))
-        };
-        let detail = format!(
-            "its chart `{}` comes from the {} `{}`{shown}: fetching it {}",
-            crate::diagnostics::printable(chart),
-            crate::diagnostics::printable(source_kind),
-            crate::diagnostics::printable(source_name),
-            super::coverage::NETWORK_OFF,
-        );
-        if source_kind != "HelmRepository" || oci || url.is_empty() {
-            return Release::Remote {
-                id,
-                span: chart_span,
-                detail,
-            };
-        }
-        Chart::Repository {
-            url: url.to_string(),
-            name: chart.to_string(),
-            version: text(chart_spec, &["version"]).unwrap_or_default().to_string(),
-            detail,
-        }
-    } else {
-        // A chart path of a Git source: this repository's (a path that is no chart here is
-        // another repository's, which needs the network).
-        let dir = super::placeholders::resolve(roots, chart);
-        let in_repository = super::release::in_repository(&dir, roots);
-        if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
-            return Release::Remote {
-                id,
-                span: chart_span,
-                detail: format!(
-                    "its chart `{}` is not a chart of this repository (the {source_kind} `{}` is taken to be it): another repository {}",
-                    crate::diagnostics::printable(chart),
-                    crate::diagnostics::printable(source_name),
-                    super::coverage::NETWORK_OFF,
-                ),
-            };
-        }
-        Chart::Path(dir)
+    let (source, chart_span) = match source {
+        Ok(chart) => chart,
+        Err((span, detail)) => return Release::Remote { id, span, detail },
     };
     let target = text(root, &["spec", "targetNamespace"]);
     let release_name = text(root, &["spec", "releaseName"])
@@ -138,6 +80,143 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
         value_files: Vec::new(),
         values: to_json(&values).to_string(),
     }
+}
+
+/// The chart of `spec.chart.spec` (a HelmChart template): a path of a GitRepository (taken to be
+/// this repository), or a chart of a HelmRepository (a Helm chart repository, or an OCI
+/// registry with `type: oci`); located at its `chart`. Else why it cannot be had.
+fn chart_of_template(
+    chart_spec: &Node,
+    documents: &[&Document],
+    roots: &[PathBuf],
+) -> Result<(Chart, Span), (Span, String)> {
+    let chart = text(chart_spec, &["chart"]).unwrap_or_default();
+    let chart_span = chart_spec.get("chart").map_or(chart_spec.span, |c| c.span);
+    let source_kind = text(chart_spec, &["sourceRef", "kind"]).unwrap_or_default();
+    let source_name = text(chart_spec, &["sourceRef", "name"]).unwrap_or_default();
+    if source_kind == "GitRepository" || source_kind == "Bucket" {
+        // A chart path of a Git source: this repository's (a path that is no chart here is
+        // another repository's, which needs the network).
+        let dir = super::placeholders::resolve(roots, chart);
+        let in_repository = super::release::in_repository(&dir, roots);
+        if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
+            return Err((
+                chart_span,
+                format!(
+                    "its chart `{}` is not a chart of this repository (the {source_kind} `{}` is taken to be it): another repository {}",
+                    crate::diagnostics::printable(chart),
+                    crate::diagnostics::printable(source_name),
+                    super::coverage::NETWORK_OFF,
+                ),
+            ));
+        }
+        return Ok((Chart::Path(dir), chart_span));
+    }
+    let repository = object(documents, source_kind, source_name);
+    let url = repository
+        .and_then(|d| text(&d.root, &["spec", "url"]))
+        .unwrap_or_default();
+    let oci = repository.and_then(|d| text(&d.root, &["spec", "type"])) == Some("oci") || url.starts_with("oci://");
+    let shown = if url.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", crate::diagnostics::printable(url))
+    };
+    let detail = format!(
+        "its chart `{}` comes from the {} `{}`{shown}: fetching it {}",
+        crate::diagnostics::printable(chart),
+        crate::diagnostics::printable(source_kind),
+        crate::diagnostics::printable(source_name),
+        super::coverage::NETWORK_OFF,
+    );
+    if source_kind != "HelmRepository" || url.is_empty() || (oci && !url.starts_with("oci://")) {
+        return Err((chart_span, detail));
+    }
+    Ok((
+        Chart::Repository {
+            url: url.to_string(),
+            name: chart.to_string(),
+            version: text(chart_spec, &["version"]).unwrap_or_default().to_string(),
+            detail,
+        },
+        chart_span,
+    ))
+}
+
+/// The chart of `spec.chartRef`: the chart artifact of an OCIRepository (`spec.url` is the
+/// chart's reference; `ref.digest`, else `ref.semver`, else `ref.tag`, else `latest`), or a
+/// HelmChart object; located at the reference.
+fn chart_of_reference(
+    chart_ref: &Node,
+    namespace: &str,
+    documents: &[&Document],
+    roots: &[PathBuf],
+) -> Result<(Chart, Span), (Span, String)> {
+    let kind = text(chart_ref, &["kind"]).unwrap_or("?");
+    let name = text(chart_ref, &["name"]).unwrap_or("?");
+    let namespace = text(chart_ref, &["namespace"]).unwrap_or(namespace);
+    let found = documents
+        .iter()
+        .copied()
+        .filter(|d| text(&d.root, &["metadata", "namespace"]).is_none_or(|n| n == namespace))
+        .find(|d| text(&d.root, &["kind"]) == Some(kind) && text(&d.root, &["metadata", "name"]) == Some(name));
+    let missing = || {
+        (
+            chart_ref.span,
+            format!(
+                "its chart comes from the {} `{}` (`chartRef`), which is not in this repository",
+                crate::diagnostics::printable(kind),
+                crate::diagnostics::printable(name)
+            ),
+        )
+    };
+    let Some(found) = found else { return Err(missing()) };
+    match kind {
+        "HelmChart" => {
+            let spec = found.root.get("spec").ok_or_else(missing)?;
+            chart_of_template(spec, documents, roots).map(|(chart, _)| (chart, chart_ref.span))
+        }
+        "OCIRepository" => {
+            let url = text(&found.root, &["spec", "url"]).unwrap_or_default();
+            let reference = |k: &str| text(&found.root, &["spec", "ref", k]);
+            let version = reference("digest")
+                .or(reference("semver"))
+                .or(reference("tag"))
+                .unwrap_or("latest");
+            let Some((registry, chart)) = url.rsplit_once('/').filter(|_| url.starts_with("oci://")) else {
+                return Err((
+                    chart_ref.span,
+                    format!(
+                        "its OCIRepository `{}` has no `oci://` URL",
+                        crate::diagnostics::printable(name)
+                    ),
+                ));
+            };
+            Ok((
+                Chart::Repository {
+                    url: registry.to_string(),
+                    name: chart.to_string(),
+                    version: version.to_string(),
+                    detail: format!(
+                        "its chart comes from the OCIRepository `{}` ({}): fetching it {}",
+                        crate::diagnostics::printable(name),
+                        crate::diagnostics::printable(url),
+                        super::coverage::NETWORK_OFF
+                    ),
+                },
+                chart_ref.span,
+            ))
+        }
+        _ => Err(missing()),
+    }
+}
+
+/// The object `kind` `name` among `documents`.
+fn object<'d>(documents: &[&'d Document], kind: &str, name: &str) -> Option<&'d Document> {
+    documents
+        .iter()
+        .copied()
+        .find(|d| text(&d.root, &["kind"]) == Some(kind) && text(&d.root, &["metadata", "name"]) == Some(name))
 }
 
 /// One `valuesFrom` entry: the values under `valuesKey` (default `values.yaml`) of a

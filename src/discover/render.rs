@@ -148,6 +148,7 @@ pub(super) fn plan_renders(
                     discovery.batches.push(Batch {
                         scope,
                         deployer: None,
+                        generated: false,
                         file,
                         documents,
                         default_namespace: "default".into(),
@@ -269,9 +270,12 @@ pub(super) fn chart_dependencies(
                 diags.error(dependency.span, message);
                 broken = true;
             }
-            // A chart repository's chart: fetched with the network allowed, or from the cache.
+            // A chart of a chart repository or an OCI registry: fetched with the network allowed, or
+            // from the cache.
             helm::Source::Remote
-                if dependency.repository.starts_with("https://") || dependency.repository.starts_with("http://") =>
+                if ["https://", "http://", "oci://"]
+                    .iter()
+                    .any(|scheme| dependency.repository.starts_with(scheme)) =>
             {
                 match fetcher.chart(&dependency.repository, &dependency.name, &dependency.version) {
                     Ok(archive) => local.push(helm::Subchart {
@@ -593,6 +597,7 @@ pub(super) fn run_renders(
                 discovery.batches.push(Batch {
                     scope,
                     deployer: None,
+                    generated: false,
                     file,
                     documents,
                     default_namespace: "default".into(),
@@ -621,6 +626,7 @@ pub(super) fn run_renders(
                 discovery.batches.push(Batch {
                     scope,
                     deployer: None,
+                    generated: false,
                     file: chart_file,
                     documents,
                     default_namespace: release.map_or_else(|| options.config.helm.namespace.clone(), |(_, ns)| ns),
