@@ -75,7 +75,7 @@ pub fn record(
         what.limit = Limit::NotFetched;
         what.detail = what.detail.replace(
             NETWORK_OFF,
-            "is not fetched: kivi-lint fetches charts of Helm chart repositories only",
+            "is not fetched: kivi-lint fetches Helm charts only (of chart repositories and OCI registries)",
         );
     }
     // Two deployers of one chart meet its limit once.
