@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::discover::{Scope, ScopeKind};
-use crate::manifest::{Body, Object};
+use crate::manifest::{Body, DeployedPath, Object};
 use crate::source::SourceMap;
 
 /// One directory's files, or one variant of them.
@@ -30,6 +30,8 @@ struct Group {
     /// The first file of a variant (0 is the directory's main set, named by the directory).
     variant_file: Option<PathBuf>,
     objects: Vec<usize>,
+    /// Files a deployer's filters leave out of the directory it deploys: never joined to it.
+    left_out: bool,
 }
 
 /// Split every `files` scope into its deployment boundaries; objects get their new scope
@@ -85,10 +87,9 @@ pub fn split_file_scopes(objects: &mut [Object], scopes: &mut Vec<Scope>, source
 
 /// The sets of one `files` scope, each with its path, in path order.
 fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: &Path) -> Vec<(PathBuf, Vec<usize>)> {
-    let groups = variant_groups(objects, members, sources);
     // Paths an Argo CD Application or a Flux Kustomization deploys, relative to the scanned
-    // path: every directory under one is one deployment.
-    let written: Vec<&String> = members
+    // path: every directory under a recursive one is one deployment.
+    let written: Vec<&DeployedPath> = members
         .iter()
         .filter_map(|&o| match &objects[o].body {
             Body::DeploySource { paths } => Some(paths),
@@ -96,9 +97,50 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: 
         })
         .flatten()
         .collect();
+    // Lexically, as the files' display paths are written (`.` adds nothing).
+    let at = |p: &DeployedPath| crate::source::normalize(&root.join(p.path.trim_end_matches('/')));
+    let mut groups = variant_groups(objects, members, sources);
+    // Files an Application's `directory.include`/`exclude` leave out are not deployed with the
+    // others: each is a variant of its own.
+    for deployed in written.iter().filter(|p| p.include.is_some() || p.exclude.is_some()) {
+        let dir = at(deployed);
+        let matcher = |pattern: &Option<String>| {
+            pattern
+                .as_deref()
+                .and_then(|p| globset::Glob::new(p.trim_start_matches("./")).ok())
+                .map(|g| g.compile_matcher())
+        };
+        let (include, exclude) = (matcher(&deployed.include), matcher(&deployed.exclude));
+        let mut left: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
+        for group in groups.iter_mut().filter(|g| g.variant_file.is_none()) {
+            if !(group.dir == dir || (deployed.recurse && group.dir.starts_with(&dir))) {
+                continue;
+            }
+            group.objects.retain(|&o| {
+                let file = sources.path(objects[o].span.file);
+                let relative = file.strip_prefix(&dir).unwrap_or(file);
+                let wanted = include.as_ref().is_none_or(|g| g.is_match(relative))
+                    && !exclude.as_ref().is_some_and(|g| g.is_match(relative));
+                if !wanted {
+                    left.entry(file.to_path_buf()).or_default().push(o);
+                }
+                wanted
+            });
+        }
+        for (file, objs) in left {
+            groups.push(Group {
+                dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+                variant_file: Some(file),
+                objects: objs,
+                left_out: true,
+            });
+        }
+    }
+    groups.retain(|g| !g.objects.is_empty());
     let declared: Vec<PathBuf> = written
         .iter()
-        .map(|p| root.join(p.trim_start_matches("./").trim_end_matches('/')))
+        .filter(|p| p.recurse)
+        .map(|p| at(p))
         .filter(|p| p != root && p.is_dir())
         .collect();
     let mut sets = Sets {
@@ -121,7 +163,7 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: 
         for &o in &groups[g].objects {
             let wanted = |w: &Object| references(&objects[o], w);
             let here = |grp: &Group| grp.objects.iter().any(|&w| wanted(&objects[w]));
-            if !references_anything(&objects[o]) || here(&groups[g]) {
+            if !references_anything(&objects[o]) || here(&groups[g]) || groups[g].left_out {
                 continue;
             }
             let nearest = (0..groups.len())
@@ -203,6 +245,7 @@ fn variant_groups(objects: &[Object], members: &[usize], sources: &SourceMap) ->
                         dir: dir.clone(),
                         variant_file: (!variants.is_empty()).then(|| file.clone()),
                         objects: Vec::new(),
+                        left_out: false,
                     },
                     BTreeSet::new(),
                 ));

@@ -236,6 +236,17 @@ impl HelmRepositoryCase {
             .replace("https://stefanprodan.github.io/podinfo", &repository_url(server.port));
         std::fs::remove_file(&source).unwrap();
         std::fs::write(&source, text).unwrap();
+        // Its infrastructure charts come from OCI registries on the internet, which this
+        // machine cannot reach (`oci_charts_of_flux_and_argo_cd_...` serves one on loopback).
+        let controllers = repo.join("infrastructure/controllers");
+        for file in ["cert-manager.yaml", "envoy-gateway.yaml", "kustomization.yaml"] {
+            std::fs::remove_file(controllers.join(file)).unwrap();
+        }
+        std::fs::write(
+            controllers.join("kustomization.yaml"),
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
+        )
+        .unwrap();
         HelmRepositoryCase { dir, server }
     }
 
@@ -262,7 +273,7 @@ fn flux_helm_releases_render_a_fetched_chart_with_each_environments_values_then_
     // The network off: one note per HelmRelease, nothing asked of the server.
     let (v, _) = case.run(&[], 0);
     assert_eq!(v["summary"]["units"], 0, "{v}");
-    assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 2, "{v}");
     assert!(case.server.requests().is_empty());
 
     // Allowed, with the test's own allow-list: podinfo in staging and in production.
@@ -739,4 +750,29 @@ fn oci_charts_of_flux_and_argo_cd_are_pulled_from_a_registry_then_rendered_offli
     let again = run(&[], 0);
     assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
     assert_eq!(server.requests(), asked);
+}
+
+#[test]
+fn an_argo_cd_directory_source_deploys_only_the_files_it_includes() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("argocd")).unwrap();
+    std::fs::create_dir_all(root.join("apps/web")).unwrap();
+    std::fs::write(
+        root.join("argocd/web.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: default}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    directory:\n      exclude: '{strict-*.yaml,*.json}'\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("apps/web/web.yaml"), WEB_WITH_PDB).unwrap();
+    // A stricter budget for the same pods, in a file the Application leaves out.
+    std::fs::write(
+        root.join("apps/web/strict-pdb.yaml"),
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-strict}\nspec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n",
+    )
+    .unwrap();
+    let v = json(&["--format", "json", "--no-fixes", root.to_str().unwrap()], 0);
+    let units = v["units"].as_array().unwrap();
+    assert_eq!(units.len(), 1, "{v}");
+    assert_eq!(verdict(&units[0], "drain-completes"), "verified", "{v}");
+    assert!(!units[0].to_string().contains("web-strict"), "{v}");
 }

@@ -93,10 +93,10 @@ pub enum Body {
         global_default: bool,
     },
     /// An Argo CD Application or ApplicationSet, or a Flux Kustomization: the repository
-    /// paths it deploys (`spec.source.path`, `spec.sources[].path`, the ApplicationSet's
-    /// template, Flux's `spec.path`). A deployment boundary for plain files (`scopes`).
+    /// paths it deploys (`spec.source.path`, `spec.sources[].path`, Flux's `spec.path`). A
+    /// deployment boundary for plain files (`scopes`).
     DeploySource {
-        paths: Vec<String>,
+        paths: Vec<DeployedPath>,
     },
     /// storage.k8s.io StorageClass: where and when its volumes are provisioned.
     StorageClass(Box<storage::StorageClass>),
@@ -472,11 +472,17 @@ fn read_object(r: &mut Reader, node: &Node, api_version: &str, kind: &str, defau
                         .unwrap_or_default(),
                 }),
                 ("argoproj.io", "Application") => Some(deploy_source(node.get("spec"))),
+                // Flux builds a path without a kustomization from every manifest under it.
                 ("kustomize.toolkit.fluxcd.io", "Kustomization") => Some(Body::DeploySource {
                     paths: node
                         .at(&["spec", "path"])
                         .and_then(Node::as_str)
-                        .map(String::from)
+                        .map(|path| DeployedPath {
+                            path: path.to_string(),
+                            recurse: true,
+                            include: None,
+                            exclude: None,
+                        })
                         .into_iter()
                         .collect(),
                 }),
@@ -634,25 +640,43 @@ pub fn load_text(sources: &mut SourceMap, path: &str, text: &str, diags: &mut Di
     (file, loaded)
 }
 
-/// The repository paths whose subdirectories an Argo CD Application deploys with them: each
-/// source `path` with `directory.recurse: true` (a plain directory is otherwise read without
-/// its subdirectories, and a kustomization or chart is rendered as it is). ApplicationSets are
-/// expanded into their Applications by discovery.
+/// A repository path a deployer deploys, as a directory of plain files.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeployedPath {
+    pub path: String,
+    /// Its subdirectories are deployed with it (Flux always; Argo CD with `directory.recurse`).
+    pub recurse: bool,
+    /// Argo CD's `directory.include` and `directory.exclude`: globs over the files' paths
+    /// relative to `path` (`*` crosses `/`, `{a,b}` alternatives).
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+}
+
+/// The paths an Argo CD Application's sources deploy (`spec.source.path`,
+/// `spec.sources[].path`), with their `directory` options. ApplicationSets are expanded into
+/// their Applications by discovery.
 fn deploy_source(spec: Option<&Node>) -> Body {
-    let recursive = |source: &Node| {
-        source
-            .at(&["directory", "recurse"])
-            .is_some_and(|r| r.value == crate::yaml::Value::Bool(true))
-    };
-    let path = |source: &Node| source.get("path").and_then(Node::as_str).map(String::from);
     let paths = spec
         .into_iter()
         .flat_map(|spec| {
             spec.get("source")
                 .into_iter()
                 .chain(spec.get("sources").and_then(Node::as_seq).unwrap_or_default())
-                .filter(|s| recursive(s))
-                .filter_map(path)
+                .filter_map(|source| {
+                    let directory = |k: &str| source.at(&["directory", k]);
+                    let text = |k: &str| {
+                        directory(k)
+                            .and_then(Node::as_str)
+                            .filter(|t| !t.is_empty())
+                            .map(String::from)
+                    };
+                    Some(DeployedPath {
+                        path: source.get("path").and_then(Node::as_str)?.to_string(),
+                        recurse: directory("recurse").is_some_and(|r| r.value == crate::yaml::Value::Bool(true)),
+                        include: text("include"),
+                        exclude: text("exclude"),
+                    })
+                })
                 .collect::<Vec<_>>()
         })
         .collect();
