@@ -516,13 +516,13 @@ fn overlay_changes_are_located_in_the_overlay() {
     assert_eq!(created["line"], 4, "{created}");
 }
 
-/// The path an Argo CD Application (or a Flux Kustomization) deploys is one deployment: the
-/// directories under it are one scope.
+/// The path an Argo CD Application with `directory.recurse` (or a Flux Kustomization)
+/// deploys is one deployment: the directories under it are one scope.
 #[test]
 fn a_declared_gitops_path_is_one_scope() {
     let dir = assert_fs::TempDir::new().unwrap();
     dir.child("argo/app.yaml")
-        .write_str("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop, namespace: argocd}\nspec:\n  source: {repoURL: 'https://example.com/repo.git', path: deploy/prod}\n  destination: {server: 'https://kubernetes.default.svc', namespace: shop}\n")
+        .write_str("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop, namespace: argocd}\nspec:\n  source: {repoURL: 'https://example.com/repo.git', path: deploy/prod, directory: {recurse: true}}\n  destination: {server: 'https://kubernetes.default.svc', namespace: shop}\n")
         .unwrap();
     dir.child("deploy/prod/web/web.yaml")
         .write_str(&deployment("web", 2, "", "{cpu: 10m}"))
@@ -550,6 +550,42 @@ fn a_declared_gitops_path_is_one_scope() {
     assert_ne!(
         scope_of("shop/api", "dev/api.yaml"),
         scope_of("shop/api", "prod/api/api.yaml")
+    );
+}
+
+/// Without `directory.recurse`, Argo CD reads the path's own files only: its subdirectories
+/// are no part of that Application.
+#[test]
+fn a_directory_source_without_recurse_deploys_no_subdirectory() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    dir.child("argo/app.yaml")
+        .write_str("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop, namespace: argocd}\nspec:\n  source: {repoURL: 'https://example.com/repo.git', path: deploy/prod}\n  destination: {server: 'https://kubernetes.default.svc', namespace: shop}\n")
+        .unwrap();
+    dir.child("deploy/prod/web.yaml")
+        .write_str(&deployment("web", 2, "", "{cpu: 10m}"))
+        .unwrap();
+    dir.child("deploy/prod/api/api.yaml")
+        .write_str(&deployment("api", 2, "", "{cpu: 10m}"))
+        .unwrap();
+    let (v, _) = units_json(dir.path());
+    let mut units: Vec<(String, String)> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            let scope = u["scope"].as_str().unwrap();
+            let tail = scope.rsplit("deploy/").next().unwrap().to_string();
+            (u["name"].as_str().unwrap().to_string(), tail)
+        })
+        .collect();
+    units.sort();
+    assert_eq!(
+        units,
+        [
+            ("default/api".to_string(), "prod/api".to_string()),
+            ("shop/web".to_string(), "prod".to_string())
+        ],
+        "{v}"
     );
 }
 

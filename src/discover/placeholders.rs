@@ -75,6 +75,8 @@ pub(super) struct Deployer {
     pub(super) root: PathBuf,
     /// Where that path is written.
     pub(super) at: Span,
+    /// Its subdirectories' files are deployed too (Flux; Argo CD with `directory.recurse`).
+    pub(super) recurse: bool,
     /// What it adds to the kustomization it builds (components, name prefix, labels, images).
     pub(super) build: super::kustomize::BuildOptions,
     /// Build entries it names that kivi-lint does not use, located, with why.
@@ -164,6 +166,7 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
             id: format!("Kustomization {namespace}/{name}"),
             root: built,
             at: root.at(&["spec", "path"]).map_or(root.span, |p| p.span),
+            recurse: true,
             build,
             problems,
             substitutes: post_build.is_some(),
@@ -275,6 +278,9 @@ fn application(root: &Node, roots: &[PathBuf]) -> Vec<Deployer> {
                 },
                 root: built,
                 at: source.get("path").map_or(source.span, |p| p.span),
+                recurse: source
+                    .at(&["directory", "recurse"])
+                    .is_some_and(|r| r.value == Value::Bool(true)),
                 build,
                 problems,
                 substitutes: false,
@@ -580,11 +586,14 @@ pub(super) fn quoted_in(sources: &SourceMap, span: Span) -> bool {
         .is_some_and(|c| c == '"' || c == '\'')
 }
 
-/// The deployer of a file: the Kustomization with the deepest `spec.path` holding it.
+/// The deployer of a file (or of a render, by its root): the one with the deepest path
+/// holding it, directly unless it deploys subdirectories too.
 pub(super) fn deployer_of<'d>(deployers: &'d [Deployer], file: &Path) -> Option<&'d Deployer> {
     deployers
         .iter()
-        .filter(|d| file.starts_with(&d.root))
+        .filter(|d| {
+            file == d.root || file.parent() == Some(d.root.as_path()) || (d.recurse && file.starts_with(&d.root))
+        })
         .max_by_key(|d| d.root.components().count())
 }
 
