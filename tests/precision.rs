@@ -582,7 +582,7 @@ fn a_directory_source_without_recurse_deploys_no_subdirectory() {
     assert_eq!(
         units,
         [
-            ("default/api".to_string(), "prod/api".to_string()),
+            ("shop/api".to_string(), "prod/api".to_string()),
             ("shop/web".to_string(), "prod".to_string())
         ],
         "{v}"
