@@ -41,14 +41,14 @@ RUN GOOS=$TARGETOS GOARCH=$TARGETARCH CGO_ENABLED=0 \
     && if [ -f "$bin/${TARGETOS}_${TARGETARCH}/kustomize" ]; then bin="$bin/${TARGETOS}_${TARGETARCH}"; fi \
     && cp "$bin/kustomize" /out/kustomize
 
-# Helm, a release archive checked against its published SHA-256 for each architecture.
+# Helm, the version scripts/install-helm pins (v4.1.4), a release archive checked against the
+# SHA-256 its release notes publish for each architecture (the checksums pin the version).
 FROM debian:bookworm-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251 AS helm
 ARG TARGETARCH
-ARG HELM_VERSION=v3.16.2
-ADD --checksum=sha256:9318379b847e333460d33d291d4c088156299a26cd93d570a7f5d0c36e50b5bb \
-    https://get.helm.sh/helm-${HELM_VERSION}-linux-amd64.tar.gz /tmp/helm-amd64.tar.gz
-ADD --checksum=sha256:1888301aeb7d08a03b6d9f4d2b73dcd09b89c41577e80e3455c113629fc657a4 \
-    https://get.helm.sh/helm-${HELM_VERSION}-linux-arm64.tar.gz /tmp/helm-arm64.tar.gz
+ADD --checksum=sha256:70b2c30a19da4db264dfd68c8a3664e05093a361cefd89572ffb36f8abfa3d09 \
+    https://get.helm.sh/helm-v4.1.4-linux-amd64.tar.gz /tmp/helm-amd64.tar.gz
+ADD --checksum=sha256:13d03672be289045d2ff00e4e345d61de1c6f21c1257a45955a30e8ae036d8f1 \
+    https://get.helm.sh/helm-v4.1.4-linux-arm64.tar.gz /tmp/helm-arm64.tar.gz
 RUN tar -xzf "/tmp/helm-${TARGETARCH}.tar.gz" -C /tmp "linux-${TARGETARCH}/helm" \
     && mv "/tmp/linux-${TARGETARCH}/helm" /helm
 

@@ -157,3 +157,22 @@ fn changed_since_reads_a_workspace_another_user_owns_with_the_image_git_config()
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["units"].is_array(), "{report}");
 }
+
+/// The image renders charts with the Helm that setup installs and the tests run.
+#[test]
+fn the_image_installs_the_helm_release_setup_pins() {
+    let script = std::fs::read_to_string(root().join("scripts/install-helm")).unwrap();
+    let version = script
+        .lines()
+        .find_map(|l| l.strip_prefix("HELM_VERSION="))
+        .and_then(|v| v.split_whitespace().next())
+        .expect("scripts/install-helm pins HELM_VERSION");
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    for arch in ["amd64", "arm64"] {
+        let archive = format!("https://get.helm.sh/helm-{version}-linux-{arch}.tar.gz");
+        assert!(
+            dockerfile.contains(&archive),
+            "the Dockerfile does not install {archive}"
+        );
+    }
+}
