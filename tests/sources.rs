@@ -776,3 +776,44 @@ fn an_argo_cd_directory_source_deploys_only_the_files_it_includes() {
     assert_eq!(verdict(&units[0], "drain-completes"), "verified", "{v}");
     assert!(!units[0].to_string().contains("web-strict"), "{v}");
 }
+
+#[test]
+fn a_deployed_path_of_another_repository_is_a_counted_note_not_a_silent_pass() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("argocd")).unwrap();
+    // theseanchristopher/project6-argocd-applicationset-multienv's layout: every
+    // Application an ApplicationSet makes deploys a chart of another repository.
+    std::fs::write(
+        root.join("argocd/apps.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: apps, namespace: argocd}\nspec:\n  generators:\n    - list:\n        elements: [{env: dev}, {env: prod}]\n  template:\n    metadata: {name: 'web-{{env}}'}\n    spec:\n      source: {repoURL: 'https://example.com/charts.git', path: charts/web, helm: {valueFiles: ['values-{{env}}.yaml']}}\n      destination: {server: 'https://kubernetes.default.svc', namespace: '{{env}}'}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: tenants, namespace: flux-system}\nspec:\n  path: ./tenants/prod\n  sourceRef: {kind: GitRepository, name: tenants}\n",
+    )
+    .unwrap();
+    let out = kivi()
+        .args(["--format", "json", root.to_str().unwrap()])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let left: Vec<&str> = v["summary"]["notRendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        left,
+        [
+            "Kustomization flux-system/tenants",
+            "Application web-dev",
+            "Application web-prod"
+        ],
+        "{v}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the GitRepository `tenants`, another repository"),
+        "{stderr}"
+    );
+}

@@ -73,10 +73,12 @@ pub fn record(
 ) {
     if network && what.limit == Limit::NetworkOff {
         what.limit = Limit::NotFetched;
-        what.detail = what.detail.replace(
-            NETWORK_OFF,
-            "is not fetched: kivi-lint fetches Helm charts only (of chart repositories and OCI registries)",
-        );
+        const NOT_FETCHED: &str =
+            "is not fetched: kivi-lint fetches Helm charts only (of chart repositories and OCI registries)";
+        what.detail = what
+            .detail
+            .replace(&format!("fetching it {NETWORK_OFF}"), &format!("it {NOT_FETCHED}"))
+            .replace(NETWORK_OFF, NOT_FETCHED);
     }
     // Two deployers of one chart meet its limit once.
     if not_rendered.contains(&what) {

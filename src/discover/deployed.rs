@@ -40,6 +40,27 @@ pub(super) fn build_with_options(
         for (span, message) in &d.problems {
             diags.warning(*span, message.clone());
         }
+        // A path that is not here is another repository's (or a mistake): nothing of it is
+        // verified, and a note says so rather than a silent pass.
+        if !d.root.exists() {
+            discovery.leave_out(
+                options,
+                diags,
+                d.at,
+                coverage::NotRendered {
+                    limit: coverage::Limit::NetworkOff,
+                    source: d.id.clone(),
+                    detail: format!(
+                        "its path `{}` is not in this repository: it comes from {}, another repository, and fetching it {}",
+                        crate::diagnostics::printable(&d.path),
+                        crate::diagnostics::printable(&d.source),
+                        coverage::NETWORK_OFF
+                    ),
+                },
+                "scan the repository that holds that path too, or fix the path if it is meant to be this repository's",
+            );
+            continue;
+        }
         if d.build.is_empty() {
             continue;
         }

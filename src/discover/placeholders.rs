@@ -73,8 +73,12 @@ pub(super) struct Deployer {
     pub(super) id: String,
     /// `spec.path`, absolute: the documents under it are its build output.
     pub(super) root: PathBuf,
-    /// Where that path is written.
+    /// Where that path is written, and as written.
     pub(super) at: Span,
+    pub(super) path: String,
+    /// The source it deploys from, as a note names it: the GitRepository `flux-system`, the
+    /// repository `https://…`. Taken to be this repository.
+    pub(super) source: String,
     /// Its subdirectories' files are deployed too (Flux; Argo CD with `directory.recurse`).
     pub(super) recurse: bool,
     /// What it adds to the kustomization it builds (components, name prefix, labels, images).
@@ -145,7 +149,18 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
             .at(&["metadata", "name"])
             .and_then(Node::as_str)
             .unwrap_or_default();
-        let built = resolve(roots, path);
+        // An ExternalArtifact of an ArtifactGenerator is made of paths of this repository.
+        let in_artifact = match root.at(&["spec", "sourceRef", "kind"]).and_then(Node::as_str) {
+            Some("ExternalArtifact") => {
+                let artifact = root
+                    .at(&["spec", "sourceRef", "name"])
+                    .and_then(Node::as_str)
+                    .unwrap_or_default();
+                artifact_path(documents.clone(), artifact, path)
+            }
+            _ => None,
+        };
+        let built = resolve(roots, in_artifact.as_deref().unwrap_or(path));
         let spec = root.get("spec");
         let mut problems = Vec::new();
         let mut build = super::kustomize::BuildOptions {
@@ -166,6 +181,16 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
             id: format!("Kustomization {namespace}/{name}"),
             root: built,
             at: root.at(&["spec", "path"]).map_or(root.span, |p| p.span),
+            path: path.to_string(),
+            source: format!(
+                "the {} `{}`",
+                root.at(&["spec", "sourceRef", "kind"])
+                    .and_then(Node::as_str)
+                    .unwrap_or("GitRepository"),
+                root.at(&["spec", "sourceRef", "name"])
+                    .and_then(Node::as_str)
+                    .unwrap_or_default()
+            ),
             recurse: true,
             build,
             problems,
@@ -177,6 +202,75 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
         });
     }
     out
+}
+
+/// The repository path that `path` of the ExternalArtifact `artifact` is copied from, by the
+/// ArtifactGenerator (source-watcher) that makes it from a GitRepository (taken to be this
+/// repository): each `copy` entry `from: "@source/<dir>/**"` to `to: "@artifact/<dest>/"`
+/// puts `<dir>` at `<dest>`.
+fn artifact_path<'d>(documents: impl Iterator<Item = &'d Document>, artifact: &str, path: &str) -> Option<String> {
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    for doc in documents {
+        let root = &doc.root;
+        if root.get("kind").and_then(Node::as_str) != Some("ArtifactGenerator") {
+            continue;
+        }
+        let git_aliases: Vec<&str> = root
+            .at(&["spec", "sources"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| s.get("kind").and_then(Node::as_str) == Some("GitRepository"))
+            .filter_map(|s| s.get("alias").and_then(Node::as_str))
+            .collect();
+        let artifacts = root
+            .at(&["spec", "artifacts"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default();
+        let Some(made) = artifacts
+            .iter()
+            .find(|a| a.get("name").and_then(Node::as_str) == Some(artifact))
+        else {
+            continue;
+        };
+        for copy in made.get("copy").and_then(Node::as_seq).unwrap_or_default() {
+            let (Some(from), Some(to)) = (
+                copy.get("from").and_then(Node::as_str),
+                copy.get("to").and_then(Node::as_str),
+            ) else {
+                continue;
+            };
+            let Some((alias, source)) = from.trim_start_matches('@').split_once('/') else {
+                continue;
+            };
+            if !git_aliases.contains(&alias) {
+                continue;
+            }
+            let source = source
+                .trim_end_matches("/**")
+                .trim_end_matches("/*")
+                .trim_end_matches('/');
+            let dest = to.trim_start_matches("@artifact").trim_matches('/');
+            let rest = if dest.is_empty() {
+                Some(path)
+            } else {
+                path.strip_prefix(dest)
+                    .filter(|r| r.is_empty() || r.starts_with('/'))
+                    .map(|r| r.trim_start_matches('/'))
+            };
+            if let Some(rest) = rest {
+                return Some(
+                    [source, rest]
+                        .iter()
+                        .filter(|p| !p.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                );
+            }
+        }
+    }
+    None
 }
 
 /// The kustomize and directory sources of an Argo CD Application: their path, the
@@ -278,6 +372,11 @@ fn application(root: &Node, roots: &[PathBuf]) -> Vec<Deployer> {
                 },
                 root: built,
                 at: source.get("path").map_or(source.span, |p| p.span),
+                path: path.to_string(),
+                source: format!(
+                    "the repository `{}`",
+                    source.get("repoURL").and_then(Node::as_str).unwrap_or_default()
+                ),
                 recurse: source
                     .at(&["directory", "recurse"])
                     .is_some_and(|r| r.value == Value::Bool(true)),
@@ -670,6 +769,23 @@ mod tests {
         assert_eq!(fill(&mut doc, None, &|_| false), Outcome::Kept);
         let mut doc = parse("kind: ConfigMap\nmetadata:\n  name: x\n  namespace: ${NS}\n");
         assert!(matches!(fill(&mut doc, None, &|_| false), Outcome::Unfilled { .. }));
+    }
+
+    #[test]
+    fn an_external_artifact_path_is_the_repository_path_it_is_copied_from() {
+        // fluxcd/flux2-kustomize-helm-example's ArtifactGenerator.
+        let generator = parse(
+            "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: g}\nspec:\n  sources: [{alias: monorepo, kind: GitRepository, name: flux-system}]\n  artifacts:\n    - name: infrastructure\n      copy: [{from: '@monorepo/infrastructure/**', to: '@artifact/'}]\n    - name: apps\n      copy:\n        - {from: '@monorepo/apps/base/**', to: '@artifact/base/'}\n        - {from: '@monorepo/apps/production/**', to: '@artifact/production/'}\n",
+        );
+        let docs = [generator];
+        let path = |artifact: &str, path: &str| artifact_path(docs.iter(), artifact, path);
+        assert_eq!(
+            path("infrastructure", "./controllers").as_deref(),
+            Some("infrastructure/controllers")
+        );
+        assert_eq!(path("apps", "./production").as_deref(), Some("apps/production"));
+        assert_eq!(path("apps", "./productions"), None);
+        assert_eq!(path("other", "./production"), None);
     }
 
     #[test]
