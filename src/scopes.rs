@@ -100,42 +100,59 @@ fn boundaries(objects: &[Object], members: &[usize], sources: &SourceMap, root: 
     // Lexically, as the files' display paths are written (`.` adds nothing).
     let at = |p: &DeployedPath| crate::source::normalize(&root.join(p.path.trim_end_matches('/')));
     let mut groups = variant_groups(objects, members, sources);
-    // Files an Application's `directory.include`/`exclude` leave out are not deployed with the
-    // others: each is a variant of its own.
-    for deployed in written.iter().filter(|p| p.include.is_some() || p.exclude.is_some()) {
-        let dir = at(deployed);
-        let matcher = |pattern: &Option<String>| {
-            pattern
-                .as_deref()
-                .and_then(|p| globset::Glob::new(p.trim_start_matches("./")).ok())
-                .map(|g| g.compile_matcher())
+    // Argo CD Applications' `directory.include`/`exclude` decide which files of a directory
+    // each deploys: files deployed by different Applications are different deployments. The
+    // largest such set keeps the directory; each other is a variant of its own.
+    let filtered: Vec<&DeployedPath> = written
+        .iter()
+        .copied()
+        .filter(|p| p.include.is_some() || p.exclude.is_some())
+        .collect();
+    let mut split = Vec::new();
+    for group in groups.iter_mut().filter(|g| g.variant_file.is_none()) {
+        let covering: Vec<(&DeployedPath, PathBuf)> = filtered
+            .iter()
+            .map(|p| (*p, at(p)))
+            .filter(|(p, dir)| group.dir == *dir || (p.recurse && group.dir.starts_with(dir)))
+            .collect();
+        if covering.is_empty() {
+            continue;
+        }
+        let mut by_deployers: BTreeMap<Vec<bool>, Vec<usize>> = BTreeMap::new();
+        for &o in &group.objects {
+            let file = sources.path(objects[o].span.file);
+            let key = covering
+                .iter()
+                .map(|(p, dir)| p.admits(file.strip_prefix(dir).unwrap_or(file)))
+                .collect();
+            by_deployers.entry(key).or_default().push(o);
+        }
+        let Some(kept) = by_deployers
+            .iter()
+            .max_by_key(|(_, objs)| objs.len())
+            .map(|(k, _)| k.clone())
+        else {
+            continue;
         };
-        let (include, exclude) = (matcher(&deployed.include), matcher(&deployed.exclude));
-        let mut left: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
-        for group in groups.iter_mut().filter(|g| g.variant_file.is_none()) {
-            if !(group.dir == dir || (deployed.recurse && group.dir.starts_with(&dir))) {
+        for (key, objs) in by_deployers {
+            if key == kept {
+                group.objects = objs;
                 continue;
             }
-            group.objects.retain(|&o| {
-                let file = sources.path(objects[o].span.file);
-                let relative = file.strip_prefix(&dir).unwrap_or(file);
-                let wanted = include.as_ref().is_none_or(|g| g.is_match(relative))
-                    && !exclude.as_ref().is_some_and(|g| g.is_match(relative));
-                if !wanted {
-                    left.entry(file.to_path_buf()).or_default().push(o);
-                }
-                wanted
-            });
-        }
-        for (file, objs) in left {
-            groups.push(Group {
-                dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+            let file = objs
+                .iter()
+                .map(|&o| sources.path(objects[o].span.file).to_path_buf())
+                .min()
+                .unwrap_or_default();
+            split.push(Group {
+                dir: group.dir.clone(),
                 variant_file: Some(file),
                 objects: objs,
                 left_out: true,
             });
         }
     }
+    groups.extend(split);
     groups.retain(|g| !g.objects.is_empty());
     let declared: Vec<PathBuf> = written
         .iter()

@@ -760,7 +760,7 @@ fn an_argo_cd_directory_source_deploys_only_the_files_it_includes() {
     std::fs::create_dir_all(root.join("apps/web")).unwrap();
     std::fs::write(
         root.join("argocd/web.yaml"),
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: default}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    directory:\n      exclude: '{strict-*.yaml,*.json}'\n",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    directory:\n      exclude: '{strict-*.yaml,*.json}'\n---\n# istio's samples/ambient-argo: a second Application deploys the file the first leaves out.\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: strict, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: audit}\n  source:\n    repoURL: https://example.com/platform.git\n    path: apps/web\n    directory: {include: 'strict-*.yaml'}\n",
     )
     .unwrap();
     std::fs::write(root.join("apps/web/web.yaml"), WEB_WITH_PDB).unwrap();
@@ -773,6 +773,8 @@ fn an_argo_cd_directory_source_deploys_only_the_files_it_includes() {
     let v = json(&["--format", "json", "--no-fixes", root.to_str().unwrap()], 0);
     let units = v["units"].as_array().unwrap();
     assert_eq!(units.len(), 1, "{v}");
+    // Deployed by the first Application only: its namespace, without the other's budget.
+    assert_eq!(units[0]["name"], "shop/web", "{v}");
     assert_eq!(verdict(&units[0], "drain-completes"), "verified", "{v}");
     assert!(!units[0].to_string().contains("web-strict"), "{v}");
 }

@@ -15,7 +15,9 @@ pub(super) fn build_with_options(
     discovery: &mut Discovery,
 ) {
     let roots = source_roots(options);
-    let deployers = placeholders::deployers(discovery.batches.iter().flat_map(|b| &b.documents), &roots);
+    let deployers = placeholders::deployers(discovery.batches.iter().flat_map(|b| &b.documents), &|d| {
+        roots_near(&roots, sources, d.span.file)
+    });
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     let by_dir: BTreeMap<PathBuf, PathBuf> = discovery
         .kustomizations

@@ -494,7 +494,7 @@ mod tests {
         let flux = docs(
             "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  targetNamespace: shop\n  patches:\n    - patch: |\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {name: web}\n        spec:\n          replicas: 4\n          template:\n            spec:\n              containers: [{name: web, resources: {requests: {cpu: 500m}}}]\n    - target: {kind: PodDisruptionBudget}\n      patch: |\n        - op: replace\n          path: /spec/minAvailable\n          value: 3\n",
         );
-        let d = super::super::placeholders::deployers(flux.iter(), &[PathBuf::from("/repo")]);
+        let d = super::super::placeholders::deployers(flux.iter(), &|_| vec![PathBuf::from("/repo")]);
         let mut web = docs(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: web, image: web:1}]\n",
         )

@@ -360,6 +360,26 @@ fn source_roots(options: &Options) -> Vec<PathBuf> {
     roots
 }
 
+/// The roots a deployer's paths resolve under: `roots` (the repository, then the scanned
+/// directories), then the directories holding the deployer's own file, nearest first, up to the
+/// repository: a GitOps layout kept in a subdirectory (a sample, a template repository) names
+/// its paths from there.
+fn roots_near(roots: &[PathBuf], sources: &SourceMap, file: FileId) -> Vec<PathBuf> {
+    let mut out = roots.to_vec();
+    let (Some(repository), Ok(path)) = (roots.first(), std::fs::canonicalize(sources.path(file))) else {
+        return out;
+    };
+    for dir in path.ancestors().skip(1) {
+        if !dir.starts_with(repository) || dir == repository {
+            break;
+        }
+        if !out.iter().any(|r| r == dir) {
+            out.push(dir.to_path_buf());
+        }
+    }
+    out
+}
+
 /// A deployer's chart left out because it is remote: a note (`fetchable`: the network would
 /// have it, a Helm chart repository's).
 fn remote_chart(
@@ -419,9 +439,13 @@ fn render_helm_releases(
             .flat_map(|b| b.documents.iter().map(move |d| (b.scope, d)))
             .flat_map(|(scope, d)| {
                 let releases = if flux::is_helm_release(&d.root) {
-                    vec![flux::release(&d.root, &documents, &roots)]
+                    vec![flux::release(
+                        &d.root,
+                        &documents,
+                        &roots_near(&roots, sources, d.root.span.file),
+                    )]
                 } else if argocd::is_application(&d.root) {
-                    argocd::releases(&d.root, &roots)
+                    argocd::releases(&d.root, &roots_near(&roots, sources, d.root.span.file))
                 } else {
                     Vec::new()
                 };
@@ -538,10 +562,10 @@ fn render_helm_releases(
 /// Fill in `${VAR}` placeholders (see `placeholders`); a document whose variables nothing
 /// gives a value is left out, with one note per file.
 fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
-    let deployers = placeholders::deployers(
-        discovery.batches.iter().flat_map(|b| &b.documents),
-        &source_roots(options),
-    );
+    let roots = source_roots(options);
+    let deployers = placeholders::deployers(discovery.batches.iter().flat_map(|b| &b.documents), &|d| {
+        roots_near(&roots, sources, d.span.file)
+    });
     let quoted = |span: Span| placeholders::quoted_in(sources, span);
     let mut left_out = Vec::new();
     for batch in &mut discovery.batches {

@@ -81,6 +81,8 @@ pub(super) struct Deployer {
     pub(super) source: String,
     /// Its subdirectories' files are deployed too (Flux; Argo CD with `directory.recurse`).
     pub(super) recurse: bool,
+    /// Argo CD's `directory.include`/`exclude`: the files of a plain directory it deploys.
+    pub(super) files: Option<crate::manifest::DeployedPath>,
     /// What it adds to the kustomization it builds (components, name prefix, labels, images).
     pub(super) build: super::kustomize::BuildOptions,
     /// Build entries it names that kivi-lint does not use, located, with why.
@@ -102,10 +104,14 @@ pub(super) struct Deployer {
 /// The Flux Kustomizations among `documents` that substitute, with `substituteFrom`
 /// resolved from the ConfigMaps and Secrets of the repository (`named`). `repository` is
 /// what `spec.path` is relative to: the GitRepository is taken to be this repository.
-pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clone, roots: &[PathBuf]) -> Vec<Deployer> {
+pub(super) fn deployers<'d>(
+    documents: impl Iterator<Item = &'d Document> + Clone,
+    roots_of: &dyn Fn(&Node) -> Vec<PathBuf>,
+) -> Vec<Deployer> {
     let mut out = Vec::new();
     for doc in documents.clone() {
         let root = &doc.root;
+        let roots = &roots_of(root);
         let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or_default();
         if api.starts_with("argoproj.io/") && root.get("kind").and_then(Node::as_str) == Some("Application") {
             out.extend(application(root, roots));
@@ -192,6 +198,7 @@ pub(super) fn deployers<'d>(documents: impl Iterator<Item = &'d Document> + Clon
                     .unwrap_or_default()
             ),
             recurse: true,
+            files: None,
             build,
             problems,
             substitutes: post_build.is_some(),
@@ -380,6 +387,22 @@ fn application(root: &Node, roots: &[PathBuf]) -> Vec<Deployer> {
                 recurse: source
                     .at(&["directory", "recurse"])
                     .is_some_and(|r| r.value == Value::Bool(true)),
+                files: {
+                    let pattern = |k: &str| {
+                        source
+                            .at(&["directory", k])
+                            .and_then(Node::as_str)
+                            .filter(|p| !p.is_empty())
+                            .map(String::from)
+                    };
+                    let (include, exclude) = (pattern("include"), pattern("exclude"));
+                    (include.is_some() || exclude.is_some()).then(|| crate::manifest::DeployedPath {
+                        path: path.to_string(),
+                        recurse: false,
+                        include,
+                        exclude,
+                    })
+                },
                 build,
                 problems,
                 substitutes: false,
@@ -691,7 +714,13 @@ pub(super) fn deployer_of<'d>(deployers: &'d [Deployer], file: &Path) -> Option<
     deployers
         .iter()
         .filter(|d| {
-            file == d.root || file.parent() == Some(d.root.as_path()) || (d.recurse && file.starts_with(&d.root))
+            let inside =
+                file == d.root || file.parent() == Some(d.root.as_path()) || (d.recurse && file.starts_with(&d.root));
+            let admitted = file == d.root
+                || d.files
+                    .as_ref()
+                    .is_none_or(|f| f.admits(file.strip_prefix(&d.root).unwrap_or(file)));
+            inside && admitted
         })
         .max_by_key(|d| d.root.components().count())
 }
@@ -745,7 +774,7 @@ mod tests {
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: flux-system\ndata:\n  NS: shop\n",
         );
         let docs = [flux, vars];
-        let d = deployers(docs.iter(), &[PathBuf::from("/repo")]);
+        let d = deployers(docs.iter(), &|_| vec![PathBuf::from("/repo")]);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].root, PathBuf::from("/repo/apps"));
         assert!(deployer_of(&d, Path::new("/repo/apps/x.yaml")).is_some());

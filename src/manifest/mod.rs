@@ -652,6 +652,21 @@ pub struct DeployedPath {
     pub exclude: Option<String>,
 }
 
+impl DeployedPath {
+    /// Whether a file at `relative` (to `path`) is deployed: `include` matches it (when given)
+    /// and `exclude` does not, as Argo CD's repo-server filters a directory.
+    pub fn admits(&self, relative: &std::path::Path) -> bool {
+        let matches = |pattern: &Option<String>| {
+            pattern.as_deref().map(|p| {
+                globset::Glob::new(p.trim_start_matches("./"))
+                    .map(|g| g.compile_matcher().is_match(relative))
+                    .unwrap_or(false)
+            })
+        };
+        matches(&self.include).unwrap_or(true) && !matches(&self.exclude).unwrap_or(false)
+    }
+}
+
 /// The paths an Argo CD Application's sources deploy (`spec.source.path`,
 /// `spec.sources[].path`), with their `directory` options. ApplicationSets are expanded into
 /// their Applications by discovery.
