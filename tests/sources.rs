@@ -819,3 +819,116 @@ fn a_deployed_path_of_another_repository_is_a_counted_note_not_a_silent_pass() {
         "{stderr}"
     );
 }
+
+/// A Git repository on loopback, served as the dumb HTTP protocol serves one (static files):
+/// `apps/web` is a kustomization of `WEB_WITH_PDB`, `plain/` a directory of it.
+fn serve_git_repository(dir: &std::path::Path) -> (common::FileServer, String) {
+    let git = |cwd: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "user.name=t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let work = dir.join("platform");
+    std::fs::create_dir_all(work.join("apps/web")).unwrap();
+    std::fs::create_dir_all(work.join("plain")).unwrap();
+    std::fs::write(work.join("apps/web/web.yaml"), WEB_WITH_PDB).unwrap();
+    std::fs::write(
+        work.join("apps/web/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web.yaml]\npatches:\n  - target: {kind: PodDisruptionBudget}\n    patch: |\n      - op: replace\n        path: /spec/minAvailable\n        value: 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("plain/web.yaml"),
+        WEB_WITH_PDB.replace("name: web}", "name: api}"),
+    )
+    .unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "platform"]);
+    let served = dir.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    git(
+        &served,
+        &["clone", "-q", "--bare", work.to_str().unwrap(), "platform.git"],
+    );
+    git(&served.join("platform.git"), &["update-server-info"]);
+    let server = common::FileServer::start(&served);
+    let url = format!("http://127.0.0.1:{}/platform.git", server.port);
+    (server, url)
+}
+
+#[test]
+fn paths_of_another_git_repository_are_fetched_through_the_policy_then_read_offline() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let (server, url) = serve_git_repository(dir.path());
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("argocd")).unwrap();
+    std::fs::write(
+        repo.join("argocd/apps.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: web, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: shop}}\n  source: {{repoURL: '{url}', targetRevision: main, path: apps/web}}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: api, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: shop}}\n  source: {{repoURL: '{url}', targetRevision: main, path: plain}}\n"),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let run = |extra: &[&str], code: i32| -> (Value, String) {
+        let out = kivi()
+            .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
+            .args(extra)
+            .arg(&repo)
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        (
+            serde_json::from_slice(&out.stdout).expect("JSON"),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Off: two notes, nothing asked.
+    let (v, _) = run(&[], 0);
+    assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 2, "{v}");
+    assert!(server.requests().is_empty());
+    // Without the host named, loopback is refused: an error, and nothing asked.
+    let (_, stderr) = run(&["--allow-network"], 2);
+    assert!(stderr.contains("cannot be fetched"), "{stderr}");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // Allowed: both paths verified, in the Applications' namespace; the kustomization's
+    // budget of 2 blocks every drain, located at the Application's path.
+    let (v, stderr) = run(&["--allow-network", "--allow-host", "127.0.0.1"], 1);
+    let mut names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["shop/api", "shop/web"], "{v}\n{stderr}");
+    let web = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == "shop/web")
+        .unwrap();
+    assert_eq!(verdict(web, "drain-completes"), "violated", "{web}");
+    assert!(web.to_string().contains(r#"argocd/apps.yaml","line":6"#), "{web}");
+    let asked = server.requests();
+    assert!(asked.iter().any(|r| r.contains("/info/refs")), "{asked:?}");
+    // Off again: the cache has the checkout.
+    let (again, _) = run(&[], 1);
+    assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
+    assert_eq!(server.requests(), asked);
+}

@@ -10,6 +10,7 @@ use super::*;
 
 pub(super) fn build_with_options(
     options: &Options,
+    fetcher: &fetch::Fetcher,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
     discovery: &mut Discovery,
@@ -33,6 +34,8 @@ pub(super) fn build_with_options(
     let mut built_by: BTreeMap<usize, String> = BTreeMap::new();
     let mut replaced: BTreeSet<PathBuf> = BTreeSet::new();
     let mut seen: Vec<(&str, &Path)> = Vec::new();
+    // Builds of other repositories' checkouts: located at the deployer's path.
+    let mut elsewhere: BTreeMap<usize, Span> = BTreeMap::new();
     for d in &deployers {
         // One deployer read in two renders (an overlay per environment) builds once.
         if seen.contains(&(d.id.as_str(), d.root.as_path())) {
@@ -42,25 +45,29 @@ pub(super) fn build_with_options(
         for (span, message) in &d.problems {
             diags.warning(*span, message.clone());
         }
-        // A path that is not here is another repository's (or a mistake): nothing of it is
-        // verified, and a note says so rather than a silent pass.
+        // A path that is not here is another repository's (or a mistake): fetched with the
+        // network allowed (`remote`), else a note rather than a silent pass.
         if !d.root.exists() {
-            discovery.leave_out(
-                options,
-                diags,
-                d.at,
-                coverage::NotRendered {
-                    limit: coverage::Limit::NetworkOff,
-                    source: d.id.clone(),
-                    detail: format!(
-                        "its path `{}` is not in this repository: it comes from {}, another repository, and fetching it {}",
-                        crate::diagnostics::printable(&d.path),
-                        crate::diagnostics::printable(&d.source),
-                        coverage::NETWORK_OFF
-                    ),
-                },
-                "scan the repository that holds that path too, or fix the path if it is meant to be this repository's",
-            );
+            match remote::deploy(fetcher, d, sources, discovery) {
+                remote::Deployed::Build { scope, job } => {
+                    jobs.push((scope, job));
+                    built_by.insert(scope, d.id.clone());
+                    elsewhere.insert(scope, d.at);
+                }
+                remote::Deployed::Read => {}
+                remote::Deployed::Left(limit, detail) => discovery.leave_out(
+                    options,
+                    diags,
+                    d.at,
+                    coverage::NotRendered {
+                        limit,
+                        source: d.id.clone(),
+                        detail,
+                    },
+                    "allow the network (--allow-network) to fetch it, scan the repository that holds that path too, or fix the path if it is meant to be this repository's",
+                ),
+                remote::Deployed::Failed(message) => diags.error(d.at, message),
+            }
             continue;
         }
         if d.build.is_empty() {
@@ -152,6 +159,12 @@ pub(super) fn build_with_options(
     for batch in &mut discovery.batches {
         if let Some(id) = built_by.get(&batch.scope) {
             batch.deployer = Some(id.clone());
+        }
+        if let Some(at) = elsewhere.get(&batch.scope) {
+            batch.file = at.file;
+            for doc in &mut batch.documents {
+                provenance::remap_all(&mut doc.root, *at);
+            }
         }
     }
 }

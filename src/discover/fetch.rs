@@ -26,6 +26,7 @@ use sha2::Digest as _;
 
 use crate::yaml::{self, Node};
 
+mod git;
 mod oci;
 
 /// What the user allowed.
@@ -44,7 +45,9 @@ pub struct Network {
     pub cache: Option<PathBuf>,
 }
 
-/// One chart archive a render used, fetched now or earlier: recorded in the report.
+/// One chart archive or Git checkout a render used, fetched now or earlier: recorded in the
+/// report. A Git checkout has no `name`; its `version` is the reference and `digest` the
+/// commit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fetched {
     pub url: String,
@@ -85,6 +88,8 @@ pub struct Fetcher {
     fetched: Mutex<Vec<Fetched>>,
     /// Where charts go for this run only, without a cache.
     scratch: Option<tempfile::TempDir>,
+    /// Git checkouts made by this run, by URL and reference: each is fetched once.
+    checkouts: Mutex<Vec<(String, PathBuf)>>,
 }
 
 impl Fetcher {
@@ -98,6 +103,7 @@ impl Fetcher {
             network,
             fetched: Mutex::new(Vec::new()),
             scratch,
+            checkouts: Mutex::new(Vec::new()),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod overlay;
 mod placeholders;
 pub mod provenance;
 mod release;
+mod remote;
 mod render;
 pub mod revision;
 mod walk;
@@ -49,6 +50,8 @@ pub enum ScopeKind {
     Kustomize,
     Helm,
     Stdin,
+    /// A plain directory of another Git repository, fetched (see `remote`).
+    Git,
 }
 
 impl ScopeKind {
@@ -59,6 +62,7 @@ impl ScopeKind {
             ScopeKind::Kustomize => "kustomize",
             ScopeKind::Helm => "helm",
             ScopeKind::Stdin => "stdin",
+            ScopeKind::Git => "git",
         }
     }
 }
@@ -271,7 +275,7 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
     run_renders(options, jobs, sources, diags, &mut discovery);
     expand_application_sets(options, diags, &mut discovery);
     if options.render {
-        deployed::build_with_options(options, sources, diags, &mut discovery);
+        deployed::build_with_options(options, &fetcher, sources, diags, &mut discovery);
     }
     fill_placeholders(options, sources, diags, &mut discovery);
     if options.render {

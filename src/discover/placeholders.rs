@@ -83,6 +83,10 @@ pub(super) struct Deployer {
     pub(super) recurse: bool,
     /// Argo CD's `directory.include`/`exclude`: the files of a plain directory it deploys.
     pub(super) files: Option<crate::manifest::DeployedPath>,
+    /// The Git repository and reference its path is of, when it names one (a Flux
+    /// GitRepository's `url` and `ref`, an Argo CD source's `repoURL` and `targetRevision`):
+    /// fetched when the path is not in this repository and the network is allowed.
+    pub(super) git: Option<(String, String)>,
     /// What it adds to the kustomization it builds (components, name prefix, labels, images).
     pub(super) build: super::kustomize::BuildOptions,
     /// Build entries it names that kivi-lint does not use, located, with why.
@@ -199,6 +203,7 @@ pub(super) fn deployers<'d>(
             ),
             recurse: true,
             files: None,
+            git: flux_git_source(documents.clone(), root, namespace),
             build,
             problems,
             substitutes: post_build.is_some(),
@@ -209,6 +214,33 @@ pub(super) fn deployers<'d>(
         });
     }
     out
+}
+
+/// The URL and reference of the GitRepository a Flux Kustomization builds from: `ref.commit`,
+/// else `ref.tag`, else `ref.branch`, else `ref.name`, else the default branch. A `semver`
+/// reference is not resolved here (`None`), nor is another kind of source.
+fn flux_git_source<'d>(
+    documents: impl Iterator<Item = &'d Document>,
+    kustomization: &Node,
+    namespace: &str,
+) -> Option<(String, String)> {
+    let at = |path: &[&str]| kustomization.at(path).and_then(Node::as_str);
+    if at(&["spec", "sourceRef", "kind"]) != Some("GitRepository") {
+        return None;
+    }
+    let name = at(&["spec", "sourceRef", "name"])?;
+    let namespace = at(&["spec", "sourceRef", "namespace"]).unwrap_or(namespace);
+    let repository = &find_object(documents, "GitRepository", namespace, name)?.root;
+    let url = repository.at(&["spec", "url"]).and_then(Node::as_str)?;
+    let reference = repository.at(&["spec", "ref"]);
+    if reference.and_then(|r| r.get("semver")).is_some() {
+        return None;
+    }
+    let reference = ["commit", "tag", "branch", "name"]
+        .iter()
+        .find_map(|k| reference.and_then(|r| r.get(k)).and_then(Node::scalar_text))
+        .unwrap_or_default();
+    Some((url.to_string(), reference))
 }
 
 /// The repository path that `path` of the ExternalArtifact `artifact` is copied from, by the
@@ -387,6 +419,14 @@ fn application(root: &Node, roots: &[PathBuf]) -> Vec<Deployer> {
                 recurse: source
                     .at(&["directory", "recurse"])
                     .is_some_and(|r| r.value == Value::Bool(true)),
+                git: source.get("repoURL").and_then(Node::as_str).map(|url| {
+                    let revision = source
+                        .get("targetRevision")
+                        .and_then(Node::scalar_text)
+                        .unwrap_or_default();
+                    let revision = if revision == "HEAD" { String::new() } else { revision };
+                    (url.to_string(), revision)
+                }),
                 files: {
                     let pattern = |k: &str| {
                         source

@@ -586,14 +586,23 @@ impl Report {
         }
         // What was fetched is part of what was verified: where it came from, exactly.
         for f in &s.fetched {
-            line.push_str(&format!(
-                "\nfetched: {} {} from {} (sha256 {}{})",
-                crate::diagnostics::printable(&f.name),
-                crate::diagnostics::printable(&f.version),
-                crate::diagnostics::printable(&f.url),
-                f.digest.get(..12).unwrap_or(&f.digest),
-                if f.cached { ", cached" } else { "" }
-            ));
+            let cached = if f.cached { ", cached" } else { "" };
+            let digest = crate::diagnostics::printable(f.digest.get(..12).unwrap_or(&f.digest));
+            // A Git repository has no chart name: its reference and commit.
+            line.push_str(&if f.name.is_empty() {
+                format!(
+                    "\nfetched: {} at {} (commit {digest}{cached})",
+                    crate::diagnostics::printable(&f.url),
+                    crate::diagnostics::printable(if f.version.is_empty() { "HEAD" } else { &f.version }),
+                )
+            } else {
+                format!(
+                    "\nfetched: {} {} from {} (sha256 {digest}{cached})",
+                    crate::diagnostics::printable(&f.name),
+                    crate::diagnostics::printable(&f.version),
+                    crate::diagnostics::printable(&f.url),
+                )
+            });
         }
         line
     }

@@ -175,7 +175,8 @@ impl FileServer {
                 let head = String::from_utf8_lossy(&head).into_owned();
                 let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
                 seen.lock().unwrap().push(path.clone());
-                let file = root.join(path.trim_start_matches('/'));
+                // A static server: the query (git's `?service=`) names no other file.
+                let file = root.join(path.split('?').next().unwrap_or_default().trim_start_matches('/'));
                 let response = match std::fs::read(&file) {
                     Ok(body) if !path.contains("..") => {
                         let mut r = format!(
