@@ -932,3 +932,68 @@ fn paths_of_another_git_repository_are_fetched_through_the_policy_then_read_offl
     assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
     assert_eq!(server.requests(), asked);
 }
+
+#[test]
+fn remote_kustomize_bases_and_files_are_fetched_then_built_from_a_staged_copy() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let (server, url) = serve_git_repository(dir.path());
+    let port = server.port;
+    std::fs::create_dir_all(dir.path().join("served/files")).unwrap();
+    std::fs::write(
+        dir.path().join("served/files/cache.yaml"),
+        WEB_WITH_PDB.split("---").next().unwrap().replace("web", "cache"),
+    )
+    .unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("overlays/prod")).unwrap();
+    std::fs::write(
+        repo.join("overlays/prod/kustomization.yaml"),
+        format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: prod-\nresources:\n  - {url}//apps/web?ref=main\n  - http://127.0.0.1:{port}/files/cache.yaml\n"),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let run = |extra: &[&str], code: i32| -> (Value, String) {
+        let out = kivi()
+            .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
+            .args(extra)
+            .arg(&repo)
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        (
+            serde_json::from_slice(&out.stdout).expect("JSON"),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Off: one note, and nothing else to verify (an empty scan is an error).
+    let (v, _) = run(&[], 2);
+    assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 1, "{v}");
+    assert!(server.requests().is_empty());
+    let (v, stderr) = run(&["--allow-network", "--allow-host", "127.0.0.1"], 1);
+    let mut names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["default/prod-cache", "default/prod-web"], "{v}\n{stderr}");
+    let web = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == "default/prod-web")
+        .unwrap();
+    // The fetched base's budget of 2 blocks every drain: located at the entry naming the base.
+    assert_eq!(verdict(web, "drain-completes"), "violated", "{web}");
+    assert!(
+        web.to_string()
+            .contains(r#"overlays/prod/kustomization.yaml","line":5"#),
+        "{web}"
+    );
+    let asked = server.requests();
+    let (again, _) = run(&[], 1);
+    assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
+    assert_eq!(server.requests(), asked);
+}

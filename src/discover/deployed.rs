@@ -50,7 +50,7 @@ pub(super) fn build_with_options(
         if !d.root.exists() {
             match remote::deploy(fetcher, d, sources, discovery) {
                 remote::Deployed::Build { scope, job } => {
-                    jobs.push((scope, job));
+                    jobs.push((scope, *job));
                     built_by.insert(scope, d.id.clone());
                     elsewhere.insert(scope, d.at);
                 }
@@ -137,6 +137,7 @@ pub(super) fn build_with_options(
                     .flat_map(|c| overlay_changes(c, &discovery.kustomizations, sources))
                     .collect(),
                 build: d.build.clone(),
+                staged: None,
             },
         ));
         built_by.insert(scope, d.id.clone());

@@ -29,6 +29,8 @@ use crate::yaml::{self, Node};
 mod git;
 mod oci;
 
+pub(crate) use git::https_url;
+
 /// What the user allowed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Network {
@@ -189,6 +191,20 @@ impl Fetcher {
                 cached,
             });
         Ok(file)
+    }
+
+    /// A remote file a kustomization names (`https://…/x.yaml`): fetched with the network
+    /// allowed and kept in the cache, or read from it.
+    pub fn file(&self, url: &str) -> Result<Vec<u8>, FetchError> {
+        let kept = self.cached("files", url, "yaml");
+        if !self.network.allowed {
+            return kept.and_then(|f| std::fs::read(f).ok()).ok_or(FetchError::NetworkOff);
+        }
+        let bytes = self.get(url, crate::source::MAX_FILE_BYTES)?;
+        if let Some(f) = &kept {
+            store(f, &bytes);
+        }
+        Ok(bytes)
     }
 
     /// `<cache>/helm/<what>/<hash of key>.<ext>`, if there is a cache.

@@ -102,6 +102,8 @@ pub struct LimitHit {
     pub limit: super::coverage::Limit,
     pub detail: String,
     pub help: String,
+    /// The remote base or file the entry names, as written (what `stage` may fetch).
+    pub remote: Option<String>,
 }
 
 fn looks_remote(entry: &str) -> bool {
@@ -176,6 +178,7 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
                     limit: super::coverage::Limit::Plugin,
                     detail: problem.message,
                     help: problem.help.unwrap_or_default(),
+                    remote: None,
                 });
             } else {
                 entries.push((node, false, false));
@@ -209,6 +212,7 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
             limit: super::coverage::Limit::Plugin,
             detail: "`helmCharts` needs `kustomize build --enable-helm`, which kivi-lint does not use".into(),
             help: "render the chart with kivi-lint's Helm support (a directory with Chart.yaml) instead".into(),
+            remote: None,
         });
     }
     for (node, may_be_dir, keyed) in entries {
@@ -258,7 +262,8 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
                     truncate(path_text),
                     super::coverage::NETWORK_OFF
                 ),
-                help: "vendor the base into the repository, or exclude this kustomization".into(),
+                help: "vendor the base into the repository, allow the network (--allow-network) to fetch it, or exclude this kustomization".into(),
+                remote: Some(path_text.to_string()),
             });
         } else if path_text.contains(['*', '?', '[']) {
             // kustomize accepts globs in a few fields; it resolves them itself.

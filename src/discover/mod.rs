@@ -12,6 +12,7 @@ pub mod fetch;
 mod flux;
 pub mod helm;
 pub mod kustomize;
+mod origins;
 pub mod overlay;
 mod placeholders;
 pub mod provenance;
@@ -19,6 +20,7 @@ mod release;
 mod remote;
 mod render;
 pub mod revision;
+mod stage;
 mod walk;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -37,6 +39,7 @@ use crate::source::{FileId, Location, SourceMap, Span, location_of_offset};
 pub use crate::source::{MAX_FILE_BYTES, ReadError, display_path, read_source, read_text};
 use crate::yaml::{self, Document, Node};
 
+use origins::*;
 use render::*;
 use walk::*;
 

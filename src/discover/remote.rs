@@ -12,7 +12,7 @@ use super::*;
 /// What becomes of a deployer's path of another repository.
 pub(super) enum Deployed {
     /// A kustomization to build, in this scope.
-    Build { scope: usize, job: Job },
+    Build { scope: usize, job: Box<Job> },
     /// Its manifests were read into this scope.
     Read,
     /// It cannot be had: a rendering limit (`limit`, with why).
@@ -170,12 +170,13 @@ fn build(tree: &Path, dir: &Path, file: &Path, d: &Deployer, scope: usize, sourc
     };
     Deployed::Build {
         scope,
-        job: Job::Kustomize {
+        job: Box::new(Job::Kustomize {
             root,
             file,
             changes: Vec::new(),
             build: d.build.clone(),
-        },
+            staged: None,
+        }),
     }
 }
 

@@ -12,6 +12,8 @@ pub(super) enum Job {
         changes: Vec<overlay::Change>,
         /// What the deployer that builds it adds (none for the repository's own render).
         build: kustomize::BuildOptions,
+        /// A copy to build instead, its remote bases fetched (see `stage`).
+        staged: Option<stage::Staged>,
     },
     Helm {
         chart: PathBuf,
@@ -116,6 +118,43 @@ pub(super) fn plan_renders(
         }
         // What kivi-lint cannot build (a remote base with the network off, a plugin) leaves
         // it out with one note, at the first such entry of its closure.
+        // Remote bases and files, fetched (network allowed, or the cache), are built from a
+        // staged copy.
+        let mut builds_on = BTreeSet::new();
+        closure(key, &kustomizations, &mut builds_on);
+        let closure_ks: Vec<&kustomize::Kustomization> =
+            builds_on.iter().filter_map(|d| kustomizations.get(d)).collect();
+        match stage::remote_closure(
+            &closure_ks,
+            k,
+            &repositories,
+            options,
+            fetcher,
+            sources,
+            diags,
+            discovery,
+        ) {
+            stage::Staging::Staged(staged) => {
+                let scope = discovery.scopes.len();
+                discovery.scopes.push(Scope {
+                    kind: ScopeKind::Kustomize,
+                    path: display_path(&k.dir),
+                });
+                jobs.push((
+                    scope,
+                    Job::Kustomize {
+                        root: k.dir.clone(),
+                        file,
+                        changes: overlay_changes(key, &kustomizations, sources),
+                        build: kustomize::BuildOptions::default(),
+                        staged: Some(staged),
+                    },
+                ));
+                continue;
+            }
+            stage::Staging::Reported => continue,
+            stage::Staging::NotStaged => {}
+        }
         if let Some((hit, more)) = closure_limit(key, &kustomizations) {
             let more = match more {
                 0 => String::new(),
@@ -162,6 +201,7 @@ pub(super) fn plan_renders(
                     file,
                     changes: overlay_changes(key, &kustomizations, sources),
                     build: kustomize::BuildOptions::default(),
+                    staged: None,
                 },
             )),
         }
@@ -541,8 +581,8 @@ pub(super) fn run_renders(
                     let Some((_, job)) = jobs.get(i) else { break };
                     let started = std::time::Instant::now();
                     let result = match job {
-                        Job::Kustomize { root, build, .. } => match &kustomize_renderer {
-                            Some(r) => kustomize::render(root, r, build)
+                        Job::Kustomize { root, build, staged, .. } => match &kustomize_renderer {
+                            Some(r) => kustomize::render(&staged.as_ref().map_or_else(|| root.clone(), |s| s.copy_of(root)), r, build)
                                 .map(|(text, wrapper)| Rendered::Kustomize { text, wrapper })
                                 .map_err(RenderFailure::Other),
                             None => Err(RenderFailure::Other(
@@ -578,7 +618,11 @@ pub(super) fn run_renders(
         match (job, result) {
             (
                 Job::Kustomize {
-                    root, file, changes, ..
+                    root,
+                    file,
+                    changes,
+                    staged,
+                    ..
                 },
                 Ok(Rendered::Kustomize { text, wrapper }),
             ) => {
@@ -589,6 +633,7 @@ pub(super) fn run_renders(
                         kustomization: file,
                         wrapper: wrapper.path(),
                         changes: &changes,
+                        staged: staged.as_ref(),
                     },
                     sources,
                     diags,
@@ -730,156 +775,4 @@ pub(super) fn chart_file_id(chart: &Path, sources: &mut SourceMap) -> FileId {
     sources
         .find(&shown)
         .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
-}
-
-/// Parse a source file once per run (several overlays share a base).
-pub(super) fn source_documents<'c>(
-    path: &Path,
-    sources: &mut SourceMap,
-    cache: &'c mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
-) -> Option<&'c (FileId, Vec<Document>)> {
-    cache
-        .entry(path.to_path_buf())
-        .or_insert_with(|| {
-            let text = read_text(path).ok()?;
-            let shown = display_path(path);
-            let id = sources
-                .find(&shown)
-                .unwrap_or_else(|| sources.add(shown, text.as_str()));
-            let stream = yaml::parse(&text, id, &yaml::Limits::default());
-            Some((id, stream.documents))
-        })
-        .as_ref()
-}
-
-/// A finished kustomize render: its root, its kustomization, the wrapper it was built
-/// through, and what its overlays change.
-pub(super) struct KustomizeOutput<'a> {
-    pub(super) root: &'a Path,
-    pub(super) kustomization: FileId,
-    pub(super) wrapper: &'a Path,
-    pub(super) changes: &'a [overlay::Change],
-}
-
-pub(super) fn attach_kustomize_origins(
-    text: &str,
-    render: KustomizeOutput,
-    sources: &mut SourceMap,
-    diags: &mut Diagnostics,
-    cache: &mut HashMap<PathBuf, Option<(FileId, Vec<Document>)>>,
-) -> Vec<Document> {
-    let KustomizeOutput {
-        root,
-        kustomization,
-        wrapper,
-        changes,
-    } = render;
-    let rendered_name = format!("{} (kustomize build)", display_path(root).display());
-    let rendered_file = sources.add(rendered_name, text);
-    let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
-    for e in stream.errors {
-        diags.error(e.span, format!("in kustomize output: {}", e.message));
-    }
-    let fallback = Span::point(kustomization, Location::START);
-    let mut documents = stream.documents;
-    for doc in &mut documents {
-        match kustomize::take_origin(&mut doc.root, wrapper) {
-            Some(kustomize::Origin::File(path)) => match source_documents(&path, sources, cache) {
-                Some((_, docs)) => match matching_document(&doc.root, docs) {
-                    Some(source) => {
-                        provenance::remap_to_source(&mut doc.root, source);
-                        // What the overlays change points at the overlays.
-                        let kind = source.get("kind").and_then(Node::as_str).unwrap_or_default();
-                        let name = source
-                            .at(&["metadata", "name"])
-                            .and_then(Node::as_str)
-                            .unwrap_or_default();
-                        overlay::apply(&mut doc.root, kind, name, changes);
-                    }
-                    None => provenance::remap_all(&mut doc.root, fallback),
-                },
-                None => provenance::remap_all(&mut doc.root, fallback),
-            },
-            Some(kustomize::Origin::Generated(path)) => {
-                let shown = display_path(&path);
-                let id = sources.find(&shown).unwrap_or(kustomization);
-                provenance::remap_all(&mut doc.root, Span::point(id, Location::START));
-            }
-            None => provenance::remap_all(&mut doc.root, fallback),
-        }
-    }
-    documents
-}
-
-/// The source document a rendered object came from: same kind, and a name the rendered one
-/// contains (kustomize adds prefixes and suffixes).
-pub(super) fn matching_document<'d>(rendered: &Node, docs: &'d [Document]) -> Option<&'d Node> {
-    let kind = rendered.get("kind").and_then(Node::scalar_text);
-    let name = rendered
-        .at(&["metadata", "name"])
-        .and_then(Node::scalar_text)
-        .unwrap_or_default();
-    let same_kind: Vec<&Node> = docs
-        .iter()
-        .map(|d| &d.root)
-        .filter(|d| d.get("kind").and_then(Node::scalar_text) == kind)
-        .collect();
-    let source_name = |d: &Node| {
-        d.at(&["metadata", "name"])
-            .and_then(Node::scalar_text)
-            .unwrap_or_default()
-    };
-    same_kind
-        .iter()
-        .find(|d| source_name(d) == name)
-        .or_else(|| {
-            same_kind
-                .iter()
-                .filter(|d| !source_name(d).is_empty() && name.contains(&source_name(d)))
-                .max_by_key(|d| source_name(d).len())
-        })
-        .or(same_kind.first())
-        .copied()
-        .or_else(|| (docs.len() == 1).then(|| &docs[0].root))
-}
-
-pub(super) fn attach_helm_sources(
-    text: &str,
-    chart: &Path,
-    local: &[helm::Subchart],
-    sources: &mut SourceMap,
-    diags: &mut Diagnostics,
-) -> Vec<Document> {
-    let rendered_name = format!("{} (helm template)", display_path(chart).display());
-    let rendered_file = sources.add(rendered_name, text);
-    let stream = yaml::parse(text, rendered_file, &yaml::Limits::default());
-    for e in stream.errors {
-        diags.error(e.span, format!("in helm output: {}", e.message));
-    }
-    let comments = helm::source_comments(text);
-    let mut templates: HashMap<PathBuf, FileId> = HashMap::new();
-    let mut documents = stream.documents;
-    for doc in &mut documents {
-        let line = doc.root.span.start.line;
-        let Some((_, source)) = comments.iter().rev().find(|(l, _)| *l < line) else {
-            continue;
-        };
-        let path = match helm::template_path(chart, source, local) {
-            Some(helm::TemplateAt::File(path)) => path,
-            Some(helm::TemplateAt::Dependency(at)) => {
-                provenance::remap_all(&mut doc.root, at);
-                continue;
-            }
-            None => continue,
-        };
-        let file = *templates.entry(path.clone()).or_insert_with(|| {
-            let shown = display_path(&path);
-            sources
-                .find(&shown)
-                .unwrap_or_else(|| sources.add(shown, read_text(&path).unwrap_or_default()))
-        });
-        let template = sources.file(file).text.clone();
-        provenance::remap_to_template(&mut doc.root, &template, file);
-    }
-    documents
 }
