@@ -857,6 +857,20 @@ fn serve_git_repository(dir: &std::path::Path) -> (common::FileServer, String) {
         WEB_WITH_PDB.replace("name: web}", "name: api}"),
     )
     .unwrap();
+    // `charts/db`: a chart whose replicas come from its values files.
+    std::fs::create_dir_all(work.join("charts/db/templates")).unwrap();
+    std::fs::write(
+        work.join("charts/db/Chart.yaml"),
+        "apiVersion: v2\nname: db\nversion: 1.0.0\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("charts/db/values.yaml"), "replicas: 1\n").unwrap();
+    std::fs::write(work.join("charts/db/values-prod.yaml"), "replicas: 3\n").unwrap();
+    std::fs::write(
+        work.join("charts/db/templates/db.yaml"),
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Release.Name }}-db\nspec:\n  replicas: {{ .Values.replicas }}\n  serviceName: db\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: db, image: db:1}]\n",
+    )
+    .unwrap();
     git(&work, &["init", "-q"]);
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-qm", "platform"]);
@@ -996,4 +1010,49 @@ fn remote_kustomize_bases_and_files_are_fetched_then_built_from_a_staged_copy() 
     let (again, _) = run(&[], 1);
     assert_eq!(again["summary"]["units"], v["summary"]["units"], "{again}");
     assert_eq!(server.requests(), asked);
+}
+
+#[test]
+fn charts_of_another_git_repository_render_as_their_deployers_install_them() {
+    helm_on_path();
+    let dir = assert_fs::TempDir::new().unwrap();
+    let (server, url) = serve_git_repository(dir.path());
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("deploy")).unwrap();
+    std::fs::write(
+        repo.join("deploy/db.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: orders, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: shop}}\n  source:\n    repoURL: '{url}'\n    targetRevision: main\n    path: charts/db\n    helm: {{valueFiles: [values-prod.yaml]}}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: platform, namespace: flux-system}}\nspec:\n  url: '{url}'\n  ref: {{branch: main}}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: billing, namespace: flux-system}}\nspec:\n  targetNamespace: billing\n  chart:\n    spec:\n      chart: charts/db\n      sourceRef: {{kind: GitRepository, name: platform}}\n"),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let out = kivi()
+        .args([
+            "units",
+            "--format",
+            "json",
+            "--allow-network",
+            "--allow-host",
+            "127.0.0.1",
+        ])
+        .args(["--cache-dir", cache.to_str().unwrap()])
+        .arg(&repo)
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["billing/billing-billing-db", "shop/orders-db"],
+        "{v}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(server.requests().iter().any(|r| r.contains("/info/refs")));
 }

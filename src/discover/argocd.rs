@@ -47,7 +47,7 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
             .or(source.get("path"))
             .map_or(source.span, |n| n.span);
         let release_name = helm.and_then(|h| text(h, &["releaseName"])).unwrap_or(name).to_string();
-        let chart = if let Some(chart) = text(source, &["chart"]) {
+        let mut chart = if let Some(chart) = text(source, &["chart"]) {
             let url = text(source, &["repoURL"]).unwrap_or_default();
             // A repoURL without a scheme is an OCI registry path, as Argo CD reads it.
             let url = if url.contains("://") {
@@ -69,11 +69,34 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
         } else if let Some(path) = text(source, &["path"]) {
             let dir = super::placeholders::resolve(roots, path);
             let inside = in_repository(&dir, roots);
-            if !inside || path.split('/').any(|c| c == "..") || !dir.join("Chart.yaml").is_file() {
+            let url = text(source, &["repoURL"]).filter(|u| u.contains("://") || u.starts_with("git@"));
+            if !dir.exists()
+                && let Some(url) = url
+            {
+                // Another repository's path: a chart there is rendered once fetched (anything
+                // else there is the deployer's, `remote`).
+                let revision = text(source, &["targetRevision"])
+                    .filter(|r| *r != "HEAD")
+                    .unwrap_or_default();
+                Chart::Git {
+                    url: url.to_string(),
+                    reference: revision.to_string(),
+                    path: path.to_string(),
+                    value_files: Vec::new(),
+                    reported_elsewhere: true,
+                    detail: format!(
+                        "its path `{}` is not in this repository: it comes from the repository `{}`, another repository, and fetching it {}",
+                        crate::diagnostics::printable(path),
+                        crate::diagnostics::printable(url),
+                        super::coverage::NETWORK_OFF
+                    ),
+                }
+            } else if !inside || path.split('/').any(|c| c == "..") || !dir.join("Chart.yaml").is_file() {
                 // A kustomization or a directory of manifests: scopes of plain files.
                 continue;
+            } else {
+                Chart::Path(dir)
             }
-            Chart::Path(dir)
         } else {
             continue;
         };
@@ -92,7 +115,7 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
             .unwrap_or_default()
         {
             let Some(written) = file.as_str() else { continue };
-            let path = match (written.strip_prefix('$'), &chart) {
+            let path = match (written.strip_prefix('$'), &mut chart) {
                 (Some(rest), _) => {
                     let (reference, relative) = rest.split_once('/').unwrap_or((rest, ""));
                     if !refs.contains(&reference) {
@@ -111,6 +134,11 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
                 // A remote chart's own values files are in its archive; Argo CD reads them
                 // from there, which `helm template` does not: left out.
                 (None, Chart::Repository { .. }) => None,
+                // Another repository's chart: its values files are read from its checkout.
+                (None, Chart::Git { value_files, .. }) => {
+                    value_files.push(written.to_string());
+                    None
+                }
             };
             let Some(path) = path else { continue };
             let inside = in_repository(&path, roots);

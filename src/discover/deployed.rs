@@ -54,7 +54,7 @@ pub(super) fn build_with_options(
                     built_by.insert(scope, d.id.clone());
                     elsewhere.insert(scope, d.at);
                 }
-                remote::Deployed::Read => {}
+                remote::Deployed::Read | remote::Deployed::Chart => {}
                 remote::Deployed::Left(limit, detail) => discovery.leave_out(
                     options,
                     diags,

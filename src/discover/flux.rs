@@ -31,7 +31,7 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
     let source = match root.at(&["spec", "chartRef"]) {
         Some(chart_ref) => chart_of_reference(chart_ref, namespace, documents, roots),
         None => match root.at(&["spec", "chart", "spec"]) {
-            Some(chart_spec) => chart_of_template(chart_spec, documents, roots),
+            Some(chart_spec) => chart_of_template(chart_spec, namespace, documents, roots),
             None => {
                 return Release::Invalid {
                     span: spec_span,
@@ -87,6 +87,7 @@ pub(super) fn release(root: &Node, documents: &[&Document], roots: &[PathBuf]) -
 /// registry with `type: oci`); located at its `chart`. Else why it cannot be had.
 fn chart_of_template(
     chart_spec: &Node,
+    namespace: &str,
     documents: &[&Document],
     roots: &[PathBuf],
 ) -> Result<(Chart, Span), (Span, String)> {
@@ -99,6 +100,32 @@ fn chart_of_template(
         // another repository's, which needs the network).
         let dir = super::placeholders::resolve(roots, chart);
         let in_repository = super::release::in_repository(&dir, roots);
+        let namespace = text(chart_spec, &["sourceRef", "namespace"]).unwrap_or(namespace);
+        let git = (source_kind == "GitRepository")
+            .then(|| super::placeholders::git_repository(documents.iter().copied(), namespace, source_name))
+            .flatten();
+        if !dir.exists()
+            && let Some((url, reference)) = git
+        {
+            // Another repository's chart: fetched with the network allowed.
+            return Ok((
+                Chart::Git {
+                    detail: format!(
+                        "its chart `{}` is of the GitRepository `{}` ({}), another repository: fetching it {}",
+                        crate::diagnostics::printable(chart),
+                        crate::diagnostics::printable(source_name),
+                        crate::diagnostics::printable(&url),
+                        super::coverage::NETWORK_OFF,
+                    ),
+                    url,
+                    reference,
+                    path: chart.to_string(),
+                    value_files: Vec::new(),
+                    reported_elsewhere: false,
+                },
+                chart_span,
+            ));
+        }
         if chart.split('/').any(|c| c == "..") || !in_repository || !dir.join("Chart.yaml").is_file() {
             return Err((
                 chart_span,
@@ -174,7 +201,7 @@ fn chart_of_reference(
     match kind {
         "HelmChart" => {
             let spec = found.root.get("spec").ok_or_else(missing)?;
-            chart_of_template(spec, documents, roots).map(|(chart, _)| (chart, chart_ref.span))
+            chart_of_template(spec, namespace, documents, roots).map(|(chart, _)| (chart, chart_ref.span))
         }
         "OCIRepository" => {
             let url = text(&found.root, &["spec", "url"]).unwrap_or_default();

@@ -216,9 +216,8 @@ pub(super) fn deployers<'d>(
     out
 }
 
-/// The URL and reference of the GitRepository a Flux Kustomization builds from: `ref.commit`,
-/// else `ref.tag`, else `ref.branch`, else `ref.name`, else the default branch. A `semver`
-/// reference is not resolved here (`None`), nor is another kind of source.
+/// The URL and reference of the GitRepository a Flux Kustomization builds from (see
+/// `git_repository`); another kind of source is not fetched.
 fn flux_git_source<'d>(
     documents: impl Iterator<Item = &'d Document>,
     kustomization: &Node,
@@ -230,6 +229,17 @@ fn flux_git_source<'d>(
     }
     let name = at(&["spec", "sourceRef", "name"])?;
     let namespace = at(&["spec", "sourceRef", "namespace"]).unwrap_or(namespace);
+    git_repository(documents, namespace, name)
+}
+
+/// The URL and reference of the Flux GitRepository `namespace/name` among `documents`:
+/// `ref.commit`, else `ref.tag`, else `ref.branch`, else `ref.name`, else the default branch.
+/// A `semver` reference is not resolved here (`None`).
+pub(super) fn git_repository<'d>(
+    documents: impl Iterator<Item = &'d Document>,
+    namespace: &str,
+    name: &str,
+) -> Option<(String, String)> {
     let repository = &find_object(documents, "GitRepository", namespace, name)?.root;
     let url = repository.at(&["spec", "url"]).and_then(Node::as_str)?;
     let reference = repository.at(&["spec", "ref"]);

@@ -19,6 +19,18 @@ pub(super) enum Chart {
         version: String,
         detail: String,
     },
+    /// A chart at `path` of another Git repository: fetched with the network allowed, or from
+    /// the cache. `value_files` are relative to the chart, read from the checkout.
+    Git {
+        url: String,
+        reference: String,
+        path: String,
+        value_files: Vec<String>,
+        detail: String,
+        /// What keeps it from being fetched is reported by the Application's own path (an
+        /// Argo CD source is a chart only once fetched), not again here.
+        reported_elsewhere: bool,
+    },
 }
 
 /// A HelmRelease or an Argo CD Application's Helm source, as far as rendering it goes.

@@ -15,6 +15,8 @@ pub(super) enum Deployed {
     Build { scope: usize, job: Box<Job> },
     /// Its manifests were read into this scope.
     Read,
+    /// A Helm chart, rendered as a release.
+    Chart,
     /// It cannot be had: a rendering limit (`limit`, with why).
     Left(coverage::Limit, String),
     /// It cannot be had: an error (the policy refused it, the fetch failed).
@@ -81,14 +83,8 @@ pub(super) fn deploy(
         return build(&tree, &dir, &file, d, scope, sources);
     }
     if dir.join("Chart.yaml").is_file() {
-        return Deployed::Left(
-            coverage::Limit::NotFetched,
-            format!(
-                "its path `{}` of {} is a Helm chart: charts of other Git repositories are not rendered",
-                printable(&d.path),
-                printable(url)
-            ),
-        );
+        // A chart: rendered as the release the deployer makes of it (`render_helm_releases`).
+        return Deployed::Chart;
     }
     discovery.scopes.push(Scope {
         kind: ScopeKind::Git,
