@@ -80,6 +80,18 @@ fn exact_tag(constraint: &str) -> Option<String> {
     (!wildcard && !operators).then(|| c.to_string())
 }
 
+/// The OCI distribution grammar of a tag (`[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`), or a sha256
+/// digest: nothing else reaches a request path.
+fn valid_tag(tag: &str) -> bool {
+    if let Some(hex) = tag.strip_prefix("sha256:") {
+        return hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit());
+    }
+    let mut chars = tag.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        && tag.len() <= 128
+        && chars.all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
 impl Fetcher {
     /// The archive of chart `name` of the OCI registry path `registry` (`oci://host/path`) at
     /// the highest tag `constraint` admits (a bare version or a digest is that one).
@@ -98,6 +110,12 @@ impl Fetcher {
                 Some(tag) => tag,
                 None => session.highest_tag(constraint)?,
             };
+            if !valid_tag(&tag) {
+                return Err(FetchError::Refused(format!(
+                    "`{}` is neither an OCI tag nor a sha256 digest",
+                    crate::diagnostics::printable(&tag)
+                )));
+            }
             let digest = session.chart_layer(&tag)?;
             if let Some(f) = &resolution_file {
                 store(
@@ -317,5 +335,7 @@ mod tests {
         assert_eq!(exact_tag("6.x"), None);
         assert_eq!(exact_tag(""), None);
         assert_eq!(exact_tag("latest"), Some("latest".into()));
+        assert!(valid_tag("1.2.3_build") && valid_tag("latest"));
+        assert!(!valid_tag("../../v2/other/blobs/x") && !valid_tag("sha256:zz") && !valid_tag(""));
     }
 }
