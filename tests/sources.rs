@@ -204,6 +204,23 @@ struct HelmRepositoryCase {
     server: common::FileServer,
 }
 
+/// `kivi-lint --format json --no-fixes --cache-dir CACHE [extra] REPO`: the report and
+/// stderr, the exit code asserted.
+fn scan(repo: &std::path::Path, cache: &std::path::Path, extra: &[&str], code: i32) -> (Value, String) {
+    let out = kivi()
+        .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
+        .args(extra)
+        .arg(repo)
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
+    (
+        serde_json::from_slice(&out.stdout).expect("JSON"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn corpus(repo: &str) -> std::path::PathBuf {
     common::root().join("../shared/corpus/real").join(repo)
 }
@@ -251,18 +268,11 @@ impl HelmRepositoryCase {
     }
 
     fn run(&self, extra: &[&str], code: i32) -> (Value, String) {
-        let cache = self.dir.path().join("cache");
-        let out = kivi()
-            .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
-            .args(extra)
-            .arg(self.dir.path().join("repo"))
-            .assert()
-            .code(code)
-            .get_output()
-            .clone();
-        (
-            serde_json::from_slice(&out.stdout).expect("JSON"),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+        scan(
+            &self.dir.path().join("repo"),
+            &self.dir.path().join("cache"),
+            extra,
+            code,
         )
     }
 }
@@ -898,20 +908,7 @@ fn paths_of_another_git_repository_are_fetched_through_the_policy_then_read_offl
     )
     .unwrap();
     let cache = dir.path().join("cache");
-    let run = |extra: &[&str], code: i32| -> (Value, String) {
-        let out = kivi()
-            .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
-            .args(extra)
-            .arg(&repo)
-            .assert()
-            .code(code)
-            .get_output()
-            .clone();
-        (
-            serde_json::from_slice(&out.stdout).expect("JSON"),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |extra: &[&str], code: i32| scan(&repo, &cache, extra, code);
     // Off: two notes, nothing asked.
     let (v, _) = run(&[], 0);
     assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 2, "{v}");
@@ -966,20 +963,7 @@ fn remote_kustomize_bases_and_files_are_fetched_then_built_from_a_staged_copy() 
     )
     .unwrap();
     let cache = dir.path().join("cache");
-    let run = |extra: &[&str], code: i32| -> (Value, String) {
-        let out = kivi()
-            .args(["--format", "json", "--no-fixes", "--cache-dir", cache.to_str().unwrap()])
-            .args(extra)
-            .arg(&repo)
-            .assert()
-            .code(code)
-            .get_output()
-            .clone();
-        (
-            serde_json::from_slice(&out.stdout).expect("JSON"),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |extra: &[&str], code: i32| scan(&repo, &cache, extra, code);
     // Off: one note, and nothing else to verify (an empty scan is an error).
     let (v, _) = run(&[], 2);
     assert_eq!(v["summary"]["notRendered"].as_array().unwrap().len(), 1, "{v}");

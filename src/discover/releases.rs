@@ -82,11 +82,11 @@ pub(super) fn render_helm_releases(
             } => {
                 // A chart of a chart repository is rendered from its archive, and its objects
                 // are located at the HelmRelease that deploys it.
-                let (chart, located, local) = match chart {
+                let had = match chart {
                     release::Chart::Path(dir) => {
                         // Its dependencies, as the chart's own render stages them.
                         match render::chart_dependencies(&dir, &roots, options, fetcher, sources, diags, discovery) {
-                            Some(local) => (dir, None, local),
+                            Some(local) => Ok((dir, None, local)),
                             None => continue,
                         }
                     }
@@ -95,18 +95,10 @@ pub(super) fn render_helm_releases(
                         name,
                         version,
                         detail,
-                    } => match fetcher.chart(&url, &name, &version) {
-                        Ok(archive) => (archive, Some(span), Vec::new()),
-                        Err(fetch::FetchError::NetworkOff) => {
-                            let source = format!("{id} in {}", shown.display());
-                            remote_chart(options, diags, discovery, span, source, detail, true);
-                            continue;
-                        }
-                        Err(fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why)) => {
-                            diags.error(span, format!("{id}: its chart cannot be fetched: {why}"));
-                            continue;
-                        }
-                    },
+                    } => fetcher
+                        .chart(&url, &name, &version)
+                        .map(|archive| (archive, Some(span), Vec::new()))
+                        .map_err(|e| (e, detail, false)),
                     release::Chart::Git {
                         url,
                         reference,
@@ -130,21 +122,25 @@ pub(super) fn render_helm_releases(
                             let trees = [tree.clone()];
                             match render::chart_dependencies(&dir, &trees, options, fetcher, sources, diags, discovery)
                             {
-                                Some(local) => (dir, Some(span), local),
+                                Some(local) => Ok((dir, Some(span), local)),
                                 None => continue,
                             }
                         }
-                        Err(_) if reported_elsewhere => continue,
-                        Err(fetch::FetchError::NetworkOff) => {
-                            let source = format!("{id} in {}", shown.display());
-                            remote_chart(options, diags, discovery, span, source, detail, true);
-                            continue;
-                        }
-                        Err(fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why)) => {
-                            diags.error(span, format!("{id}: its chart cannot be fetched: {why}"));
-                            continue;
-                        }
+                        Err(e) => Err((e, detail, reported_elsewhere)),
                     },
+                };
+                let (chart, located, local) = match had {
+                    Ok(had) => had,
+                    Err((_, _, true)) => continue,
+                    Err((fetch::FetchError::NetworkOff, detail, _)) => {
+                        let source = format!("{id} in {}", shown.display());
+                        remote_chart(options, diags, discovery, span, source, detail, true);
+                        continue;
+                    }
+                    Err((fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why), _, _)) => {
+                        diags.error(span, format!("{id}: its chart cannot be fetched: {why}"));
+                        continue;
+                    }
                 };
                 let file = tempfile::Builder::new()
                     .prefix("kivi-lint-values-")

@@ -30,8 +30,8 @@ pub(super) fn deploy(
     discovery: &mut Discovery,
 ) -> Deployed {
     let printable = crate::diagnostics::printable;
-    let Some((url, reference)) = &d.git else {
-        return Deployed::Left(
+    let not_here = || {
+        Deployed::Left(
             coverage::Limit::NetworkOff,
             format!(
                 "its path `{}` is not in this repository: it comes from {}, another repository, and fetching it {}",
@@ -39,21 +39,14 @@ pub(super) fn deploy(
                 printable(&d.source),
                 coverage::NETWORK_OFF
             ),
-        );
+        )
+    };
+    let Some((url, reference)) = &d.git else {
+        return not_here();
     };
     let tree = match fetcher.git(url, reference) {
         Ok(tree) => tree,
-        Err(fetch::FetchError::NetworkOff) => {
-            return Deployed::Left(
-                coverage::Limit::NetworkOff,
-                format!(
-                    "its path `{}` is not in this repository: it comes from {}, another repository, and fetching it {}",
-                    printable(&d.path),
-                    printable(&d.source),
-                    coverage::NETWORK_OFF
-                ),
-            );
-        }
+        Err(fetch::FetchError::NetworkOff) => return not_here(),
         Err(fetch::FetchError::Refused(why) | fetch::FetchError::Failed(why)) => {
             return Deployed::Failed(format!(
                 "{} cannot be fetched from {}: {}",
