@@ -1040,3 +1040,41 @@ fn charts_of_another_git_repository_render_as_their_deployers_install_them() {
     );
     assert!(server.requests().iter().any(|r| r.contains("/info/refs")));
 }
+
+#[test]
+fn a_layout_kept_in_a_subdirectory_resolves_from_there_only_for_its_own_repository() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let root = dir.path();
+    // istio's samples/ambient-argo: the Application's repoURL is a placeholder for the
+    // repository the sample becomes, so `application` is the sample's own directory.
+    std::fs::create_dir_all(root.join("samples/argo/application")).unwrap();
+    std::fs::write(
+        root.join("samples/argo/meta.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  destination: {server: https://kubernetes.default.svc, namespace: ambient}\n  source: {repoURL: '{repo-placeholder}', path: application}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("samples/argo/application/web.yaml"), WEB_WITH_PDB).unwrap();
+    // fluxcd/flux2-multi-tenancy: a tenant's GitRepository is another branch, whose
+    // `./production` is not this repository's `tenants/production`.
+    std::fs::create_dir_all(root.join("tenants/production")).unwrap();
+    std::fs::write(
+        root.join("tenants/production/sync.yaml"),
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: dev-team, namespace: apps}\nspec:\n  url: https://example.com/platform\n  ref: {branch: dev-team}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: dev-team, namespace: apps}\nspec:\n  path: ./production\n  sourceRef: {kind: GitRepository, name: dev-team}\n",
+    )
+    .unwrap();
+    let v = json(&["units", "--format", "json", root.to_str().unwrap()], 0);
+    let names: Vec<&str> = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ambient/web"], "{v}");
+    let left: Vec<&str> = v["summary"]["notRendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["Kustomization apps/dev-team"], "{v}");
+}

@@ -17,7 +17,7 @@ pub(super) fn build_with_options(
 ) {
     let roots = source_roots(options);
     let deployers = placeholders::deployers(discovery.batches.iter().flat_map(|b| &b.documents), &|d| {
-        roots_near(&roots, sources, d.span.file)
+        roots_near(&roots, sources, d)
     });
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     let by_dir: BTreeMap<PathBuf, PathBuf> = discovery

@@ -368,13 +368,36 @@ fn source_roots(options: &Options) -> Vec<PathBuf> {
     roots
 }
 
-/// The roots a deployer's paths resolve under: `roots` (the repository, then the scanned
-/// directories), then the directories holding the deployer's own file, nearest first, up to the
-/// repository: a GitOps layout kept in a subdirectory (a sample, a template repository) names
-/// its paths from there.
-fn roots_near(roots: &[PathBuf], sources: &SourceMap, file: FileId) -> Vec<PathBuf> {
+/// The roots the paths of `deployer` resolve under: `roots` (the repository, then the scanned
+/// directories); when it deploys from the repository its own file is in (an Argo CD
+/// Application whose `repoURL` is a template's placeholder, a Flux object of the bootstrap
+/// GitRepository `flux-system`), then the directories holding that file, nearest first, up to
+/// the repository: a GitOps layout kept in a subdirectory (a sample, a workshop, a template
+/// repository) names its paths from there. A deployer of another repository (a named
+/// `repoURL`, another GitRepository) resolves from that one's root only.
+fn roots_near(roots: &[PathBuf], sources: &SourceMap, deployer: &Node) -> Vec<PathBuf> {
     let mut out = roots.to_vec();
-    let (Some(repository), Ok(path)) = (roots.first(), std::fs::canonicalize(sources.path(file))) else {
+    let named = |source: &Node| {
+        source
+            .get("repoURL")
+            .and_then(Node::as_str)
+            .is_some_and(|u| u.contains("://") || u.starts_with("git@"))
+    };
+    let spec = deployer.get("spec");
+    let sources_of = spec.and_then(|s| s.get("source")).into_iter().chain(
+        spec.and_then(|s| s.get("sources"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default(),
+    );
+    let flux_system = [
+        &["spec", "sourceRef", "name"][..],
+        &["spec", "chart", "spec", "sourceRef", "name"][..],
+    ]
+    .iter()
+    .any(|path| deployer.at(path).and_then(Node::as_str) == Some("flux-system"));
+    let placeholder = (argocd::is_application(deployer) && !sources_of.clone().any(named)) || flux_system;
+    let path = std::fs::canonicalize(sources.path(deployer.span.file));
+    let (true, Some(repository), Ok(path)) = (placeholder, roots.first(), path) else {
         return out;
     };
     for dir in path.ancestors().skip(1) {
@@ -404,7 +427,7 @@ fn scanned_dirs<'o>(options: &'o Options) -> impl Iterator<Item = &'o Path> {
 fn fill_placeholders(options: &Options, sources: &SourceMap, diags: &mut Diagnostics, discovery: &mut Discovery) {
     let roots = source_roots(options);
     let deployers = placeholders::deployers(discovery.batches.iter().flat_map(|b| &b.documents), &|d| {
-        roots_near(&roots, sources, d.span.file)
+        roots_near(&roots, sources, d)
     });
     let quoted = |span: Span| placeholders::quoted_in(sources, span);
     let mut left_out = Vec::new();

@@ -27,10 +27,10 @@ pub(super) fn render_helm_releases(
                     vec![flux::release(
                         &d.root,
                         &documents,
-                        &roots_near(&roots, sources, d.root.span.file),
+                        &roots_near(&roots, sources, &d.root),
                     )]
                 } else if argocd::is_application(&d.root) {
-                    argocd::releases(&d.root, &roots_near(&roots, sources, d.root.span.file))
+                    argocd::releases(&d.root, &roots_near(&roots, sources, &d.root))
                 } else {
                     Vec::new()
                 };
