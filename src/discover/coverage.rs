@@ -25,8 +25,9 @@ pub enum Limit {
     Placeholder,
     /// A kustomize exec or function plugin, or `helmCharts`: kivi-lint never runs plugins.
     Plugin,
-    /// A remote source of a kind kivi-lint does not fetch, with the network allowed: remote
-    /// kustomize bases, OCI registries, Git repositories other than this one.
+    /// A remote source of a kind kivi-lint does not fetch, with the network allowed: a base
+    /// nested in a fetched base, a repository named by no URL (a template's placeholder), a
+    /// `semver` Git reference.
     NotFetched,
     /// Applications of an ApplicationSet generator or template kivi-lint cannot expand from
     /// the repository (the cluster list, another service, Go template functions).
@@ -74,7 +75,7 @@ pub fn record(
     if network && what.limit == Limit::NetworkOff {
         what.limit = Limit::NotFetched;
         const NOT_FETCHED: &str =
-            "is not fetched: kivi-lint fetches Helm charts only (of chart repositories and OCI registries)";
+            "is not fetched: kivi-lint fetches Helm charts, Git repositories and remote files over https, nothing else";
         what.detail = what
             .detail
             .replace(&format!("fetching it {NETWORK_OFF}"), &format!("it {NOT_FETCHED}"))
