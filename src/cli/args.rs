@@ -33,8 +33,9 @@ pub(crate) struct ScanArgs {
     #[arg(long)]
     pub(crate) strict: bool,
 
-    /// Let renders fetch remote Helm charts and chart dependencies (into the cache), from
-    /// public https hosts only; `render.network` in the config does the same
+    /// Let renders fetch remote Helm charts and chart dependencies, remote kustomize bases and
+    /// files, and deployers' paths in other Git repositories (into the cache), from public
+    /// https hosts only; `render.network` in the config does the same
     #[arg(long)]
     pub(crate) allow_network: bool,
 
