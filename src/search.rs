@@ -7,6 +7,7 @@
 //! smaller ones are done; it is kept only if it monitored exactly the checks a one-by-one
 //! search would have, so verdicts and counterexamples do not depend on `jobs`.
 
+pub mod faults;
 mod results;
 mod runs;
 pub mod topologies;
@@ -53,12 +54,19 @@ pub struct SearchSummary {
     pub verified_up_to: Option<Topology>,
     /// What bounds the search (`scaling.maxNodes`, the pools' `max`, ...).
     pub bound: String,
+    /// The fault model the verdicts hold under ([`faults::describe`]); empty for the config's
+    /// events combined.
+    pub fault_model: String,
 }
 
 /// A unit's search as it ended, before its verdicts are told (`findings::conclude`).
 #[derive(Clone, Debug)]
 pub struct Searched {
     pub unit: usize,
+    /// The part of the unit's fault model it explored.
+    pub part: faults::Part,
+    /// Its autoscalers were held at each topology's starting count, not run.
+    pub autoscalers_held: bool,
     /// The checks the search monitored.
     pub checks: Vec<CheckId>,
     /// The runs kept, smallest topology first: each stops at the check it decided last.
@@ -154,16 +162,14 @@ struct Point {
     model: usize,
 }
 
-/// What a unit's bound says of its drain-alone search.
-pub const DRAIN_ALONE_BOUND: &str =
-    "; drain-completes in a model of its own (node-drain its only event) on the smallest cluster";
-
 /// A unit's search: its points, smallest first, and the models they run on. Planned once
 /// ([`plan`]); PR mode compares fingerprints of plans, then searches the changed ones.
 pub struct UnitPlan {
     unit: usize,
-    /// The unit's drain-alone model ([`Unit::drain_alone_unit`]), planned beside its own.
-    drain_alone: bool,
+    /// The part of the unit's fault model this search explores.
+    part: faults::Part,
+    /// The unit's autoscalers are held at each topology's starting count.
+    autoscalers_held: bool,
     name: String,
     checks: Vec<CheckId>,
     points: Vec<Point>,
@@ -219,6 +225,11 @@ impl UnitPlan {
         self.unit
     }
 
+    /// The part of the unit's fault model it explores.
+    pub fn part(&self) -> faults::Part {
+        self.part
+    }
+
     /// A hash of everything the unit's verdicts depend on (the result cache key): equal
     /// fingerprints mean equal verdicts, whatever the manifests look like.
     pub fn fingerprint(&self, options: &Options, engine: &Engine) -> String {
@@ -227,15 +238,23 @@ impl UnitPlan {
 }
 
 /// Plan the given units of the subject (indices into its units): render their models and
-/// list their topologies.
+/// list their topologies, one plan per search of each unit's fault model ([`faults`]),
+/// consecutive.
 pub fn plan(subject: Subject<'_>, units: &[usize], generator: &Generator, options: &Options) -> Vec<UnitPlan> {
     units
         .iter()
         .flat_map(|&i| {
-            let drain = subject.units[i]
-                .drain_alone
-                .then(|| plan_unit(subject, generator, options, i, true));
-            std::iter::once(plan_unit(subject, generator, options, i, false)).chain(drain)
+            let unit = &subject.units[i];
+            let config = unit.config(subject.config);
+            let searches = faults::searches(unit, &config);
+            if searches.is_empty() {
+                // A unit with no check to monitor still has a (empty) plan: it is told.
+                return vec![plan_unit(subject, generator, options, i, None)];
+            }
+            searches
+                .iter()
+                .map(|search| plan_unit(subject, generator, options, i, Some(search)))
+                .collect()
         })
         .collect()
 }
@@ -313,21 +332,28 @@ pub fn verify_plans(
         .collect()
 }
 
-/// The plan of unit `i`, or of its drain-alone model (`drain_alone`): `drain-completes` there,
-/// every other check in the unit's own.
-fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: usize, drain_alone: bool) -> UnitPlan {
+/// The plan of one search of unit `i` (`None`: the unit has no check to monitor).
+fn plan_unit(
+    subject: Subject<'_>,
+    generator: &Generator,
+    options: &Options,
+    i: usize,
+    search: Option<&faults::Search>,
+) -> UnitPlan {
     let unit = &subject.units[i];
     let started = Instant::now();
-    let checks: Vec<CheckId> = unit
-        .checks
-        .iter()
-        .copied()
-        .filter(|c| !unit.drain_alone || (*c == CheckId::DrainCompletes) == drain_alone)
+    let part = search.map_or(faults::Part::Combined, |s| s.part);
+    let checks: Vec<CheckId> = search
+        .map(|s| s.checks.clone())
+        .unwrap_or_default()
+        .into_iter()
         .filter(|c| options.monitor.as_ref().is_none_or(|m| m.contains(c)))
         .collect();
     let mut plan = UnitPlan {
         unit: i,
-        drain_alone,
+        part,
+        autoscalers_held: search.is_some_and(|s| !s.autoscalers)
+            && unit.members.iter().any(|m| m.role == crate::units::Role::Autoscaler),
         name: unit.name.clone(),
         checks,
         points: Vec::new(),
@@ -338,21 +364,15 @@ fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: 
         bounded: None,
         generate: Duration::ZERO,
     };
-    if plan.checks.is_empty() {
+    let Some(search) = search.filter(|_| !plan.checks.is_empty()) else {
         return plan;
-    }
-    let (config, model_unit) = if drain_alone {
-        (
-            std::borrow::Cow::Owned(unit.drain_alone_config(subject.config, subject.objects)),
-            std::borrow::Cow::Owned(unit.drain_alone_unit()),
-        )
-    } else {
-        (unit.config(subject.config), std::borrow::Cow::Borrowed(unit))
     };
+    let config = faults::config_for(unit, search, subject.config, subject.objects);
+    let model_unit = faults::unit_for(unit, search);
     // The topologies are the unit's own: an autoscaled workload starts at every count of its
-    // range, in the drain-alone model too.
+    // range, where its autoscaler is held too.
     let mut topologies = topologies::plan(unit, subject.objects, &config, options.scale);
-    if drain_alone {
+    if part == faults::Part::ImplicitDrain {
         // A drain is hardest where the fewest nodes take the evicted pods' replacements and
         // the fewest replicas leave a budget the least room, while larger clusters multiply
         // the states of every settled placement (demo-shop's production unit: 38 million more
@@ -360,7 +380,6 @@ fn plan_unit(subject: Subject<'_>, generator: &Generator, options: &Options, i: 
         // cluster of the search, at every replica count, and the report says so.
         let fewest = topologies.topologies.iter().map(Topology::nodes).min().unwrap_or(0);
         topologies.topologies.retain(|t| t.nodes() == fewest);
-        topologies.bound.push_str(DRAIN_ALONE_BOUND);
     }
     plan.bound = topologies.bound;
     if topologies.topologies.is_empty() {
@@ -446,10 +465,9 @@ fn emit(dir: &std::path::Path, subject: Subject<'_>, plans: &[UnitPlan]) {
         std::fs::create_dir_all(dir)?;
         for plan in plans {
             let unit_id = &subject.units[plan.unit].id;
-            let id = if plan.drain_alone {
-                format!("{unit_id}.drain")
-            } else {
-                unit_id.clone()
+            let id = match plan.part.slug() {
+                Some(slug) => format!("{unit_id}.{slug}"),
+                None => unit_id.clone(),
             };
             for (k, model) in plan.models.iter().enumerate() {
                 let name = if k == 0 {
@@ -737,12 +755,15 @@ fn searched(plan: UnitPlan, results: &[Option<PointResult>], all: bool, elapsed:
         .collect();
     Searched {
         unit: plan.unit,
+        part: plan.part,
+        autoscalers_held: plan.autoscalers_held,
         checks: plan.checks,
         search: SearchSummary {
             planned,
             explored: runs.len(),
             verified_up_to,
             bound: plan.bound,
+            fault_model: String::new(),
         },
         runs,
         finished,

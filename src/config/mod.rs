@@ -215,6 +215,9 @@ pub struct Config {
     pub descheduler: DeschedulerOptions,
     pub workloads: BTreeMap<ObjectId, WorkloadAssumptions>,
     pub events: Vec<Spanned<EnvironmentEvent>>,
+    /// `events.combine`: explore the events interleaved in one model, rather than each kind
+    /// of disruption alone from every state the others can leave ([`crate::search::faults`]).
+    pub combine_events: bool,
     pub checks: ChecksConfig,
     pub scaling: Scaling,
     pub suppressions: Vec<Suppression>,

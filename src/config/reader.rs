@@ -196,7 +196,7 @@ impl ConfigReader<'_, '_> {
             }
             Some(_) => {}
         }
-        let events = self.events(root);
+        let (events, combine_events) = self.events_section(root);
         for event in &events {
             if let EnvironmentEvent::ClusterAutoscaler { pools, .. } = &event.value {
                 for name in pools {
@@ -224,6 +224,7 @@ impl ConfigReader<'_, '_> {
             descheduler: self.descheduler(root),
             workloads: self.workloads(root),
             events,
+            combine_events,
             checks: self.checks(root),
             scaling,
             suppressions: self.suppressions(root),
@@ -571,9 +572,22 @@ impl ConfigReader<'_, '_> {
         }
     }
 
-    fn events(&mut self, root: &Node) -> Vec<Spanned<EnvironmentEvent>> {
+    /// `events`: a list of events, or `{combine: bool, list: [...]}` to explore them
+    /// interleaved in one model rather than each kind alone.
+    fn events_section(&mut self, root: &Node) -> (Vec<Spanned<EnvironmentEvent>>, bool) {
+        match self.r.field(root, "events") {
+            Some(node) if node.as_map().is_some() => {
+                check_fields(self.r, node, &["combine", "list"], "events");
+                let combine = self.r.bool(node, "combine").is_some_and(|b| b.value);
+                (self.events(node, "list"), combine)
+            }
+            _ => (self.events(root, "events"), false),
+        }
+    }
+
+    fn events(&mut self, root: &Node, key: &str) -> Vec<Spanned<EnvironmentEvent>> {
         let mut out = Vec::new();
-        for item in self.r.maps(root, "events") {
+        for item in self.r.maps(root, key) {
             let types = [
                 "load-change",
                 "node-failure",

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::*;
 use crate::engine::Engine;
 use crate::model::{Generator, Shape, Topology};
+use crate::search::faults::{self, Part};
 use crate::search::{self, Effort, PointVerdict, Progress, SearchSummary, Searched, Subject};
 
 /// A unit's verdicts, one per check, and what the search cost.
@@ -45,23 +46,62 @@ pub fn verify_plans(
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
-    let mut out: Vec<UnitResult> = Vec::new();
+    let mut out: Vec<(UnitResult, Vec<Part>)> = Vec::new();
     for searched in search::verify_plans(subject, plans, engine, options, cancel, progress) {
+        let part = searched.part;
         let result = conclude(subject, searched);
-        // A unit's drain-alone search follows its own: one result per unit.
+        // The searches of a unit's fault model follow each other: one result per unit.
         match out.last_mut() {
-            Some(last) if last.unit == result.unit => merge(last, result),
-            _ => out.push(result),
+            Some((last, parts)) if last.unit == result.unit => {
+                merge(last, result);
+                parts.push(part);
+            }
+            _ => out.push((result, vec![part])),
         }
     }
-    out
+    out.into_iter()
+        .map(|(mut result, parts)| {
+            let autoscaled = subject.units[result.unit]
+                .members
+                .iter()
+                .any(|m| m.role == crate::units::Role::Autoscaler);
+            result.search.fault_model = faults::describe(&parts, autoscaled);
+            result
+        })
+        .collect()
 }
 
-/// `other`'s verdicts (the drain-alone search of the same unit) into `into`: each check from
-/// the search that monitored it; the efforts added.
+/// How much a verdict says, to combine the searches of a fault model: a violation in any of
+/// them is one, an inconclusive search leaves the check undecided, and it is verified only
+/// if every search that monitored it verified it.
+fn weight(v: &Verdict) -> u8 {
+    match v {
+        Verdict::NotChecked => 0,
+        Verdict::Verified => 1,
+        Verdict::Inconclusive(_) => 2,
+        Verdict::Violated { .. } => 3,
+    }
+}
+
+/// `other`'s verdicts (another search of the same unit's fault model) into `into`; the efforts
+/// added. Of two violations the one on fewer nodes, then with the shorter counterexample, is
+/// told (the first on a tie); of two verified verdicts, the smaller topology they both hold
+/// up to.
 fn merge(into: &mut UnitResult, other: UnitResult) {
+    let nodes = |r: &CheckResult| r.topology.as_ref().map_or(0, Topology::nodes);
     for (mine, theirs) in into.results.iter_mut().zip(other.results) {
-        if matches!(mine.verdict, Verdict::NotChecked) {
+        let replace = match weight(&theirs.verdict).cmp(&weight(&mine.verdict)) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => match (&mine.verdict, &theirs.verdict) {
+                (Verdict::Violated { steps: a, .. }, Verdict::Violated { steps: b, .. }) => {
+                    (nodes(&theirs), b.len()) < (nodes(mine), a.len())
+                }
+                (Verdict::Verified, Verdict::Verified) => nodes(&theirs) < nodes(mine),
+                _ => false,
+            },
+        };
+        if replace {
             *mine = theirs;
         }
     }
@@ -72,10 +112,8 @@ fn merge(into: &mut UnitResult, other: UnitResult) {
     a.elapsed += b.elapsed;
     a.cached &= b.cached;
     into.search.planned = into.search.planned.max(other.search.planned);
-    // Where the drain-alone search explored the drain.
-    if other.search.bound.ends_with(search::DRAIN_ALONE_BOUND) {
-        into.search.bound.push_str(search::DRAIN_ALONE_BOUND);
-    }
+    into.search.explored = into.search.explored.max(other.search.explored);
+    into.shape = into.shape.join(&other.shape);
 }
 
 /// Each check of the unit: its first violation (or first inconclusive run), else verified up
@@ -95,7 +133,10 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
                     verified.insert(*check, run.topology.clone());
                 }
                 PointVerdict::Violated(trace) => {
-                    let (steps, location) = decode(trace, &run.ir, &run.names, subject.objects);
+                    let (mut steps, location) = decode(trace, &run.ir, &run.names, subject.objects);
+                    if searched.autoscalers_held {
+                        steps.splice(0..0, held_autoscalers(unit, subject.objects, &run.topology));
+                    }
                     decided.insert(*check, (Verdict::Violated { steps, location }, run.topology.clone()));
                 }
                 PointVerdict::Inconclusive(why) => {
@@ -144,6 +185,47 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
         effort: searched.effort,
         shape: searched.shape,
     }
+}
+
+/// The steps that open a counterexample of a search that held the autoscalers: each autoscaled
+/// workload at its starting count, which a steady load keeps the HPA at (located at the bound
+/// it sits on, else `maxReplicas`).
+fn held_autoscalers(unit: &crate::units::Unit, objects: &[Object], topology: &Topology) -> Vec<Step> {
+    let mut out = Vec::new();
+    for (wi, w) in unit.workloads().enumerate() {
+        let Some(n) = topology.replicas.get(wi).copied().flatten() else {
+            continue;
+        };
+        let hpa = unit
+            .members
+            .iter()
+            .filter(|m| m.role == crate::units::Role::Autoscaler)
+            .find_map(|m| match &objects[m.object].body {
+                Body::HorizontalPodAutoscaler(h)
+                    if h.scale_target_ref.kind == objects[w].id.kind
+                        && h.scale_target_ref.name == objects[w].id.name =>
+                {
+                    Some((&objects[m.object], h))
+                }
+                _ => None,
+            });
+        let Some((o, h)) = hpa else { continue };
+        let at = if i64::from(n) <= i64::from(h.min_replicas.value) {
+            h.min_replicas.span
+        } else {
+            h.max_replicas.span
+        };
+        out.push(Step {
+            actor: Actor::HorizontalPodAutoscaler,
+            message: format!(
+                "{} holds {} at {n} replicas, as a steady load keeps it anywhere in [minReplicas {}, maxReplicas {}]",
+                o.id, objects[w].id, h.min_replicas.value, h.max_replicas.value
+            ),
+            location: Some(at),
+            effect: None,
+        });
+    }
+    out
 }
 
 /// After the scan's `--timeout`: what the stop left undecided says so.

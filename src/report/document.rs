@@ -206,6 +206,10 @@ pub struct Search {
     pub planned: usize,
     pub explored: usize,
     pub bound: String,
+    /// The fault model the verdicts hold under: each disruption alone, from every replica
+    /// count the autoscalers can hold (empty: the config's events combined in one model).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fault_model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified_up_to: Option<TopologyOut>,
 }
@@ -755,6 +759,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             planned: r.search.planned,
             explored: r.search.explored,
             bound: r.search.bound.clone(),
+            fault_model: r.search.fault_model.clone(),
             verified_up_to: r.search.verified_up_to.as_ref().map(topology),
         },
         unmodelled_events: crate::search::unmodelled_events(&a.config)

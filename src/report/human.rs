@@ -103,10 +103,14 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
             } else {
                 &v.search.bound
             };
-            let line = format!(
+            let mut line = format!(
                 "{} of {} topologies explored; search bounded by {bound}",
                 v.search.explored, v.search.planned
             );
+            if !v.search.fault_model.is_empty() {
+                line.push_str("; ");
+                line.push_str(&v.search.fault_model);
+            }
             let _ = writeln!(out, "  {}", paint(color, dim, &line));
         }
         // The first screen of a unit: one block per independent problem (what happens, where,

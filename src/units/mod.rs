@@ -85,7 +85,7 @@ pub struct Unit {
     /// PodDisruptionBudget and the config does not drain nodes. A budget that blocks every
     /// drain is the most common availability mistake, so it is checked with no config; the
     /// drain is the only event there, and its combinations with the config's events are not
-    /// explored ([`Unit::drain_alone_unit`]).
+    /// explored (`search::faults`).
     pub drain_alone: bool,
 }
 
@@ -98,38 +98,6 @@ impl Unit {
                 ..config.clone()
             }),
             None => Cow::Borrowed(config),
-        }
-    }
-
-    /// The unit as its drain-alone model sees it: its workloads and budgets, with neither
-    /// autoscalers nor descheduler policies (the replica counts an HPA may hold come from the
-    /// topology search, which starts each autoscaled workload at every count in its range), and
-    /// `drain-completes` its only check.
-    pub fn drain_alone_unit(&self) -> Unit {
-        Unit {
-            members: self
-                .members
-                .iter()
-                .filter(|m| !matches!(m.role, Role::Autoscaler | Role::DeschedulerPolicy))
-                .cloned()
-                .collect(),
-            checks: vec![CheckId::DrainCompletes],
-            drain_alone: false,
-            ..self.clone()
-        }
-    }
-
-    /// The config of the unit's drain-alone model: its own, with `node-drain` as the only
-    /// event (at the first budget).
-    pub fn drain_alone_config(&self, config: &Config, objects: &[Object]) -> Config {
-        let at = self
-            .members
-            .iter()
-            .find(|m| m.role == Role::DisruptionBudget)
-            .map_or_else(crate::source::Span::default, |m| objects[m.object].span);
-        Config {
-            events: vec![crate::source::Spanned::new(EnvironmentEvent::NodeDrain, at)],
-            ..self.config(config).into_owned()
         }
     }
 

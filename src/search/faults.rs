@@ -1,0 +1,228 @@
+//! A unit's fault model: which disruptions each of its searches explores.
+//!
+//! Interleaving every configured event in one model multiplies their states: a new user's
+//! three events on six nodes filled a gigabyte before any check was decided. So by default
+//! each kind of disruption is explored alone, started from every state the other dimensions
+//! can leave the cluster in: every node count of each pool in its bounds (the topologies) and
+//! every replica count an autoscaler can hold in `[minReplicas, maxReplicas]`. A node
+//! disruption (failure, maintenance, drain) holds the autoscalers there, as a steady load
+//! would; the load, an apply, a GitOps sync and node overload run them. The rollout of a new
+//! revision is a disruption of its own. `events.combine: true` explores the product instead.
+//!
+//! A check is violated if any part finds a violation, and verified only if every part that
+//! monitors it verifies it (`findings::conclude`).
+
+use crate::checks::{Applies, CheckId};
+use crate::config::{Config, EnvironmentEvent};
+use crate::source::Spanned;
+use crate::units::{Role, Unit};
+
+/// What one of a unit's searches explores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Part {
+    /// The config's events interleaved in one model: `events.combine: true`, or no event.
+    Combined,
+    /// One kind of disruption alone: the config's events of this type.
+    Alone(&'static str),
+    /// No event but the rollout of a new revision (and the autoscalers at steady load, where
+    /// no other part runs them).
+    Steady,
+    /// `drain-completes` of a unit with a PodDisruptionBudget when the config drains no node:
+    /// the drain alone, on the smallest cluster of the search.
+    ImplicitDrain,
+}
+
+impl Part {
+    /// A short name, for file names and logs.
+    pub fn slug(self) -> Option<&'static str> {
+        match self {
+            Part::Combined => None,
+            Part::Alone(kind) => Some(kind),
+            Part::Steady => Some("rollout"),
+            Part::ImplicitDrain => Some("drain"),
+        }
+    }
+}
+
+/// One search of a unit: its part of the fault model, the events and checks it explores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Search {
+    pub part: Part,
+    pub events: Vec<Spanned<EnvironmentEvent>>,
+    /// The unit's autoscalers run (else each autoscaled workload keeps its starting count).
+    pub autoscalers: bool,
+    pub checks: Vec<CheckId>,
+}
+
+/// Event types that run the autoscalers: the load they read, or a change of the replicas they
+/// own (an apply, a GitOps sync resetting `spec.replicas`).
+fn runs_autoscalers(kind: &str) -> bool {
+    matches!(kind, "load-change" | "apply" | "gitops-sync" | "node-overload")
+}
+
+/// The cluster autoscaler is a controller of the cluster, not a disruption: every part has it.
+fn is_controller(e: &EnvironmentEvent) -> bool {
+    matches!(e, EnvironmentEvent::ClusterAutoscaler { .. })
+}
+
+/// The searches of `unit` under `config`'s fault model, in a fixed order.
+pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for e in config.events.iter().filter(|e| !is_controller(&e.value)) {
+        if !kinds.contains(&e.value.type_name()) {
+            kinds.push(e.value.type_name());
+        }
+    }
+    let autoscaled = unit.members.iter().any(|m| m.role == Role::Autoscaler);
+    let mut out = Vec::new();
+    if config.combine_events || kinds.is_empty() {
+        out.push(Search {
+            part: Part::Combined,
+            events: config.events.clone(),
+            autoscalers: true,
+            checks: Vec::new(),
+        });
+    } else {
+        for &kind in &kinds {
+            out.push(Search {
+                part: Part::Alone(kind),
+                events: config
+                    .events
+                    .iter()
+                    .filter(|e| e.value.type_name() == kind || is_controller(&e.value))
+                    .cloned()
+                    .collect(),
+                autoscalers: runs_autoscalers(kind),
+                checks: Vec::new(),
+            });
+        }
+        let run_elsewhere = kinds.iter().any(|k| runs_autoscalers(k));
+        out.push(Search {
+            part: Part::Steady,
+            events: config
+                .events
+                .iter()
+                .filter(|e| is_controller(&e.value))
+                .cloned()
+                .collect(),
+            autoscalers: autoscaled && !run_elsewhere,
+            checks: Vec::new(),
+        });
+    }
+    if unit.drain_alone {
+        out.push(Search {
+            part: Part::ImplicitDrain,
+            events: Vec::new(),
+            autoscalers: false,
+            checks: Vec::new(),
+        });
+    }
+    for search in &mut out {
+        search.checks = unit
+            .checks
+            .iter()
+            .copied()
+            .filter(|c| monitors(search, unit, *c))
+            .collect();
+    }
+    out.retain(|s| !s.checks.is_empty());
+    out
+}
+
+/// Whether `search` monitors `check` of `unit`.
+fn monitors(search: &Search, unit: &Unit, check: CheckId) -> bool {
+    let applies = check.check().applies;
+    match search.part {
+        Part::ImplicitDrain => check == CheckId::DrainCompletes,
+        Part::Combined => !(unit.drain_alone && check == CheckId::DrainCompletes),
+        Part::Alone(kind) => match applies {
+            Applies::WithDrainEvents => kind == "node-drain",
+            Applies::WithRollout => false,
+            Applies::WithOverloadEvents => kind == "node-overload",
+            Applies::WithAutoscaler => search.autoscalers,
+            Applies::Always | Applies::WithEvictions | Applies::WithSpread | Applies::WithFeedback => true,
+        },
+        Part::Steady => match applies {
+            Applies::WithDrainEvents | Applies::WithOverloadEvents => false,
+            Applies::WithAutoscaler => search.autoscalers,
+            Applies::WithRollout
+            | Applies::Always
+            | Applies::WithEvictions
+            | Applies::WithSpread
+            | Applies::WithFeedback => true,
+        },
+    }
+}
+
+/// The fault model the verdicts of `parts` hold under, in a sentence's words; empty for one
+/// combined model (the config's events as written).
+pub fn describe(parts: &[Part], autoscaled: bool) -> String {
+    let alone: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Alone(kind) => Some(*kind),
+            Part::Steady => Some("a rollout"),
+            _ => None,
+        })
+        .collect();
+    let mut out = if parts.contains(&Part::Combined) {
+        String::new()
+    } else {
+        let mut s = format!("fault model: each disruption alone ({})", alone.join(", "));
+        if autoscaled {
+            s.push_str(", node disruptions and the rollout from every replica count the autoscalers can hold");
+        }
+        s
+    };
+    if parts.contains(&Part::ImplicitDrain) {
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(IMPLICIT_DRAIN);
+    }
+    out
+}
+
+/// What the fault model says of the drain kivi-lint adds for a PodDisruptionBudget.
+pub const IMPLICIT_DRAIN: &str =
+    "drain-completes in a model of its own (node-drain its only event) on the smallest cluster";
+
+/// The unit as a search sees it: without its autoscalers when they are held (the replica
+/// counts an HPA may hold come from the topologies, which start each autoscaled workload at
+/// every count in its range), without descheduler policies in the implicit drain's model.
+pub fn unit_for(unit: &Unit, search: &Search) -> Unit {
+    Unit {
+        members: unit
+            .members
+            .iter()
+            .filter(|m| match m.role {
+                Role::Autoscaler => search.autoscalers,
+                Role::DeschedulerPolicy => search.part != Part::ImplicitDrain,
+                _ => true,
+            })
+            .cloned()
+            .collect(),
+        checks: search.checks.clone(),
+        drain_alone: false,
+        ..unit.clone()
+    }
+}
+
+/// The config as a search sees it: the unit's, with only the search's events (the implicit
+/// drain's located at the unit's first budget).
+pub fn config_for(unit: &Unit, search: &Search, config: &Config, objects: &[crate::manifest::Object]) -> Config {
+    let events = if search.part == Part::ImplicitDrain {
+        let at = unit
+            .members
+            .iter()
+            .find(|m| m.role == Role::DisruptionBudget)
+            .map_or_else(crate::source::Span::default, |m| objects[m.object].span);
+        vec![Spanned::new(EnvironmentEvent::NodeDrain, at)]
+    } else {
+        search.events.clone()
+    };
+    Config {
+        events,
+        ..unit.config(config).into_owned()
+    }
+}
