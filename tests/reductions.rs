@@ -149,7 +149,8 @@ fn time_scales_keep_every_fixture_verdict() {
 }
 
 /// A load change of a workload that no HPA scales and no node-overload event reads changes
-/// nothing a step reads: the model leaves it out. With an HPA it stays.
+/// nothing a step reads: the model leaves it out (and the default config's fault model has no
+/// load search for it). With an HPA it stays.
 #[test]
 fn unread_load_levels_are_not_explored() {
     let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: c, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}\n";
@@ -186,13 +187,20 @@ fn emitted(files: &[(&str, &str)], scale: &str) -> (String, String) {
         .output()
         .unwrap();
     assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+    // Every file of the kind, in name order, one after the other: a unit of several searches
+    // (the fault model's parts) has a model and inputs for each.
     let file = |ext: &str| {
-        std::fs::read_dir(models.path())
+        let mut paths: Vec<_> = std::fs::read_dir(models.path())
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().ends_with(ext))
+            .filter(|p| p.to_string_lossy().ends_with(ext))
+            .collect();
+        paths.sort();
+        assert!(!paths.is_empty(), "no {ext} emitted");
+        paths
+            .iter()
             .map(|p| std::fs::read_to_string(p).unwrap())
-            .unwrap()
+            .collect::<String>()
     };
     (file(".pml"), file(".1.input"))
 }

@@ -101,6 +101,11 @@ pub(crate) struct ScanArgs {
     #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
     pub(crate) fail_on: FailOn,
 
+    /// Exit 3 for a partial verdict too: a check that held on every topology up to a size,
+    /// then hit a limit (by default that passes, with a note).
+    #[arg(long)]
+    pub(crate) require_complete: bool,
+
     /// Ignore `ignore-check.kivi-lint.io/<check>` annotations (audits); config suppressions
     /// still apply.
     #[arg(long)]

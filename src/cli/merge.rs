@@ -11,7 +11,12 @@ use crate::diagnostics::{self, Severity};
 use crate::report::{self, exit};
 
 /// `kivi-lint merge`: read the shards' JSON reports, join them, print the report.
-pub(super) fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalArgs) -> Result<u8> {
+pub(super) fn merge_command(
+    files: &[PathBuf],
+    fail_on: FailOn,
+    require_complete: bool,
+    global: &GlobalArgs,
+) -> Result<u8> {
     let stderr_color = global.color.enabled(std::io::stderr().is_terminal());
     let stdout_color = global.color.enabled(std::io::stdout().is_terminal());
     output::init_logging(global, stderr_color);
@@ -76,7 +81,7 @@ pub(super) fn merge_command(files: &[PathBuf], fail_on: FailOn, global: &GlobalA
             );
         }
     }
-    let code = output::exit_code(&merged, fail_on);
+    let code = output::exit_code(&merged, fail_on, require_complete);
     let outputs = match output::outputs(&global.format) {
         Ok(o) => o,
         Err(e) => {

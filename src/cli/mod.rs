@@ -68,6 +68,9 @@ enum Command {
         /// Exit 1 when a finding at or above this level exists (`never`: findings do not fail).
         #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
         fail_on: FailOn,
+        /// Exit 3 for a partial verdict too (a check that held up to a size, then hit a limit).
+        #[arg(long)]
+        require_complete: bool,
         #[command(flatten)]
         global: GlobalArgs,
     },
@@ -91,7 +94,12 @@ pub fn run() -> Result<u8> {
             Ok(exit::OK)
         }
         Some(Command::Units { scan, global }) => scan_command(&scan, &global, true),
-        Some(Command::Merge { files, fail_on, global }) => merge::merge_command(&files, fail_on, &global),
+        Some(Command::Merge {
+            files,
+            fail_on,
+            require_complete,
+            global,
+        }) => merge::merge_command(&files, fail_on, require_complete, &global),
         Some(Command::Rules { format }) => {
             std::io::stdout().write_all(report::rules(format).as_bytes())?;
             Ok(exit::OK)
@@ -238,7 +246,7 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
     }
     let results = verified.results;
     let report = report::Report::new(&analysis, Some(&results), &verified.context);
-    let code = output::exit_code(&report, scan.fail_on);
+    let code = output::exit_code(&report, scan.fail_on, scan.require_complete);
     let written = output::write_reports(&report, &outputs, code, stdout_color, global.verbose > 0)?;
     for r in &results {
         tracing::info!(

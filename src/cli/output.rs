@@ -179,7 +179,7 @@ pub(crate) fn write_reports(
 
 /// 2 for input or engine errors, else 1 for findings at or above `fail_on`, else 3 when
 /// something was inconclusive, else 0. Violations a PR-mode report leaves out do not count.
-pub(crate) fn exit_code(report: &report::Report, fail_on: FailOn) -> u8 {
+pub(crate) fn exit_code(report: &report::Report, fail_on: FailOn, require_complete: bool) -> u8 {
     use report::document::VerdictKind;
     let outcomes = || report.outcomes().map(|(_, c)| c);
     if report.summary.errors > 0 || outcomes().any(|c| c.engine_error) {
@@ -188,7 +188,7 @@ pub(crate) fn exit_code(report: &report::Report, fail_on: FailOn) -> u8 {
         .any(|c| c.verdict == VerdictKind::Violated && c.suppression.is_none() && fail_on.fails(c.level))
     {
         exit::FINDINGS
-    } else if outcomes().any(|c| c.verdict == VerdictKind::Inconclusive) {
+    } else if outcomes().any(|c| c.verdict == VerdictKind::Inconclusive && (!c.partial || require_complete)) {
         exit::INCONCLUSIVE
     } else {
         exit::OK

@@ -216,7 +216,7 @@ pub struct Config {
     pub workloads: BTreeMap<ObjectId, WorkloadAssumptions>,
     pub events: Vec<Spanned<EnvironmentEvent>>,
     /// `events.combine`: explore the events interleaved in one model, rather than each kind
-    /// of disruption alone from every state the others can leave ([`crate::search::faults`]).
+    /// of disruption alone from every state the others can leave (the search's fault model).
     pub combine_events: bool,
     pub checks: ChecksConfig,
     pub scaling: Scaling,

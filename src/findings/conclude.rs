@@ -46,9 +46,9 @@ pub fn verify_plans(
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
-    let mut out: Vec<(UnitResult, Vec<Part>)> = Vec::new();
+    let mut out: Vec<(UnitResult, Vec<(Part, bool)>)> = Vec::new();
     for searched in search::verify_plans(subject, plans, engine, options, cancel, progress) {
-        let part = searched.part;
+        let part = (searched.part, searched.autoscalers_held);
         let result = conclude(subject, searched);
         // The searches of a unit's fault model follow each other: one result per unit.
         match out.last_mut() {
@@ -61,11 +61,7 @@ pub fn verify_plans(
     }
     out.into_iter()
         .map(|(mut result, parts)| {
-            let autoscaled = subject.units[result.unit]
-                .members
-                .iter()
-                .any(|m| m.role == crate::units::Role::Autoscaler);
-            result.search.fault_model = faults::describe(&parts, autoscaled);
+            result.search.fault_model = faults::describe(&parts);
             result
         })
         .collect()
@@ -84,9 +80,10 @@ fn weight(v: &Verdict) -> u8 {
 }
 
 /// `other`'s verdicts (another search of the same unit's fault model) into `into`; the efforts
-/// added. Of two violations the one on fewer nodes, then with the shorter counterexample, is
-/// told (the first on a tie); of two verified verdicts, the smaller topology they both hold
-/// up to.
+/// added. Of two violations the one on fewer nodes is told, the first search's on a tie (a
+/// search that runs the autoscalers comes before those that hold them, so its counterexample
+/// shows how the load gets there); of two verified verdicts, the smaller topology they both
+/// hold up to.
 fn merge(into: &mut UnitResult, other: UnitResult) {
     let nodes = |r: &CheckResult| r.topology.as_ref().map_or(0, Topology::nodes);
     for (mine, theirs) in into.results.iter_mut().zip(other.results) {
@@ -94,9 +91,7 @@ fn merge(into: &mut UnitResult, other: UnitResult) {
             std::cmp::Ordering::Greater => true,
             std::cmp::Ordering::Less => false,
             std::cmp::Ordering::Equal => match (&mine.verdict, &theirs.verdict) {
-                (Verdict::Violated { steps: a, .. }, Verdict::Violated { steps: b, .. }) => {
-                    (nodes(&theirs), b.len()) < (nodes(mine), a.len())
-                }
+                (Verdict::Violated { .. }, Verdict::Violated { .. }) => nodes(&theirs) < nodes(mine),
                 (Verdict::Verified, Verdict::Verified) => nodes(&theirs) < nodes(mine),
                 _ => false,
             },
@@ -123,6 +118,7 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
     // Per check: its verdict once decided, else the largest topology it was verified on.
     let mut decided: BTreeMap<CheckId, (Verdict, Topology)> = BTreeMap::new();
     let mut verified: BTreeMap<CheckId, Topology> = BTreeMap::new();
+    let mut held: BTreeMap<CheckId, usize> = BTreeMap::new();
     for run in &searched.runs {
         for (check, verdict) in &run.verdicts {
             if decided.contains_key(check) {
@@ -131,6 +127,7 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
             match verdict {
                 PointVerdict::Verified => {
                     verified.insert(*check, run.topology.clone());
+                    *held.entry(*check).or_default() += 1;
                 }
                 PointVerdict::Violated(trace) => {
                     let (mut steps, location) = decode(trace, &run.ir, &run.names, subject.objects);
@@ -172,6 +169,7 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
                 check: *check,
                 verdict,
                 topology,
+                held_topologies: held_up_to.as_ref().map_or(0, |_| held.get(check).copied().unwrap_or(0)),
                 held_up_to,
                 baseline: None,
                 fix: None,

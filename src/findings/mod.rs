@@ -195,6 +195,8 @@ pub struct CheckResult {
     /// Inconclusive after some runs: the last topology the check was verified on before the
     /// run that could not finish (it held on every topology of the search up to there).
     pub held_up_to: Option<crate::model::Topology>,
+    /// How many topologies the check held on, up to `held_up_to`.
+    pub held_topologies: usize,
     /// PR mode, violations only: whether the base revision has the same violation.
     pub baseline: Option<bool>,
     /// Violations only: a change the model checker verified to make the check hold.

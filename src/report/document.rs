@@ -304,8 +304,20 @@ pub struct CheckOutcome {
     /// that could not finish (it held on every one up to there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_up_to: Option<TopologyOut>,
+    /// How many topologies it held on, up to `heldUpTo`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held_topologies: usize,
+    /// Inconclusive only: a partial verdict. The check held on every topology up to
+    /// `heldUpTo`, and a limit (time, memory, depth, the model's bounds) stopped the search
+    /// after it: a pass with a note, unless `--require-complete`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepOut>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CheckOutcome {
@@ -329,8 +341,29 @@ impl CheckOutcome {
     }
 
     /// An inconclusive check in one line, the same in every format: why, where the run that
-    /// could not finish was, and up to where the check held before it.
+    /// could not finish was, and up to where the check held before it. A partial verdict says
+    /// first what it holds on: "holds up to 5 nodes (…) (all 14 topologies up to there); not
+    /// decided at 6 nodes (…): memory limit of 1024 MiB reached".
     pub fn inconclusive_text(&self) -> String {
+        if let (true, Some(held)) = (self.partial, &self.held_up_to) {
+            let n = self.held_topologies;
+            let mut text = format!(
+                "holds up to {} ({} topolog{} up to there)",
+                held.description,
+                if n == 1 {
+                    "the one".to_string()
+                } else {
+                    format!("all {n}")
+                },
+                if n == 1 { "y" } else { "ies" }
+            );
+            let why = self.reason.as_deref().unwrap_or("a limit was reached");
+            match &self.topology {
+                Some(t) => text.push_str(&format!("; not decided at {}: {why}", t.description)),
+                None => text.push_str(&format!("; not decided beyond: {why}")),
+            }
+            return text;
+        }
         let mut text = self.reason.clone().unwrap_or_else(|| "no verdict".into());
         if let Some(t) = &self.topology {
             text.push_str(&format!(" (at {})", t.description));
@@ -720,6 +753,8 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             baseline_state,
             topology: c.topology.as_ref().map(topology),
             held_up_to: c.held_up_to.as_ref().map(topology),
+            held_topologies: c.held_topologies,
+            partial: c.held_up_to.is_some() && matches!(&c.verdict, Verdict::Inconclusive(why) if why.is_limit()),
             file: at.file,
             line: at.line,
             column: at.column,

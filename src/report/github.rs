@@ -56,6 +56,8 @@ pub fn render(e: &Emit) -> String {
         annotations.push(Annotation {
             level: if f.outcome.engine_error {
                 Level::Error
+            } else if f.outcome.partial {
+                Level::Note
             } else {
                 Level::Warning
             },
@@ -64,7 +66,11 @@ pub fn render(e: &Emit) -> String {
             end_line: 0,
             column: 0,
             end_column: None,
-            title: format!("kivi-lint {} inconclusive", f.check()),
+            title: format!(
+                "kivi-lint {} {}",
+                f.check(),
+                if f.outcome.partial { "partial" } else { "inconclusive" }
+            ),
             message: format!(
                 "{} of unit {} could not be decided: {}",
                 f.check(),

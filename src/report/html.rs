@@ -111,6 +111,7 @@ impl Page {
                                 VerdictKind::Violated if c.suppression.is_some() => "suppressed",
                                 VerdictKind::Violated => "violated",
                                 VerdictKind::Verified => "verified",
+                                VerdictKind::Inconclusive if c.partial => "partial",
                                 VerdictKind::Inconclusive => "inconclusive",
                                 VerdictKind::NotChecked => "not-checked",
                             };

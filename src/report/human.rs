@@ -86,6 +86,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
     let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
     let dim = Style::new().dimmed();
     let (mut violated, mut verified, mut inconclusive, mut checked) = (0, 0, 0, 0);
+    let mut partial = 0;
     for u in &r.units {
         let Some(v) = &u.verification else { continue };
         checked += 1;
@@ -139,11 +140,17 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                     let _ = writeln!(out, "  {} {}{}", paint(color, green, "✓ verified"), c.check, up_to);
                 }
                 VerdictKind::Inconclusive => {
-                    inconclusive += 1;
+                    let label = if c.partial {
+                        partial += 1;
+                        "◐ partial"
+                    } else {
+                        inconclusive += 1;
+                        "? inconclusive"
+                    };
                     let _ = writeln!(
                         out,
                         "  {} {}: {}",
-                        paint(color, yellow, "? inconclusive"),
+                        paint(color, yellow, label),
                         c.check,
                         c.inconclusive_text()
                     );
@@ -236,9 +243,14 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         }
         let _ = writeln!(out, "no Kubernetes objects found under {}", paths.join(", "));
     } else {
+        let partial = if partial > 0 {
+            format!(", {partial} partial")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "{} checked: {violated} violated{suppressed}, {verified} verified, {inconclusive} inconclusive",
+            "{} checked: {violated} violated{suppressed}, {verified} verified{partial}, {inconclusive} inconclusive",
             plural(checked, "unit")
         );
     }

@@ -123,6 +123,14 @@ fn status(f: &Finding, failing_here: bool, at: &str) -> TestCaseStatus {
                 st
             }
         },
+        // A partial verdict passes with a note (unless --require-complete): skipped, not failed.
+        VerdictKind::Inconclusive if o.partial => {
+            let message = format!("partial: {}", o.inconclusive_text());
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(message.as_str())
+                .set_description(format!("{at}: {} {message}", o.check));
+            st
+        }
         VerdictKind::Inconclusive => {
             let message = format!("inconclusive: {}", o.inconclusive_text());
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);

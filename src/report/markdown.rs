@@ -66,9 +66,11 @@ pub fn render(e: &Emit) -> String {
     for f in violation::inconclusive(r) {
         let _ = writeln!(
             out,
-            "- ❔ `{}` of unit {} is inconclusive: {}",
+            "- {} `{}` of unit {} is {}: {}",
+            if f.outcome.partial { "◐" } else { "❔" },
             f.check(),
             cell(&f.unit.name),
+            if f.outcome.partial { "partial" } else { "inconclusive" },
             sentence(&f.outcome.inconclusive_text())
         );
     }

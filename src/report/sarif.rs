@@ -65,8 +65,8 @@ pub fn render(e: &Emit) -> String {
     for f in violation::inconclusive(e.report) {
         let why = f.outcome.inconclusive_text();
         notifications.push(json!({
-            "level": if f.outcome.engine_error { "error" } else { "warning" },
-            "message": {"text": format!("{} of unit {} is inconclusive: {why}", f.check(), f.unit.name)},
+            "level": if f.outcome.engine_error { "error" } else if f.outcome.partial { "note" } else { "warning" },
+            "message": {"text": format!("{} of unit {} is {}: {why}", f.check(), f.unit.name, if f.outcome.partial { "partial" } else { "inconclusive" })},
             "associatedRule": {"id": f.check(), "index": rule_index(f.check())},
         }));
     }

@@ -65,7 +65,8 @@ fn is_controller(e: &EnvironmentEvent) -> bool {
     matches!(e, EnvironmentEvent::ClusterAutoscaler { .. })
 }
 
-/// The searches of `unit` under `config`'s fault model, in a fixed order.
+/// The searches of `unit` under `config`'s fault model, in a fixed order: the kinds that
+/// run the autoscalers, the others (each in config order), the rollout, the implicit drain.
 pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
     let mut kinds: Vec<&'static str> = Vec::new();
     for e in config.events.iter().filter(|e| !is_controller(&e.value)) {
@@ -73,8 +74,11 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
             kinds.push(e.value.type_name());
         }
     }
+    // The kinds that run the autoscalers first: of equal counterexamples the first search's
+    // is told, and theirs show how the load gets there.
+    kinds.sort_by_key(|k| !runs_autoscalers(k));
     let autoscaled = unit.members.iter().any(|m| m.role == Role::Autoscaler);
-    let mut out = Vec::new();
+    let mut out: Vec<Search> = Vec::new();
     if config.combine_events || kinds.is_empty() {
         out.push(Search {
             part: Part::Combined,
@@ -84,6 +88,11 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
         });
     } else {
         for &kind in &kinds {
+            // Without an autoscaler, a load change alters nothing a controller reads (the
+            // scheduler and the checks see requests): its model is the others' without events.
+            if kind == "load-change" && !autoscaled {
+                continue;
+            }
             out.push(Search {
                 part: Part::Alone(kind),
                 events: config
@@ -97,7 +106,7 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
             });
         }
         let run_elsewhere = kinds.iter().any(|k| runs_autoscalers(k));
-        out.push(Search {
+        let steady = Search {
             part: Part::Steady,
             events: config
                 .events
@@ -107,7 +116,13 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
                 .collect(),
             autoscalers: autoscaled && !run_elsewhere,
             checks: Vec::new(),
-        });
+        };
+        // Events may or may not happen, so every other search explores the cluster without
+        // them too: the steady one adds only the rollout, or autoscalers no other one runs.
+        let others = out.iter().any(|s| matches!(s.part, Part::Alone(_)));
+        if unit.checks.contains(&CheckId::RolloutCompletes) || steady.autoscalers || !others {
+            out.push(steady);
+        }
     }
     if unit.drain_alone {
         out.push(Search {
@@ -154,27 +169,30 @@ fn monitors(search: &Search, unit: &Unit, check: CheckId) -> bool {
     }
 }
 
-/// The fault model the verdicts of `parts` hold under, in a sentence's words; empty for one
-/// combined model (the config's events as written).
-pub fn describe(parts: &[Part], autoscaled: bool) -> String {
-    let alone: Vec<&str> = parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Alone(kind) => Some(*kind),
-            Part::Steady => Some("a rollout"),
-            _ => None,
-        })
-        .collect();
-    let mut out = if parts.contains(&Part::Combined) {
-        String::new()
-    } else {
-        let mut s = format!("fault model: each disruption alone ({})", alone.join(", "));
-        if autoscaled {
-            s.push_str(", node disruptions and the rollout from every replica count the autoscalers can hold");
-        }
-        s
+/// The fault model the verdicts of a unit's searches hold under, in a sentence's words, from
+/// each search's part and whether it held the autoscalers. Empty where one search explored
+/// the config's events as written (combined, or a single kind that holds nothing).
+pub fn describe(parts: &[(Part, bool)]) -> String {
+    let name = |p: Part| match p {
+        Part::Alone(kind) => Some(kind),
+        Part::Steady => Some("a rollout"),
+        _ => None,
     };
-    if parts.contains(&Part::ImplicitDrain) {
+    let alone: Vec<&str> = parts.iter().filter_map(|(p, _)| name(*p)).collect();
+    let held: Vec<&str> = parts.iter().filter(|(_, h)| *h).filter_map(|(p, _)| name(*p)).collect();
+    let mut out = String::new();
+    if alone.len() > 1 {
+        out = format!("fault model: each disruption alone ({})", alone.join(", "));
+    } else if let Some(only) = alone.first().filter(|_| !held.is_empty()) {
+        out = format!("fault model: {only}");
+    }
+    if !held.is_empty() {
+        out.push_str(&format!(
+            "; {} from every replica count the autoscalers can hold",
+            held.join(", ")
+        ));
+    }
+    if parts.iter().any(|(p, _)| *p == Part::ImplicitDrain) {
         if !out.is_empty() {
             out.push_str("; ");
         }
