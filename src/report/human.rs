@@ -109,7 +109,7 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
                 v.search.explored, v.search.planned
             );
             if !v.search.fault_model.is_empty() {
-                line.push_str("; ");
+                line.push_str("; fault model: ");
                 line.push_str(&v.search.fault_model);
             }
             let _ = writeln!(out, "  {}", paint(color, dim, &line));

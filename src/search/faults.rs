@@ -182,9 +182,9 @@ pub fn describe(parts: &[(Part, bool)]) -> String {
     let held: Vec<&str> = parts.iter().filter(|(_, h)| *h).filter_map(|(p, _)| name(*p)).collect();
     let mut out = String::new();
     if alone.len() > 1 {
-        out = format!("fault model: each disruption alone ({})", alone.join(", "));
+        out = format!("each disruption alone ({})", alone.join(", "));
     } else if let Some(only) = alone.first().filter(|_| !held.is_empty()) {
-        out = format!("fault model: {only}");
+        out = (*only).to_string();
     }
     if !held.is_empty() {
         out.push_str(&format!(
