@@ -44,6 +44,15 @@ pub(super) fn run_point(
     if let Some(cap) = point.names.replica_cap {
         beyond_the_cap(&mut result, cap);
     }
+    // Where the states go, per search of the fault model and topology (`-vv`).
+    tracing::debug!(
+        "unit {} search {} topology {}: {} states, pan {:.2?}",
+        plan.name,
+        plan.part.slug().unwrap_or("combined"),
+        t + 1,
+        result.states,
+        result.timings.pan
+    );
     Some(result)
 }
 

@@ -195,6 +195,15 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
         {
             pool.count = n;
         }
+        // The counterexample's starting replicas: an autoscaled workload starts where its HPA
+        // was held (or started), as the manifests' count would not.
+        let workloads: Vec<usize> = units[unit].workloads().collect();
+        for (&w, n) in workloads.iter().zip(&t.replicas) {
+            if let (Some(n), Body::Workload(wl)) = (n, &mut objects[w].body) {
+                let span = wl.replicas.as_ref().map_or(Span::default(), |r| r.span);
+                wl.replicas = Some(Spanned::new(*n as i32, span));
+            }
+        }
     }
     Edited { objects, config, units }
 }
