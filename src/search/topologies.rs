@@ -34,8 +34,22 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
     let pools = &config.cluster.pools;
     match scale {
         Scale::Current => {
+            // An autoscaled workload starts where its HPA holds the manifests' count: a search
+            // that holds the autoscalers has no HPA of its own to clamp it.
+            let replicas = unit
+                .workloads()
+                .map(|w| {
+                    autoscaler_bounds(unit, objects, w).map(|(min, max)| {
+                        let desired = objects[w].workload().map_or(1, |wl| wl.desired_replicas().max(0) as u32);
+                        desired.clamp(min, max)
+                    })
+                })
+                .collect();
             return Plan {
-                topologies: vec![Topology::current(config)],
+                topologies: vec![Topology {
+                    replicas,
+                    ..Topology::current(config)
+                }],
                 bound: "one topology: the pools' `count`".into(),
             };
         }

@@ -183,6 +183,17 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
     let mut objects = a.objects.clone();
     let mut config = a.config.clone();
     let mut units = a.units.clone();
+    // The counterexample's starting replicas first (an autoscaled workload starts where its
+    // HPA was held or started, not at the manifests' count), then the edit, which may drop them.
+    if let Some(t) = at {
+        let workloads: Vec<usize> = units[unit].workloads().collect();
+        for (&w, n) in workloads.iter().zip(&t.replicas) {
+            if let (Some(n), Body::Workload(wl)) = (n, &mut objects[w].body) {
+                let span = wl.replicas.as_ref().map_or(Span::default(), |r| r.span);
+                wl.replicas = Some(Spanned::new(*n as i32, span));
+            }
+        }
+    }
     apply(&mut objects, &mut config, &mut units[unit].members, edit);
     // The edit may change what the pods require of nodes: assumed again for the edited unit.
     crate::units::assumed::reassume(&config.cluster, &objects, &mut units[unit]);
@@ -194,15 +205,6 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
             .zip(&t.nodes_per_pool)
         {
             pool.count = n;
-        }
-        // The counterexample's starting replicas: an autoscaled workload starts where its HPA
-        // was held (or started), as the manifests' count would not.
-        let workloads: Vec<usize> = units[unit].workloads().collect();
-        for (&w, n) in workloads.iter().zip(&t.replicas) {
-            if let (Some(n), Body::Workload(wl)) = (n, &mut objects[w].body) {
-                let span = wl.replicas.as_ref().map_or(Span::default(), |r| r.span);
-                wl.replicas = Some(Spanned::new(*n as i32, span));
-            }
         }
     }
     Edited { objects, config, units }
