@@ -180,17 +180,15 @@ pub fn describe(parts: &[(Part, bool)]) -> String {
     };
     let alone: Vec<&str> = parts.iter().filter_map(|(p, _)| name(*p)).collect();
     let held: Vec<&str> = parts.iter().filter(|(_, h)| *h).filter_map(|(p, _)| name(*p)).collect();
+    let from = |held: &[&str]| format!("{} from every replica count the autoscalers can hold", held.join(", "));
     let mut out = String::new();
     if alone.len() > 1 {
         out = format!("each disruption alone ({})", alone.join(", "));
-    } else if let Some(only) = alone.first().filter(|_| !held.is_empty()) {
-        out = (*only).to_string();
-    }
-    if !held.is_empty() {
-        out.push_str(&format!(
-            "; {} from every replica count the autoscalers can hold",
-            held.join(", ")
-        ));
+        if !held.is_empty() {
+            out.push_str(&format!("; {}", from(&held)));
+        }
+    } else if !held.is_empty() {
+        out = from(&held);
     }
     if parts.iter().any(|(p, _)| *p == Part::ImplicitDrain) {
         if !out.is_empty() {
@@ -242,5 +240,47 @@ pub fn config_for(unit: &Unit, search: &Search, config: &Config, objects: &[crat
     Config {
         events,
         ..unit.config(config).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fault_model_is_said_once_per_unit() {
+        // One combined model: nothing to say.
+        assert_eq!(describe(&[(Part::Combined, false)]), "");
+        // One kind that runs the autoscalers: the config's events as written.
+        assert_eq!(describe(&[(Part::Alone("load-change"), false)]), "");
+        assert_eq!(
+            describe(&[
+                (Part::Alone("load-change"), false),
+                (Part::Alone("node-drain"), true),
+                (Part::Steady, true),
+                (Part::ImplicitDrain, false),
+            ]),
+            format!(
+                "each disruption alone (load-change, node-drain, a rollout); node-drain, a rollout from every replica count the autoscalers can hold; {IMPLICIT_DRAIN}"
+            )
+        );
+        assert_eq!(
+            describe(&[(Part::Alone("node-failure"), true)]),
+            "node-failure from every replica count the autoscalers can hold"
+        );
+        assert_eq!(
+            describe(&[(Part::Combined, false), (Part::ImplicitDrain, false)]),
+            IMPLICIT_DRAIN
+        );
+    }
+
+    #[test]
+    fn node_disruptions_hold_the_autoscalers_and_load_runs_them() {
+        for kind in ["load-change", "apply", "gitops-sync", "node-overload"] {
+            assert!(runs_autoscalers(kind), "{kind}");
+        }
+        for kind in ["node-failure", "node-maintenance", "node-drain"] {
+            assert!(!runs_autoscalers(kind), "{kind}");
+        }
     }
 }

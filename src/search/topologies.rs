@@ -40,7 +40,9 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
                 .workloads()
                 .map(|w| {
                     autoscaler_bounds(unit, objects, w).map(|(min, max)| {
-                        let desired = objects[w].workload().map_or(1, |wl| wl.desired_replicas().max(0) as u32);
+                        let desired = objects[w]
+                            .workload()
+                            .map_or(1, |wl| wl.desired_replicas().max(0) as u32);
                         desired.clamp(min, max)
                     })
                 })

@@ -1,0 +1,109 @@
+//! The fault model (each kind of disruption alone, from every replica count the autoscalers can
+//! hold; `events.combine` for the product) and partial verdicts, through the binary.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+mod common;
+use common::{copy_tree, kivi, root};
+
+/// `kivi-lint ARGS`: (exit code, stdout).
+fn run(args: &[&str]) -> (i32, String) {
+    let out = kivi().args(args).args(["--color", "never"]).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A PodDisruptionBudget whose `minAvailable` equals the HPA's minimum blocks every drain once
+/// the load lets the HPA sit there. The drain's own search holds the HPA at each count of its
+/// range and finds it, telling the held count as the counterexample's first step; combined,
+/// the HPA scales down during the drain.
+#[test]
+fn each_disruption_alone_finds_the_budget_that_pins_the_autoscaler_minimum() {
+    let fixture = root().join("fixtures/drain-blocked-at-hpa-min");
+    let (code, out) = run(&["--no-cache", "--no-fixes", fixture.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    for expected in [
+        "fault model: each disruption alone (load-change, node-drain); node-drain from every replica count the autoscalers can hold",
+        "✗ error drain-completes: The drain of",
+        "[1] horizontal-pod-autoscaler: HorizontalPodAutoscaler/shop/web holds Deployment/shop/web at 2 replicas, as a steady load keeps it anywhere in [minReplicas 2, maxReplicas 4]",
+        "✓ verified pods-schedulable",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+
+    // `events.combine: true`: one model, the HPA runs in it.
+    let dir = assert_fs::TempDir::new().unwrap();
+    copy_tree(&fixture, dir.path());
+    let config = dir.path().join(".kivi-lint.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let combined = text.replace("events:\n", "events:\n  combine: true\n  list:\n");
+    assert_ne!(text, combined);
+    std::fs::write(&config, combined.replace("\n  - {type", "\n    - {type")).unwrap();
+    let (code, out) = run(&["--no-cache", "--no-fixes", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("fault model:"), "{out}");
+    assert!(!out.contains("holds Deployment/shop/web"), "{out}");
+    assert!(out.contains("✗ error drain-completes"), "{out}");
+    assert!(
+        out.contains("horizontal-pod-autoscaler: HorizontalPodAutoscaler/shop/web scales Deployment/shop/web from"),
+        "{out}"
+    );
+}
+
+/// A check that held on every topology up to a size, then hit a limit, is a partial verdict:
+/// said with what it holds on, a pass with a note, and exit 3 with `--require-complete`.
+#[test]
+fn a_check_that_held_up_to_a_limit_is_partial_and_passes_unless_complete_is_required() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    copy_tree(&root().join("fixtures/demo-shop"), dir.path());
+    let config = dir.path().join(".kivi-lint.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let only_drain = text.replace(
+        "  severity: {no-replica-oscillation: warning}",
+        "  enable: [drain-completes]",
+    );
+    assert_ne!(text, only_drain);
+    std::fs::write(&config, only_drain).unwrap();
+    let cache = dir.path().join(".cache");
+    let json = dir.path().join("report.json");
+    let production = dir.path().join("apps/production");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            production.to_str().unwrap().into(),
+            "--config".into(),
+            config.to_str().unwrap().into(),
+            "--cache-dir".into(),
+            cache.to_str().unwrap().into(),
+            "--no-fixes".into(),
+            // The drain of 7 replicas on the smallest cluster needs more.
+            "--run-memory".into(),
+            "24".into(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let first = args(&["--format", "human", "--format", &format!("json={}", json.display())]);
+    let (code, out) = run(&first.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("◐ partial drain-completes: holds up to 3 nodes (zone-a 1, zone-b 1, zone-c 1), frontend from 6 replicas (all 4 topologies up to there); not decided at 3 nodes (zone-a 1, zone-b 1, zone-c 1), frontend from 7 replicas: memory limit of 24 MiB reached"),
+        "{out}"
+    );
+    assert!(out.contains("0 verified, 1 partial, 0 inconclusive"), "{out}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let result = &report["units"][0]["verification"]["results"][0];
+    assert_eq!(result["verdict"], "inconclusive", "{result}");
+    assert_eq!(result["partial"], true, "{result}");
+    assert_eq!(result["heldTopologies"], 4, "{result}");
+
+    // The memory-limit verdict is cached with its limit: the rerun does not run pan again.
+    let strict = args(&["--require-complete"]);
+    let (code, out) = run(&strict.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("verdicts from the result cache"), "{out}");
+    assert!(Path::new(&cache).exists());
+}
