@@ -588,8 +588,10 @@ fn run_searches(
     let (wake_tx, wake_rx) = mpsc::channel::<()>();
     let wake_rx = Mutex::new(wake_rx);
     let workers = options.jobs.max(1);
+    // A unit is several plans (the searches of its fault model): progress counts units.
+    let units_of_plans: std::collections::BTreeSet<usize> = plans.iter().map(|p| p.unit).collect();
     let mut state = Progress {
-        units: plans.len(),
+        units: units_of_plans.len(),
         ..Progress::default()
     };
     std::thread::scope(|scope| {
@@ -646,6 +648,7 @@ fn run_searches(
             }
             // Accept what is consistent, cancel what no longer is, and queue the next runs.
             let mut finished_units = 0;
+            let mut open_units = std::collections::BTreeSet::new();
             let mut candidates: Vec<(usize, usize, Vec<CheckId>)> = Vec::new();
             state.runs = 0;
             state.runs_done = 0;
@@ -671,6 +674,7 @@ fn run_searches(
                     finished_units += 1;
                     continue;
                 }
+                open_units.insert(plan.unit);
                 // Speculate: later points run with the checks open now, which is what a
                 // one-by-one search will have unless an earlier point decides one.
                 for (point, result) in results[u].iter().enumerate().skip(w.next) {
@@ -683,7 +687,7 @@ fn run_searches(
                     }
                 }
             }
-            state.units_done = finished_units;
+            state.units_done = state.units - open_units.len();
             if finished_units == plans.len() || (cancel.load(Ordering::Relaxed) && in_flight == 0) {
                 break;
             }

@@ -21,6 +21,8 @@ enum Variant {
     NoSymmetry,
     /// `controller-lag` added to `faults`.
     ControllerLag,
+    /// `events.combine: true`: the events interleaved in one model.
+    Combined,
 }
 
 /// The fixture's config (the default config when it has none) with the variant applied.
@@ -32,6 +34,7 @@ fn config_for(fixture: &Path, variant: Variant) -> String {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let (key, flow, block, alone) = match variant {
         Variant::AsIs => return text,
+        Variant::Combined => return combined(&lines),
         Variant::NoSymmetry => (
             "scaling:",
             "{symmetry: false, ",
@@ -57,6 +60,32 @@ fn config_for(fixture: &Path, variant: Variant) -> String {
 /// (unit number, check) → (verdict, counterexample steps). A counterexample that ends in a
 /// cycle counts as 0 steps: the cycle search returns the first lasso it closes, not the
 /// shortest, so its length says nothing about the model (only the verdict is compared).
+/// The config's `events` list as `{combine: true, list: [...]}`.
+fn combined(lines: &[String]) -> String {
+    let mut out = Vec::new();
+    let mut in_events = false;
+    for line in lines {
+        if line == "events:" {
+            out.push("events:".to_string());
+            out.push("  combine: true".to_string());
+            out.push("  list:".to_string());
+            in_events = true;
+            continue;
+        }
+        if let Some(flow) = line.strip_prefix("events: [") {
+            out.push(format!("events: {{combine: true, list: [{flow}}}"));
+            continue;
+        }
+        if in_events && (line.starts_with("  ") || line.trim().is_empty()) {
+            out.push(format!("  {line}"));
+            continue;
+        }
+        in_events = false;
+        out.push(line.clone());
+    }
+    out.join("\n") + "\n"
+}
+
 fn verdicts(fixture: &str, variant: Variant) -> BTreeMap<(String, String), (String, usize)> {
     let dir = assert_fs::TempDir::new().unwrap();
     let source = root().join("fixtures").join(fixture);
@@ -134,6 +163,14 @@ fn compare(other: Variant, what: &str) {
         }
     }
     assert!(differences.is_empty(), "{differences:#?}");
+}
+
+/// Each kind of disruption alone, from every replica count the autoscalers can hold (the
+/// default fault model), reaches every fixture's verdict that the events interleaved in one
+/// model reach, with a counterexample no longer.
+#[test]
+fn each_disruption_alone_keeps_every_fixture_verdict() {
+    compare(Variant::Combined, "with the events combined");
 }
 
 #[test]
