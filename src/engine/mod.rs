@@ -249,7 +249,24 @@ pub struct Engine {
     /// A safety engine's twin for liveness checks (non-progress cycles), sharing its pans'
     /// directory.
     liveness: Option<Box<Engine>>,
+    /// `spin -a`'s C of each model this run (packed), shared with the twin: the builds of one
+    /// model (quick, optimised, cycle search) differ only in how that C is compiled.
+    generated: Arc<Mutex<Generated>>,
 }
+
+/// The generated C of the models built last, at most [`GENERATED_KEPT`] (about 1 MiB each):
+/// a model's builds follow each other closely, and a scan has hundreds of models.
+#[derive(Default)]
+struct Generated {
+    cells: HashMap<String, Arc<GeneratedCell>>,
+    order: std::collections::VecDeque<String>,
+}
+
+const GENERATED_KEPT: usize = 32;
+
+/// A model's generated C being made or made: the packed `pan.c` and the other files `spin -a`
+/// wrote, or why it could not be.
+type GeneratedCell = OnceLock<Result<Arc<Vec<(std::ffi::OsString, Vec<u8>)>>, Inconclusive>>;
 
 /// The trace event that marks where a counterexample's cycle starts (pan -r prints
 /// `<<<<<START OF CYCLE>>>>>`); the events after it repeat forever.
@@ -294,6 +311,7 @@ impl Engine {
             }
         };
         let salt = build_salt(&tools, &options);
+        let generated = Arc::new(Mutex::new(Generated::default()));
         let liveness = matches!(options.search, Search::Safety { .. }).then(|| {
             let options = Options {
                 search: Search::NonProgress,
@@ -309,6 +327,7 @@ impl Engine {
                 quick_spent: Mutex::new(HashMap::new()),
                 expected_runs: Mutex::new(HashMap::new()),
                 liveness: None,
+                generated: Arc::clone(&generated),
             })
         });
         Ok(Engine {
@@ -321,6 +340,7 @@ impl Engine {
             expected_runs: Mutex::new(HashMap::new()),
             salt,
             liveness,
+            generated,
         })
     }
 
@@ -684,6 +704,37 @@ impl Engine {
         self.root.join(self.key(model, build)).join("pan").is_file()
     }
 
+    /// `spin -a` on the model in `work`: the files it wrote (`pan.c` with its stored states
+    /// packed, `pan.h`, ...), to compile as any build.
+    fn generate(&self, work: &Path) -> Result<Vec<(std::ffi::OsString, Vec<u8>)>, Inconclusive> {
+        let io = |e: std::io::Error| Inconclusive::EngineError(format!("cannot read what spin -a wrote: {e}"));
+        let mut spin = Command::new(&self.tools.spin);
+        // Temporary files of spin's preprocessor stay in the run's directory, which is removed
+        // even when the run is killed.
+        spin.arg("-a").arg(MODEL_FILE).current_dir(work).env("TMPDIR", work);
+        run_step(spin, self.options.build_time_limit, "spin -a")?;
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(work).map_err(io)?.flatten() {
+            let name = entry.file_name();
+            if name == MODEL_FILE || !entry.path().is_file() {
+                continue;
+            }
+            let mut bytes = std::fs::read(entry.path()).map_err(io)?;
+            // Stored states packed (packing.rs): the same search in a third of the memory.
+            if name == "pan.c" {
+                match std::str::from_utf8(&bytes).ok().and_then(packing::pack_states) {
+                    Some(packed) => bytes = packed.into_bytes(),
+                    None => {
+                        tracing::info!("this SPIN's pan.c is not the one kivi-lint packs: its states are stored whole")
+                    }
+                }
+            }
+            files.push((name, bytes));
+        }
+        files.sort();
+        Ok(files)
+    }
+
     fn build(&self, model: &str, build: Build, dir: &Path, timings: &mut Timings) -> Result<PathBuf, Inconclusive> {
         let io = |e: std::io::Error| Inconclusive::EngineError(format!("cannot prepare a build directory: {e}"));
         // Build beside the final place and rename: another kivi-lint sharing the cache never
@@ -693,25 +744,29 @@ impl Engine {
             .tempdir_in(&self.root)
             .map_err(io)?;
         std::fs::write(work.path().join(MODEL_FILE), model).map_err(io)?;
-        let started = Instant::now();
-        let mut spin = Command::new(&self.tools.spin);
-        // Temporary files of spin's preprocessor stay in the run's directory, which is removed
-        // even when the run is killed.
-        spin.arg("-a")
-            .arg(MODEL_FILE)
-            .current_dir(work.path())
-            .env("TMPDIR", work.path());
-        let generated = run_step(spin, self.options.build_time_limit, "spin -a");
-        timings.spin += started.elapsed();
-        generated?;
-        // Stored states packed (packing.rs): the same search in a third of the memory.
-        let pan_c = work.path().join("pan.c");
-        match std::fs::read_to_string(&pan_c)
-            .ok()
-            .and_then(|text| packing::pack_states(&text))
-        {
-            Some(packed) => std::fs::write(&pan_c, packed).map_err(io)?,
-            None => tracing::info!("this SPIN's pan.c is not the one kivi-lint packs: its states are stored whole"),
+        let cell = {
+            let mut generated = self.generated.lock().unwrap_or_else(|e| e.into_inner());
+            let key = blake3::hash(model.as_bytes()).to_hex().to_string();
+            if !generated.cells.contains_key(&key) {
+                generated.order.push_back(key.clone());
+                if generated.order.len() > GENERATED_KEPT
+                    && let Some(old) = generated.order.pop_front()
+                {
+                    generated.cells.remove(&old);
+                }
+            }
+            Arc::clone(generated.cells.entry(key).or_default())
+        };
+        let files = cell
+            .get_or_init(|| {
+                let started = Instant::now();
+                let generated = self.generate(work.path());
+                timings.spin += started.elapsed();
+                generated.map(Arc::new)
+            })
+            .clone()?;
+        for (name, bytes) in files.iter() {
+            std::fs::write(work.path().join(name), bytes).map_err(io)?;
         }
         let started = Instant::now();
         let compiled = compile(&self.tools, work.path(), &self.options, build);
