@@ -93,14 +93,16 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
             if kind == "load-change" && !autoscaled {
                 continue;
             }
+            // A node overloads with the load its pods' usage reaches: the load changes are
+            // part of its search.
+            let with = |e: &EnvironmentEvent| {
+                e.type_name() == kind
+                    || is_controller(e)
+                    || (kind == "node-overload" && matches!(e, EnvironmentEvent::LoadChange { .. }))
+            };
             out.push(Search {
                 part: Part::Alone(kind),
-                events: config
-                    .events
-                    .iter()
-                    .filter(|e| e.value.type_name() == kind || is_controller(&e.value))
-                    .cloned()
-                    .collect(),
+                events: config.events.iter().filter(|e| with(&e.value)).cloned().collect(),
                 autoscalers: runs_autoscalers(kind),
                 checks: Vec::new(),
             });
@@ -237,9 +239,14 @@ pub fn config_for(unit: &Unit, search: &Search, config: &Config, objects: &[crat
     } else {
         search.events.clone()
     };
+    let applies = events.iter().any(|e| matches!(e.value, EnvironmentEvent::Apply { .. }));
+    let config = unit.config(config).into_owned();
     Config {
         events,
-        ..unit.config(config).into_owned()
+        // The previous revision runs only until an `apply` applies the new one: a search
+        // without that event starts from the new revision.
+        previous_revision: config.previous_revision.filter(|_| applies),
+        ..config
     }
 }
 
