@@ -93,7 +93,8 @@ pub(crate) struct ScanArgs {
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub(crate) shard: Option<crate::report::document::Shard>,
 
-    /// Write each unit's generated PROMELA model to DIR/<unit id>.pml.
+    /// Write each unit's generated PROMELA model to DIR/<unit id>.pml (one per search of its
+    /// fault model: DIR/<unit id>.<search>.pml).
     #[arg(long, value_name = "DIR")]
     pub(crate) emit_models: Option<PathBuf>,
 
