@@ -225,11 +225,6 @@ impl UnitPlan {
         self.unit
     }
 
-    /// The part of the unit's fault model it explores.
-    pub fn part(&self) -> faults::Part {
-        self.part
-    }
-
     /// A hash of everything the unit's verdicts depend on (the result cache key): equal
     /// fingerprints mean equal verdicts, whatever the manifests look like.
     pub fn fingerprint(&self, options: &Options, engine: &Engine) -> String {

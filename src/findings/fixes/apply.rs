@@ -185,9 +185,19 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
     let mut units = a.units.clone();
     // The counterexample's starting replicas first (an autoscaled workload starts where its
     // HPA was held or started, not at the manifests' count), then the edit, which may drop them.
+    // Not for a workload the `apply` event rolls out: there `spec.replicas` as written is what
+    // the apply does.
     if let Some(t) = at {
         let workloads: Vec<usize> = units[unit].workloads().collect();
         for (&w, n) in workloads.iter().zip(&t.replicas) {
+            let id = &objects[w].id;
+            if config
+                .previous_revision
+                .as_ref()
+                .is_some_and(|p| p.iter().any(|pw| pw.id == *id))
+            {
+                continue;
+            }
             if let (Some(n), Body::Workload(wl)) = (n, &mut objects[w].body) {
                 let span = wl.replicas.as_ref().map_or(Span::default(), |r| r.span);
                 wl.replicas = Some(Spanned::new(*n as i32, span));
