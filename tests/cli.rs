@@ -1757,3 +1757,46 @@ fn a_unit_leads_with_its_problems_each_said_once() {
     assert!(!out.contains("✗ warning eventually-stable"), "{out}");
     assert_eq!(out.matches("fix: leave `spec.replicas` out").count(), 1, "{out}");
 }
+
+/// A `--config` that cannot be read is exit 2 at once, with its located error in the reports:
+/// the default cluster is not verified in its place. And a human report asked for with a
+/// file is not printed to stdout as well.
+#[test]
+fn an_unreadable_config_stops_before_verifying_and_a_human_file_is_not_echoed() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let json = dir.path().join("report.json");
+    let out = kivi()
+        .args(["--no-cache", "fixtures/kivi-c3", "--config"])
+        .arg(dir.path().join("missing.yaml"))
+        .arg("--format")
+        .arg(format!("json={}", json.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("missing.yaml:1:1"), "{stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["verification"].is_null()),
+        "{report}"
+    );
+    assert_eq!(report["summary"]["errors"], 1, "{report}");
+
+    let human = dir.path().join("report.txt");
+    let out = kivi()
+        .args(["--no-cache", "--no-fixes", "fixtures/kivi-c3-safe", "--format"])
+        .arg(format!("human={}", human.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        std::fs::read_to_string(&human)
+            .unwrap()
+            .contains("✓ verified pods-schedulable")
+    );
+}

@@ -230,6 +230,15 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             exit::OK
         });
     }
+    // A `--config` that cannot be read leaves the default cluster in its place: verifying that
+    // would answer a question nobody asked. Its located error is the answer (exit 2), in
+    // every report asked for.
+    if scan.config.as_ref().is_some_and(|p| !p.is_file()) {
+        let report = report::Report::new(&analysis, Some(&[]), &report::document::Context::default());
+        let code = output::exit_code(&report, scan.fail_on, scan.require_complete);
+        let written = output::write_reports(&report, &outputs, code, stdout_color, global.verbose > 0)?;
+        return Ok(if written { code } else { exit::INPUT_ERROR });
+    }
     let mut progress = crate::progress::Reporter::new(global.quiet);
     let verified = session.verify(&analysis, &plan, &progress);
     progress.finish();

@@ -60,8 +60,8 @@ impl Drop for LogLine {
     }
 }
 
-/// The outputs asked for, checked: at most one on stdout, no file twice. On GitHub Actions
-/// with no stdout format, `github`; elsewhere `human`.
+/// The outputs asked for, checked: at most one on stdout, no file twice. With no stdout
+/// format, `github` on GitHub Actions, elsewhere `human`, unless that format has a file.
 pub(crate) fn outputs(asked: &[Output]) -> Result<Vec<Output>, String> {
     let to_stdout: Vec<&Output> = asked.iter().filter(|o| o.file.is_none()).collect();
     if to_stdout.len() > 1 {
@@ -81,10 +81,13 @@ pub(crate) fn outputs(asked: &[Output]) -> Result<Vec<Output>, String> {
         }
     }
     let mut out = asked.to_vec();
-    if to_stdout.is_empty() {
-        let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    // Reports to files only: stdout gets the annotations on GitHub Actions, elsewhere the
+    // human report for the log, unless that was asked for with a file of its own.
+    let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    let default = if on_github { Format::Github } else { Format::Human };
+    if to_stdout.is_empty() && !asked.iter().any(|o| o.format == default) {
         out.push(Output {
-            format: if on_github { Format::Github } else { Format::Human },
+            format: default,
             file: None,
         });
     }
