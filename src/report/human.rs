@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 
 use super::document::{BaselineState, CheckOutcome, Member, NotVerified, Report, RunStats, StepOut, Unit, VerdictKind};
+use super::plural;
 use crate::units::Role;
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -283,14 +284,6 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         );
     }
     out
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
 
 fn base_name(r: &Report) -> &str {

@@ -4,12 +4,15 @@
 
 use std::fmt::Write as _;
 
-use super::Emit;
 use super::document::VerdictKind;
 use super::violation::{self, Finding};
+use super::{Emit, plural};
 
 /// GitHub accepts about 1 MiB of job summary per step; stay well under it.
 const MAX_BYTES: usize = 900 * 1024;
+
+/// Input errors listed in the summary, at most.
+const MAX_ERRORS: usize = 50;
 
 pub fn render(e: &Emit) -> String {
     let r = e.report;
@@ -17,11 +20,12 @@ pub fn render(e: &Emit) -> String {
     let mut out = String::new();
     let count = |k: VerdictKind| r.outcomes().filter(|(_, c)| c.verdict == k).count();
     let suppressed = findings.iter().filter(|f| f.suppressed()).count();
+    let partial = r.outcomes().filter(|(_, c)| c.partial).count();
     let _ = writeln!(out, "## kivi-lint {}\n", r.tool.version);
     let _ = writeln!(
         out,
-        "{} units verified: **{} violated**{}, {} verified, {} inconclusive. {} input errors, {} warnings. Exit code {} ({}).\n",
-        r.units.iter().filter(|u| u.verification.is_some()).count(),
+        "{} checked: **{} violated**{}, {} verified{}, {} inconclusive. {} input errors, {} warnings. Exit code {} ({}).\n",
+        plural(r.units.iter().filter(|u| u.verification.is_some()).count(), "unit"),
         findings.len() - suppressed,
         if suppressed > 0 {
             format!(" ({suppressed} more suppressed)")
@@ -29,13 +33,40 @@ pub fn render(e: &Emit) -> String {
             String::new()
         },
         count(VerdictKind::Verified),
-        count(VerdictKind::Inconclusive),
+        match partial {
+            0 => String::new(),
+            n => format!(", {n} partial"),
+        },
+        count(VerdictKind::Inconclusive) - partial,
         r.summary.errors,
         r.summary.warnings,
         e.exit_code,
         super::exit::describe(e.exit_code),
     );
     let _ = writeln!(out, "{}.\n", sentence(&r.coverage_line()));
+    // Input errors are why a run exits 2: said here, not only in the log (at most 50).
+    let errors: Vec<_> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == crate::diagnostics::Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        out.push_str("Input errors:\n\n");
+        for d in errors.iter().take(MAX_ERRORS) {
+            let _ = writeln!(
+                out,
+                "- ❌ `{}:{}:{}` {}",
+                code_path(&e.path(&d.file)),
+                d.line,
+                d.column,
+                text(&d.message)
+            );
+        }
+        if errors.len() > MAX_ERRORS {
+            let _ = writeln!(out, "- … {} more (the log has them all)", errors.len() - MAX_ERRORS);
+        }
+        out.push('\n');
+    }
     if findings.is_empty() {
         out.push_str("No findings.\n");
     } else {

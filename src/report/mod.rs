@@ -333,6 +333,15 @@ pub fn explain(check: &crate::checks::Check) -> String {
     out
 }
 
+/// `1 unit`, `2 units`: a count in words, the same in every report.
+pub(crate) fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
