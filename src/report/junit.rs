@@ -107,6 +107,17 @@ fn unique(names: &mut BTreeSet<String>, name: String) -> String {
 fn status(f: &Finding, failing_here: bool, at: &str) -> TestCaseStatus {
     let o = f.outcome;
     match o.verdict {
+        // A violation that follows from another finding of the unit (its counterexample passes
+        // through that one's cause) is reported with it, as every other report does: one
+        // failure per independent problem, not one per check it breaks.
+        VerdictKind::Violated if failing_here && o.suppression.is_none() && o.caused_by.is_some() => {
+            let root = o.caused_by.as_deref().unwrap_or_default();
+            let message = format!("follows from the {root} finding of this unit: {}", f.headline());
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(message.as_str())
+                .set_description(format!("{at}: {message}\n\n{}", trace(f)));
+            st
+        }
         VerdictKind::Violated if failing_here => match &o.suppression {
             Some(s) => {
                 let message = format!("suppressed: {}", s.justification);
