@@ -431,11 +431,17 @@ pub enum SuppressionKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Diagnostic {
     pub severity: Severity,
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// The end of the offending text (column exclusive), when it is wider than a point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<u32>,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
@@ -599,6 +605,8 @@ impl Report {
                     file: path(d.span.file),
                     line: d.span.start.line,
                     column: d.span.start.column,
+                    end_line: (d.span.end > d.span.start).then_some(d.span.end.line),
+                    end_column: (d.span.end > d.span.start).then_some(d.span.end.column),
                     message: d.message.clone(),
                     help: d.help.clone(),
                 })

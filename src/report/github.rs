@@ -42,9 +42,9 @@ pub fn render(e: &Emit) -> String {
             level,
             file: Some(e.path(&d.file)),
             line: d.line,
-            end_line: d.line,
+            end_line: d.end_line.unwrap_or(d.line),
             column: d.column,
-            end_column: None,
+            end_column: d.end_column.filter(|_| d.end_line.is_none_or(|l| l == d.line)),
             title: "kivi-lint input".into(),
             message: d.message.clone(),
         });

@@ -58,7 +58,7 @@ pub fn render(e: &Emit) -> String {
                     _ => "note",
                 },
                 "message": {"text": d.message},
-                "locations": [location(e, &Region { file: &d.file, line: d.line, column: d.column, end_line: d.line, end_column: d.column + 1 }, None)],
+                "locations": [location(e, &Region { file: &d.file, line: d.line, column: d.column, end_line: d.end_line.unwrap_or(d.line), end_column: d.end_column.unwrap_or(d.column + 1) }, None)],
             })
         })
         .collect();
