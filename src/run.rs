@@ -123,7 +123,12 @@ impl Session {
         scan: &Scan,
         progress: &crate::progress::Reporter,
     ) -> Result<Verified, Stopped> {
-        let tools = crate::engine::Tools::find().map_err(|e| Stopped::Error(e.to_string()))?;
+        let tools = match crate::engine::Tools::find() {
+            Ok(tools) => tools,
+            // Without spin or a C compiler nothing can be verified: every check says why (an
+            // engine error, exit 2) in every report asked for, rather than no report at all.
+            Err(e) => return Ok(unverifiable(analysis, scan, &e.to_string())),
+        };
         let cache_dir = scan
             .cache_dir
             .as_ref()
@@ -213,7 +218,7 @@ impl Session {
         let cancel = &*self.cancel;
         let subject = search::Subject::of(analysis);
         let plans = match plans {
-            // A unit can have two plans (its drain-alone one), in unit order.
+            // A unit has a plan per search of its fault model, consecutive, in unit order.
             Some(all) => all.into_iter().filter(|p| selected.contains(&p.unit())).collect(),
             None => search::plan(subject, &selected, &generator, &options),
         };
@@ -267,6 +272,75 @@ impl Session {
             context,
             timed_out,
         })
+    }
+}
+
+/// What a scan that cannot run the model checker reports: each check of each unit it would
+/// have verified is inconclusive with the engine's error.
+fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
+    let all: Vec<usize> = (0..analysis.units.len()).collect();
+    let selected = match scan.shard {
+        Some(shard) => shard_units(&all, shard),
+        None => all.clone(),
+    };
+    let mut context = Context {
+        shard: scan.shard,
+        changed_since: scan.changed_since.clone(),
+        ..Default::default()
+    };
+    context.not_verified.extend(
+        all.iter()
+            .filter(|u| !selected.contains(u))
+            .map(|&u| (u, NotVerified::OtherShard)),
+    );
+    let results: Vec<UnitResult> = selected
+        .iter()
+        .map(|&u| UnitResult {
+            unit: u,
+            results: analysis.units[u]
+                .checks
+                .iter()
+                .map(|&check| crate::findings::CheckResult {
+                    check,
+                    verdict: crate::findings::Verdict::Inconclusive(crate::engine::Inconclusive::EngineError(
+                        why.to_string(),
+                    )),
+                    topology: None,
+                    held_up_to: None,
+                    held_topologies: 0,
+                    baseline: None,
+                    fix: None,
+                })
+                .collect(),
+            search: search::SearchSummary {
+                planned: 0,
+                explored: 0,
+                verified_up_to: None,
+                bound: String::new(),
+                fault_model: String::new(),
+            },
+            effort: Default::default(),
+            shape: Default::default(),
+        })
+        .collect();
+    let policy = crate::findings::Policy {
+        today: Some(crate::config::Date::today()),
+        inline_suppressions: !scan.no_inline_suppressions,
+        all_findings: scan.all_findings,
+    };
+    context.judgements = results
+        .iter()
+        .flat_map(|r| {
+            let policy = &policy;
+            r.results
+                .iter()
+                .map(move |c| ((r.unit, c.check), policy.judge(analysis, r.unit, c)))
+        })
+        .collect();
+    Verified {
+        results,
+        context,
+        timed_out: None,
     }
 }
 

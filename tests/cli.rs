@@ -1800,3 +1800,41 @@ fn an_unreadable_config_stops_before_verifying_and_a_human_file_is_not_echoed() 
             .contains("✓ verified pods-schedulable")
     );
 }
+
+/// Without spin nothing can be verified: every check is inconclusive with the engine's error
+/// (exit 2), in every report asked for, not a run that writes none.
+#[test]
+fn without_spin_the_reports_say_why_nothing_was_verified() {
+    let bin = assert_fs::TempDir::new().unwrap();
+    for tool in ["kubectl", "helm", "git", "cc", "gcc", "tcc"] {
+        if let Ok(path) = which(tool) {
+            std::os::unix::fs::symlink(path, bin.path().join(tool)).unwrap();
+        }
+    }
+    let dir = assert_fs::TempDir::new().unwrap();
+    let json = dir.path().join("report.json");
+    let out = kivi()
+        .env("PATH", bin.path())
+        .env_remove("KIVI_SPIN")
+        .args(["--no-cache", "fixtures/kivi-c3", "--format"])
+        .arg(format!("json={}", json.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = report["units"][0]["verification"]["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{report}");
+    for r in results {
+        assert_eq!(r["verdict"], "inconclusive", "{r}");
+        assert_eq!(r["engineError"], true, "{r}");
+        assert!(r["reason"].as_str().unwrap().contains("spin"), "{r}");
+    }
+}
+
+/// The path of `tool` on PATH.
+fn which(tool: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
