@@ -687,3 +687,40 @@ fn sarif_fingerprints_do_not_depend_on_the_scanned_path() {
     let errors: Vec<String> = sarif_validator().iter_errors(&runs[0]).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// Past the 5,000 results code scanning takes, the most severe are kept and the rest is said
+/// as a notification of the run (a result needs a rule and a place): 5,001 files with invalid
+/// YAML give 5,000 results and one warning notification that counts the omitted one.
+#[test]
+fn sarif_past_its_result_limit_says_what_it_left_out() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    for i in 0..5001 {
+        std::fs::write(dir.path().join(format!("bad-{i:04}.yaml")), "kind: [unclosed\n").unwrap();
+    }
+    let out = kivi()
+        .args(["--no-cache", "--format", "sarif"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> = sarif_validator().iter_errors(&sarif).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let run = &sarif["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), 5000);
+    assert!(
+        run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r["locations"].as_array().unwrap().is_empty())
+    );
+    let notes = run["invocations"][0]["toolExecutionNotifications"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 more finding omitted")),
+        "{notes:?}"
+    );
+}

@@ -33,17 +33,13 @@ pub fn render(e: &Emit) -> String {
         .chain(violation::findings(e.report).iter().map(|f| result(e, f)))
         .collect();
     // Keep the most severe when there are too many: errors, then warnings, then notes.
+    // What is left out is said as a notification of the run: a result needs a rule and a
+    // place, and this has neither.
+    let mut omitted = 0;
     if results.len() > MAX_RESULTS {
-        let total = results.len();
+        omitted = results.len() - MAX_RESULTS;
         results.sort_by_key(|r| level_rank(r["level"].as_str().unwrap_or("note")));
-        results.truncate(MAX_RESULTS - 1);
-        results.push(json!({
-            "ruleId": CHECKS[0].id,
-            "ruleIndex": 0,
-            "level": "note",
-            "message": {"text": format!("{} more findings omitted; see the JSON report.", total - (MAX_RESULTS - 1))},
-            "locations": [],
-        }));
+        results.truncate(MAX_RESULTS);
     }
     let mut notifications: Vec<Value> = e
         .report
@@ -62,6 +58,15 @@ pub fn render(e: &Emit) -> String {
             })
         })
         .collect();
+    if omitted > 0 {
+        notifications.push(json!({
+            "level": "warning",
+            "message": {"text": format!(
+                "{} omitted: code scanning takes at most {MAX_RESULTS} results a run, the most severe kept; `--format json=FILE` lists them all",
+                super::plural(omitted, "more finding")
+            )},
+        }));
+    }
     for f in violation::inconclusive(e.report) {
         let why = f.outcome.inconclusive_text();
         notifications.push(json!({
