@@ -183,6 +183,9 @@ pub struct Fix {
     pub location: Span,
     /// The cluster it was verified on (the counterexample's nodes).
     pub verified_on: String,
+    /// The new text of `location` when the fix is one scalar's new value (`ScheduleAnyway`,
+    /// a `maxSkew`, a cpu request): what an editor can apply.
+    pub replacement: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -407,6 +407,17 @@ pub struct FixOut {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// The edit, when the fix is one scalar's new value written plainly in the file: the text
+    /// from `line`:`column` to `endColumn` (exclusive) becomes `text` (SARIF `fixes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<ReplacementOut>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplacementOut {
+    pub end_column: u32,
+    pub text: String,
 }
 
 /// Why a violation does not count.
@@ -774,6 +785,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
                 file: a.sources.path(f.location.file).display().to_string(),
                 line: f.location.start.line,
                 column: f.location.start.column,
+                replacement: super::fix_edit::replacement(a, f),
             }),
             suppression: judgement.suppressed.map(|s| suppression(a, s)),
             caused_by: None,

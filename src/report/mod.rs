@@ -4,6 +4,7 @@ mod causes;
 pub mod codequality;
 pub mod document;
 pub mod exit;
+mod fix_edit;
 pub mod github;
 pub mod html;
 pub mod human;

@@ -254,6 +254,24 @@ fn result(e: &Emit, f: &Finding) -> Value {
             "line": fix.line,
             "verifiedOn": fix.verified_on,
         });
+        // A fix that is one value's new text is an edit code scanning and editors can apply.
+        if let Some(r) = &fix.replacement {
+            result["fixes"] = json!([{
+                "description": {"text": format!("{} (verified on {})", fix.summary, fix.verified_on)},
+                "artifactChanges": [{
+                    "artifactLocation": artifact(e, &fix.file),
+                    "replacements": [{
+                        "deletedRegion": {
+                            "startLine": fix.line,
+                            "startColumn": fix.column,
+                            "endLine": fix.line,
+                            "endColumn": r.end_column,
+                        },
+                        "insertedContent": {"text": r.text},
+                    }],
+                }],
+            }]);
+        }
     }
     let steps: Vec<Value> = o
         .steps

@@ -645,6 +645,16 @@ fn budget_candidates(
     }
 }
 
+/// The new text of a candidate's location, when its edit is one scalar's new value.
+fn replacement(edit: &Edit) -> Option<String> {
+    match edit {
+        Edit::ScheduleAnyway { .. } => Some("ScheduleAnyway".into()),
+        Edit::MaxSkew { to, .. } => Some(to.to_string()),
+        Edit::CpuRequest { to, .. } => Some(format!("{to}m")),
+        _ => None,
+    }
+}
+
 /// Find a verified fix for every located violation of `results`. Each candidate costs one run
 /// of its unit on the counterexample's cluster, restricted to the violated check; the first
 /// that verifies is kept.
@@ -770,6 +780,7 @@ pub fn suggest(
                             summary: candidate.summary.clone(),
                             location: candidate.location,
                             verified_on,
+                            replacement: replacement(&candidate.edit),
                         });
                         break 'batches;
                     }
