@@ -12,6 +12,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
+mod outcome;
 pub mod sarif;
 pub mod violation;
 
