@@ -50,6 +50,8 @@ pub struct Verified {
     pub context: Context,
     /// The `--timeout` that stopped the run, if it did.
     pub timed_out: Option<Duration>,
+    /// Why nothing could be verified (spin or a C compiler missing), if so.
+    pub unverifiable: Option<String>,
 }
 
 /// One scan's cancellation: Ctrl-C, SIGTERM or SIGHUP stop every child and start none; the
@@ -271,6 +273,7 @@ impl Session {
             results,
             context,
             timed_out,
+            unverifiable: None,
         })
     }
 }
@@ -341,6 +344,7 @@ fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
         results,
         context,
         timed_out: None,
+        unverifiable: Some(why.to_string()),
     }
 }
 

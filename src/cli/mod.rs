@@ -247,6 +247,9 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         Ok(v) => v,
         Err(why) => return Ok(stopped(why)),
     };
+    if let Some(why) = &verified.unverifiable {
+        eprintln!("error: {why}: nothing was verified (every check is inconclusive)");
+    }
     if let Some(limit) = verified.timed_out {
         eprintln!(
             "warning: --timeout of {} s reached: what was not decided is inconclusive",

@@ -118,7 +118,13 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         // The first screen of a unit: one block per independent problem (what happens, where,
         // the verified fix, what else it breaks), each said once; then every other check; then
         // the counterexamples.
-        violated += v.results.iter().filter(|c| c.verdict == VerdictKind::Violated).count();
+        // Counted as every report counts them: one per independent problem, not one per check
+        // it breaks, and suppressed ones apart.
+        violated += v
+            .results
+            .iter()
+            .filter(|c| c.verdict == VerdictKind::Violated && c.caused_by.is_none() && c.suppression.is_none())
+            .count();
         let mut roots: Vec<&CheckOutcome> = v
             .results
             .iter()
@@ -228,9 +234,12 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         }
         out.push('\n');
     }
-    let suppressed = r.outcomes().filter(|(_, c)| c.suppression.is_some()).count();
+    let suppressed = r
+        .outcomes()
+        .filter(|(_, c)| c.verdict == VerdictKind::Violated && c.caused_by.is_none() && c.suppression.is_some())
+        .count();
     let suppressed = if suppressed > 0 {
-        format!(" ({suppressed} suppressed)")
+        format!(" ({suppressed} more suppressed)")
     } else {
         String::new()
     };
