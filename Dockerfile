@@ -65,6 +65,7 @@ COPY docker/gitconfig /etc/gitconfig
 COPY --from=kustomize /out/kustomize /usr/local/bin/kustomize
 COPY --from=helm /helm /usr/local/bin/helm
 COPY --from=binary /kivi-lint /usr/local/bin/kivi-lint
+COPY LICENSE /usr/share/doc/kivi-lint/LICENSE
 # Any uid can run the image (`--user "$(id -u):$(id -g)"`, pre-commit's docker hooks,
 # GitLab runners): HOME may not exist for it, so the verifier cache defaults to a directory
 # every user may create files in. Mount a volume or pass --cache-dir to keep it between runs.
