@@ -281,6 +281,71 @@ mod tests {
         );
     }
 
+    /// The searches of a unit with an HPA and a PDB under `events`, with their checks.
+    fn searches_of(events: &str, combine: bool) -> Vec<(Part, bool, Vec<&'static str>)> {
+        let manifests = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: x, resources: {requests: {cpu: 100m, memory: 64Mi}}}]\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 4\n  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n";
+        let events = if combine {
+            format!("events: {{combine: true, list: [{events}]}}\n")
+        } else {
+            format!("events: [{events}]\n")
+        };
+        let config_text = format!("apiVersion: kivi-lint/v1alpha1\nkind: Config\n{events}");
+        let mut sources = crate::source::SourceMap::default();
+        let mut diags = crate::diagnostics::Diagnostics::default();
+        let config = Config::parse(
+            &config_text,
+            std::path::Path::new("c.yaml"),
+            None,
+            std::path::Path::new("."),
+            &mut sources,
+            &mut diags,
+        );
+        let (_, loaded) = crate::manifest::load_text(&mut sources, "m.yaml", manifests, &mut diags);
+        let units = crate::units::build(&loaded.objects, &config, &[".".into()], None, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        searches(&units[0], &config)
+            .into_iter()
+            .map(|s| (s.part, s.autoscalers, s.checks.iter().map(|c| c.as_str()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn each_kind_of_disruption_is_a_search_with_the_checks_it_can_break() {
+        let load = "{type: load-change, workloads: [\"*\"]}";
+        let drain = "{type: node-drain}";
+        let found = searches_of(&format!("{drain}, {load}"), false);
+        let parts: Vec<(Part, bool)> = found.iter().map(|(p, a, _)| (*p, *a)).collect();
+        // The load first (it runs the autoscalers), then the drain (holding them), then the
+        // rollout (holding them too: the load search runs them).
+        assert_eq!(
+            parts,
+            [
+                (Part::Alone("load-change"), true),
+                (Part::Alone("node-drain"), false),
+                (Part::Steady, false)
+            ]
+        );
+        let checks = |part: Part| &found.iter().find(|(p, _, _)| *p == part).unwrap().2;
+        assert!(checks(Part::Alone("load-change")).contains(&"no-replica-oscillation"));
+        assert!(!checks(Part::Alone("load-change")).contains(&"drain-completes"));
+        assert!(checks(Part::Alone("node-drain")).contains(&"drain-completes"));
+        assert!(!checks(Part::Alone("node-drain")).contains(&"no-replica-oscillation"));
+        assert!(checks(Part::Steady).contains(&"rollout-completes"));
+        assert!(!checks(Part::Alone("node-drain")).contains(&"rollout-completes"));
+
+        // Combined: one search with every check, the drain's own beside it only without
+        // node-drain in the events.
+        let combined = searches_of(&format!("{drain}, {load}"), true);
+        assert_eq!(combined.len(), 1);
+        assert_eq!((combined[0].0, combined[0].1), (Part::Combined, true));
+        let without_drain = searches_of(load, true);
+        assert_eq!(
+            without_drain.iter().map(|(p, _, _)| *p).collect::<Vec<_>>(),
+            [Part::Combined, Part::ImplicitDrain]
+        );
+        assert_eq!(without_drain[1].2, ["drain-completes"]);
+    }
+
     #[test]
     fn node_disruptions_hold_the_autoscalers_and_load_runs_them() {
         for kind in ["load-change", "apply", "gitops-sync", "node-overload"] {
