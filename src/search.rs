@@ -684,6 +684,8 @@ fn run_searches(
             }
             state.units_done = state.units - open_units.len();
             if finished_units == plans.len() || (cancel.load(Ordering::Relaxed) && in_flight == 0) {
+                // The last word is the final count (every run done), not the one before it.
+                progress(&state);
                 break;
             }
             // Smallest points first, across units.
