@@ -194,20 +194,10 @@ fn held_autoscalers(unit: &crate::units::Unit, objects: &[Object], topology: &To
         let Some(n) = topology.replicas.get(wi).copied().flatten() else {
             continue;
         };
-        let hpa = unit
-            .members
-            .iter()
-            .filter(|m| m.role == crate::units::Role::Autoscaler)
-            .find_map(|m| match &objects[m.object].body {
-                Body::HorizontalPodAutoscaler(h)
-                    if h.scale_target_ref.kind == objects[w].id.kind
-                        && h.scale_target_ref.name == objects[w].id.name =>
-                {
-                    Some((&objects[m.object], h))
-                }
-                _ => None,
-            });
-        let Some((o, h)) = hpa else { continue };
+        let Some((o, h)) = unit.autoscaler_of(objects, w) else {
+            continue;
+        };
+        let o = &objects[o];
         let at = if i64::from(n) <= i64::from(h.min_replicas.value) {
             h.min_replicas.span
         } else {

@@ -8,9 +8,9 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::config::Config;
-use crate::manifest::{Body, Object, WorkloadKind};
+use crate::manifest::{Object, WorkloadKind};
 use crate::model::Topology;
-use crate::units::{Role, Unit};
+use crate::units::Unit;
 
 /// Which topologies to verify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,18 +247,9 @@ fn autoscaler_bounds(unit: &Unit, objects: &[Object], w: usize) -> Option<(u32, 
     if matches!(workload.kind, WorkloadKind::DaemonSet | WorkloadKind::Pod) {
         return None;
     }
-    unit.members
-        .iter()
-        .filter(|m| m.role == Role::Autoscaler)
-        .find_map(|m| match &objects[m.object].body {
-            Body::HorizontalPodAutoscaler(h)
-                if h.scale_target_ref.kind == objects[w].id.kind && h.scale_target_ref.name == objects[w].id.name =>
-            {
-                let min = h.min_replicas.value.max(1) as u32;
-                Some((min, (h.max_replicas.value.max(1) as u32).max(min)))
-            }
-            _ => None,
-        })
+    let (_, h) = unit.autoscaler_of(objects, w)?;
+    let min = h.min_replicas.value.max(1) as u32;
+    Some((min, (h.max_replicas.value.max(1) as u32).max(min)))
 }
 
 /// A class id per pool: pools of one class are interchangeable for this unit.

@@ -117,6 +117,26 @@ impl Unit {
             .filter(|m| m.role == Role::Workload)
             .map(|m| m.object)
     }
+
+    /// The unit's HorizontalPodAutoscaler that scales workload `w` (its object index too).
+    pub fn autoscaler_of<'o>(
+        &self,
+        objects: &'o [Object],
+        w: usize,
+    ) -> Option<(usize, &'o crate::manifest::HorizontalPodAutoscaler)> {
+        self.members
+            .iter()
+            .filter(|m| m.role == Role::Autoscaler)
+            .find_map(|m| match &objects[m.object].body {
+                Body::HorizontalPodAutoscaler(h)
+                    if h.scale_target_ref.kind == objects[w].id.kind
+                        && h.scale_target_ref.name == objects[w].id.name =>
+                {
+                    Some((m.object, h.as_ref()))
+                }
+                _ => None,
+            })
+    }
 }
 
 /// Group the objects into units. Objects are indexed as given.

@@ -228,18 +228,7 @@ fn candidates(a: &Analysis, unit: usize, at: Span, violation: &Violation) -> Vec
 
 /// The HorizontalPodAutoscaler of the unit that scales `object`.
 fn autoscaler_of(a: &Analysis, unit: usize, object: usize) -> Option<&crate::manifest::HorizontalPodAutoscaler> {
-    let o = &a.objects[object];
-    a.units[unit]
-        .members
-        .iter()
-        .find_map(|m| match &a.objects[m.object].body {
-            Body::HorizontalPodAutoscaler(h)
-                if h.scale_target_ref.name == o.id.name && h.scale_target_ref.kind == o.id.kind =>
-            {
-                Some(h.as_ref())
-            }
-            _ => None,
-        })
+    a.units[unit].autoscaler_of(&a.objects, object).map(|(_, h)| h)
 }
 
 /// The first container that sets a cpu request, with the request (the field a finding about
