@@ -224,7 +224,8 @@ impl Session {
             Some(all) => all.into_iter().filter(|p| selected.contains(&p.unit())).collect(),
             None => search::plan(subject, &selected, &generator, &options),
         };
-        let mut results = crate::findings::verify_plans(subject, plans, &engine, &options, cancel, &on_progress);
+        let mut results =
+            crate::findings::verify_plans_or_fewer(subject, plans, &generator, &engine, &options, cancel, &on_progress);
         if let Some(base) = &base {
             crate::changes::mark_existing(
                 analysis,

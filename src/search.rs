@@ -8,10 +8,12 @@
 //! search would have, so verdicts and counterexamples do not depend on `jobs`.
 
 pub mod faults;
+mod fewer;
 mod results;
 mod runs;
 pub mod topologies;
 
+pub use fewer::{at_manifest_counts, plan_fewer_replicas, undecided_at_smallest};
 use results::{load_results, result_key, store_results};
 use runs::{inconclusive, run_point};
 
@@ -244,11 +246,11 @@ pub fn plan(subject: Subject<'_>, units: &[usize], generator: &Generator, option
             let searches = faults::searches(unit, &config);
             if searches.is_empty() {
                 // A unit with no check to monitor still has a (empty) plan: it is told.
-                return vec![plan_unit(subject, generator, options, i, None)];
+                return vec![plan_unit(subject, generator, options, i, None, false)];
             }
             searches
                 .iter()
-                .map(|search| plan_unit(subject, generator, options, i, Some(search)))
+                .map(|search| plan_unit(subject, generator, options, i, Some(search), false))
                 .collect()
         })
         .collect()
@@ -327,13 +329,15 @@ pub fn verify_plans(
         .collect()
 }
 
-/// The plan of one search of unit `i` (`None`: the unit has no check to monitor).
+/// The plan of one search of unit `i` (`None`: the unit has no check to monitor); with
+/// `fewer`, on its smallest topology with fewer replicas ([`plan_fewer_replicas`]).
 fn plan_unit(
     subject: Subject<'_>,
     generator: &Generator,
     options: &Options,
     i: usize,
     search: Option<&faults::Search>,
+    fewer: bool,
 ) -> UnitPlan {
     let unit = &subject.units[i];
     let started = Instant::now();
@@ -390,6 +394,9 @@ fn plan_unit(
     if topologies.topologies.is_empty() {
         plan.failure = Some("no topology to verify: no node pool can have a node".into());
         return plan;
+    }
+    if fewer {
+        topologies.topologies = fewer::fewer_replicas(unit, subject.objects, &topologies.topologies[0]);
     }
     let mut built = Vec::new();
     for topology in topologies.topologies {
@@ -814,13 +821,21 @@ pub fn describe(subject: Subject<'_>, unit: usize, topology: &Topology) -> Strin
         .workloads()
         .zip(&topology.replicas)
         .filter_map(|(w, r)| {
-            r.map(|r| {
-                format!(
-                    "{} from {r} replica{}",
-                    subject.objects[w].id.name,
-                    if r == 1 { "" } else { "s" }
-                )
-            })
+            let r = (*r)?;
+            let name = &subject.objects[w].id.name;
+            let plural = if r == 1 { "" } else { "s" };
+            // A fixed count held lower ([`plan_fewer_replicas`]) is not the manifests'.
+            match subject.objects[w].workload() {
+                Some(wl) if subject.units[unit].autoscaler_of(subject.objects, w).is_none() => {
+                    let desired = wl.desired_replicas();
+                    Some(if i64::from(r) >= i64::from(desired) {
+                        format!("{name} at its {desired} replica{plural}")
+                    } else {
+                        format!("{name} at {r} of its {desired} replicas")
+                    })
+                }
+                _ => Some(format!("{name} from {r} replica{plural}")),
+            }
         })
         .collect();
     if !replicas.is_empty() {

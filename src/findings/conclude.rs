@@ -46,10 +46,110 @@ pub fn verify_plans(
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
+    let searched = search::verify_plans(subject, plans, engine, options, cancel, progress);
+    by_unit(searched.into_iter().map(|s| told(subject, s)).collect())
+}
+
+/// A search's verdicts, with the part of the fault model it explored.
+fn told(subject: Subject<'_>, searched: Searched) -> (UnitResult, (Part, bool)) {
+    let part = (searched.part, searched.autoscalers_held);
+    (conclude(subject, searched), part)
+}
+
+/// [`verify_plans`], and then, for each check a limit left undecided on its search's smallest
+/// topology, the same search with fewer replicas ([`search::plan_fewer_replicas`]): what held
+/// there makes the inconclusive verdict a partial one that says with how many replicas (a
+/// scan's verdicts; a fix or the base revision of a pull request needs none).
+pub fn verify_plans_or_fewer(
+    subject: Subject<'_>,
+    plans: Vec<search::UnitPlan>,
+    generator: &Generator,
+    engine: &Engine,
+    options: &search::Options,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Vec<UnitResult> {
+    // The second round's progress continues the first's.
+    let last = std::sync::Mutex::new(Progress::default());
+    let first_round = |p: &Progress| {
+        *last.lock().unwrap_or_else(|e| e.into_inner()) = p.clone();
+        progress(p);
+    };
+    let searched = search::verify_plans(subject, plans, engine, options, cancel, &first_round);
+    let mut fewer: Vec<(usize, search::UnitPlan)> = Vec::new();
+    for (k, s) in searched.iter().enumerate() {
+        if let Some(plan) = search::plan_fewer_replicas(subject, generator, options, s) {
+            fewer.push((k, plan));
+        }
+    }
+    let mut results: Vec<(UnitResult, (Part, bool))> = searched.into_iter().map(|s| told(subject, s)).collect();
+    if fewer.is_empty() || cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return by_unit(results);
+    }
+    let before = last.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let again: std::collections::BTreeSet<usize> = fewer.iter().map(|(_, p)| p.unit()).collect();
+    let second_round = |p: &Progress| {
+        progress(&Progress {
+            units_done: before.units - again.len() + p.units_done,
+            units: before.units,
+            runs_done: before.runs_done + p.runs_done,
+            runs: before.runs + p.runs,
+            current: p.current.clone(),
+        })
+    };
+    let (at, plans): (Vec<usize>, Vec<search::UnitPlan>) = fewer.into_iter().unzip();
+    let mut efforts = Vec::new();
+    for (k, searched) in at.into_iter().zip(search::verify_plans(
+        subject,
+        plans,
+        engine,
+        options,
+        cancel,
+        &second_round,
+    )) {
+        let explored = searched.runs.len();
+        let k_unit = searched.unit;
+        let smaller = conclude(subject, searched);
+        for mine in &mut results[k].0.results {
+            let Verdict::Inconclusive(why) = &mine.verdict else {
+                continue;
+            };
+            if mine.held_up_to.is_some() || !why.is_limit() {
+                continue;
+            }
+            let Some(theirs) = smaller.results.iter().find(|r| r.check == mine.check) else {
+                continue;
+            };
+            let held = match &theirs.verdict {
+                Verdict::Verified => theirs.topology.clone().map(|t| (t, explored)),
+                Verdict::Inconclusive(_) => theirs.held_up_to.clone().map(|t| (t, theirs.held_topologies)),
+                _ => None,
+            };
+            if let Some((topology, count)) = held {
+                // Not decided where the manifests' counts are: said with them.
+                if mine
+                    .topology
+                    .as_ref()
+                    .is_none_or(|t| t.nodes_per_pool == topology.nodes_per_pool)
+                {
+                    mine.topology = Some(search::at_manifest_counts(subject, k_unit, &topology));
+                }
+                mine.held_up_to = Some(topology);
+                mine.held_topologies = count;
+            }
+        }
+        efforts.push((k, smaller.effort));
+    }
+    for (k, effort) in efforts {
+        add_effort(&mut results[k].0.effort, effort);
+    }
+    by_unit(results)
+}
+
+/// The results of the searches of each unit's fault model (consecutive) as one per unit.
+fn by_unit(results: Vec<(UnitResult, (Part, bool))>) -> Vec<UnitResult> {
     let mut out: Vec<(UnitResult, Vec<(Part, bool)>)> = Vec::new();
-    for searched in search::verify_plans(subject, plans, engine, options, cancel, progress) {
-        let part = (searched.part, searched.autoscalers_held);
-        let result = conclude(subject, searched);
+    for (result, part) in results {
         // The searches of a unit's fault model follow each other: one result per unit.
         match out.last_mut() {
             Some((last, parts)) if last.unit == result.unit => {
@@ -93,6 +193,12 @@ fn merge(into: &mut UnitResult, other: UnitResult) {
             std::cmp::Ordering::Equal => match (&mine.verdict, &theirs.verdict) {
                 (Verdict::Violated { .. }, Verdict::Violated { .. }) => nodes(&theirs) < nodes(mine),
                 (Verdict::Verified, Verdict::Verified) => nodes(&theirs) < nodes(mine),
+                // Undecided in both: what it holds on is what both held it on, the less.
+                (Verdict::Inconclusive(_), Verdict::Inconclusive(_)) => match (&mine.held_up_to, &theirs.held_up_to) {
+                    (Some(_), None) => true,
+                    (Some(a), Some(b)) => held_size(b) < held_size(a),
+                    _ => false,
+                },
                 _ => false,
             },
         };
@@ -100,15 +206,33 @@ fn merge(into: &mut UnitResult, other: UnitResult) {
             *mine = theirs;
         }
     }
-    let (a, b) = (&mut into.effort, other.effort);
+    add_effort(&mut into.effort, other.effort);
+    into.search.planned = into.search.planned.max(other.search.planned);
+    into.search.explored = into.search.explored.max(other.search.explored);
+    into.shape = into.shape.join(&other.shape);
+}
+
+/// How large a topology a check held on is: nodes, then replicas (a workload at its
+/// manifests' count counts as more than any held lower).
+fn held_size(t: &Topology) -> (u32, u64) {
+    let replicas = if t.replicas.is_empty() {
+        u64::MAX
+    } else {
+        t.replicas
+            .iter()
+            .map(|r| r.map_or(u64::from(u32::MAX), u64::from))
+            .sum()
+    };
+    (t.nodes(), replicas)
+}
+
+/// What another search cost, added to `a`.
+fn add_effort(a: &mut Effort, b: Effort) {
     a.timings.add(&b.timings);
     a.states += b.states;
     a.generate += b.generate;
     a.elapsed += b.elapsed;
     a.cached &= b.cached;
-    into.search.planned = into.search.planned.max(other.search.planned);
-    into.search.explored = into.search.explored.max(other.search.explored);
-    into.shape = into.shape.join(&other.shape);
 }
 
 /// Each check of the unit: its first violation (or first inconclusive run), else verified up

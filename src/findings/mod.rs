@@ -16,7 +16,7 @@ pub mod fixes;
 mod namer;
 mod policy;
 
-pub use conclude::{UnitResult, conclude, mark_timed_out, verify, verify_plans};
+pub use conclude::{UnitResult, conclude, mark_timed_out, verify, verify_plans, verify_plans_or_fewer};
 pub use decode::decode;
 pub use policy::{Judgement, Policy, Suppressed, SuppressedBy};
 

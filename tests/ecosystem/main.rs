@@ -8,7 +8,8 @@
 //!
 //! Prints the new, vanished and changed findings as a diff and a table per repository, then
 //! `ecosystem: N passed, N failed`. Fails on a crash, an untriaged error-level finding, an
-//! error-level precision (real / triaged) below the triage file's `minErrorPrecision`, or a
+//! error-level precision (real / triaged) below the triage file's `minErrorPrecision`, a
+//! check left undecided without a partial verdict (it held nowhere before a limit), or a
 //! peak RSS over 2 GiB. `scripts/ecosystem` runs it; `KIVI_ECOSYSTEM_ONLY=name` runs the
 //! repositories whose name contains `name`; `KIVI_ECOSYSTEM_TABLE=FILE` writes the table as
 //! Markdown.
@@ -56,8 +57,11 @@ struct Row {
     real: usize,
     noise: usize,
     untriaged: usize,
-    /// Checks that could not be decided (a limit, a bound): never a pass, never a finding.
+    /// Checks that could not be decided (a limit, a bound) and held nowhere before it: never a
+    /// pass, never a finding. The ecosystem check fails on one.
     inconclusive: usize,
+    /// Partial verdicts: undecided, but held up to a size (or with fewer replicas) first.
+    partial: usize,
     seconds: f64,
     rss_kib: Option<u64>,
     exit: i32,
@@ -76,7 +80,20 @@ fn corpus_dirs() -> Vec<PathBuf> {
 fn repositories() -> Vec<(String, PathBuf)> {
     let only = std::env::var("KIVI_ECOSYSTEM_ONLY").unwrap_or_default();
     let mut repos = Vec::new();
-    for dir in corpus_dirs() {
+    let dirs = corpus_dirs();
+    // Other people's repositories live beside the clone, not in it: a fresh clone alone skips
+    // the check, saying so; CI (`KIVI_REQUIRE_CORPUS`, set by .ci/run) requires them.
+    if std::env::var_os("KIVI_ECOSYSTEM_CORPUS").is_none()
+        && std::env::var_os("KIVI_REQUIRE_CORPUS").is_none()
+        && !dirs.iter().any(|d| d.is_dir())
+    {
+        println!(
+            "ecosystem: skipped: the shared corpus ({}) is not beside the clone; CI requires it",
+            dirs[0].parent().unwrap_or(&dirs[0]).display()
+        );
+        std::process::exit(0);
+    }
+    for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             eprintln!("ecosystem: cannot read {}", dir.display());
             std::process::exit(1);
@@ -195,7 +212,11 @@ fn run(name: &str, repo: &Path, cache: &Path) -> (Vec<Finding>, Row) {
     for unit in report["units"].as_array().into_iter().flatten() {
         for result in unit["verification"]["results"].as_array().into_iter().flatten() {
             if result["verdict"] == "inconclusive" {
-                row.inconclusive += 1;
+                if result["partial"] == true {
+                    row.partial += 1;
+                } else {
+                    row.inconclusive += 1;
+                }
             }
             if result["verdict"] != "violated" {
                 continue;
@@ -288,6 +309,12 @@ fn main() {
                 }
             }
         }
+        if row.inconclusive > 0 {
+            failures.push(format!(
+                "{name}: {} checks undecided without a partial verdict (held nowhere before a limit)",
+                row.inconclusive
+            ));
+        }
         rows.push((name.clone(), row));
     }
     for (i, t) in triaged.iter().enumerate() {
@@ -331,18 +358,19 @@ fn main() {
 
 fn table(rows: &[(String, Row)], real_errors: usize, noise_errors: usize) -> String {
     let mut out = String::from(
-        "| repository | files | units | findings | real | noise | untriaged | inconclusive | cold time | peak RSS | exit |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| repository | files | units | findings | real | noise | untriaged | partial | inconclusive | cold time | peak RSS | exit |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut total = Row::default();
     for (name, r) in rows {
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | {} |\n",
             r.files,
             r.units,
             r.findings,
             r.real,
             r.noise,
             r.untriaged,
+            r.partial,
             r.inconclusive,
             r.seconds,
             r.rss_kib.map_or("-".into(), |k| format!("{} MiB", k.div_ceil(1024))),
@@ -355,17 +383,19 @@ fn table(rows: &[(String, Row)], real_errors: usize, noise_errors: usize) -> Str
         total.noise += r.noise;
         total.untriaged += r.untriaged;
         total.inconclusive += r.inconclusive;
+        total.partial += r.partial;
         total.seconds += r.seconds;
         total.rss_kib = total.rss_kib.max(r.rss_kib);
     }
     out.push_str(&format!(
-        "| **all** | {} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | |\n",
+        "| **all** | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s | {} | |\n",
         total.files,
         total.units,
         total.findings,
         total.real,
         total.noise,
         total.untriaged,
+        total.partial,
         total.inconclusive,
         total.seconds,
         total
