@@ -237,10 +237,7 @@ fn demo_shop_staging() {
 }
 
 fn chromium() -> PathBuf {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|c| which::which(c).ok())
-        .expect("the HTML report test needs Chromium: `apt-get install chromium` (scripts/setup does)")
+    common::tool(&["chromium", "chromium-browser", "google-chrome"], "chromium")
 }
 
 /// Run headless Chromium on a local file with the flags a closed network needs.
@@ -528,12 +525,12 @@ fn validate_junit(name: &str, junit: &str) {
     let file = dir.path().join("junit.xml");
     std::fs::write(&file, junit).unwrap();
     let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/junit-10.xsd");
-    let out = std::process::Command::new("xmllint")
+    let out = std::process::Command::new(common::tool(&["xmllint"], "libxml2-utils"))
         .args(["--noout", "--schema"])
         .arg(&schema)
         .arg(&file)
         .output()
-        .expect("xmllint is installed (scripts/setup: libxml2-utils)");
+        .expect("xmllint runs");
     assert!(
         out.status.success(),
         "{name}: JUnit report invalid against junit-10.xsd: {}",

@@ -10,10 +10,7 @@ use common::kivi;
 use serde_json::Value;
 
 fn helm_on_path() {
-    assert!(
-        which::which("helm").is_ok(),
-        "these tests render charts with a real Helm: run scripts/setup (or scripts/install-helm)"
-    );
+    common::tool(&["helm"], "scripts/install-helm");
 }
 
 fn json(args: &[&str], code: i32) -> Value {
@@ -221,13 +218,16 @@ fn scan(repo: &std::path::Path, cache: &std::path::Path, extra: &[&str], code: i
     )
 }
 
-fn corpus(repo: &str) -> std::path::PathBuf {
-    common::root().join("../shared/corpus/real").join(repo)
+fn corpus(repo: &str) -> Option<std::path::PathBuf> {
+    common::shared_corpus(&format!("real/{repo}"))
 }
 
 impl HelmRepositoryCase {
-    fn new(repository_url: impl Fn(u16) -> String) -> HelmRepositoryCase {
+    /// `None` where the shared corpus (podinfo's chart, Flux's example) is not beside the clone.
+    fn new(repository_url: impl Fn(u16) -> String) -> Option<HelmRepositoryCase> {
         helm_on_path();
+        let podinfo = corpus("stefanprodan__podinfo")?;
+        let example = corpus("fluxcd__flux2-kustomize-helm-example")?;
         let dir = assert_fs::TempDir::new().unwrap();
         let charts = dir.path().join("charts");
         std::fs::create_dir_all(&charts).unwrap();
@@ -239,14 +239,14 @@ impl HelmRepositoryCase {
                 String::from_utf8_lossy(&out.stderr)
             );
         };
-        let chart = corpus("stefanprodan__podinfo").join("charts/podinfo");
+        let chart = podinfo.join("charts/podinfo");
         helm(&["package", chart.to_str().unwrap(), "-d", charts.to_str().unwrap()]);
         let server = common::FileServer::start(&charts);
         let url = format!("http://127.0.0.1:{}", server.port);
         helm(&["repo", "index", charts.to_str().unwrap(), "--url", &url]);
         let repo = dir.path().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
-        common::copy_tree(&corpus("fluxcd__flux2-kustomize-helm-example"), &repo);
+        common::copy_tree(&example, &repo);
         let source = repo.join("apps/base/podinfo/repository.yaml");
         let text = std::fs::read_to_string(&source)
             .unwrap()
@@ -264,7 +264,7 @@ impl HelmRepositoryCase {
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
         )
         .unwrap();
-        HelmRepositoryCase { dir, server }
+        Some(HelmRepositoryCase { dir, server })
     }
 
     fn run(&self, extra: &[&str], code: i32) -> (Value, String) {
@@ -279,7 +279,9 @@ impl HelmRepositoryCase {
 
 #[test]
 fn flux_helm_releases_render_a_fetched_chart_with_each_environments_values_then_offline() {
-    let case = HelmRepositoryCase::new(|port| format!("http://127.0.0.1:{port}"));
+    let Some(case) = HelmRepositoryCase::new(|port| format!("http://127.0.0.1:{port}")) else {
+        return;
+    };
     // The network off: one note per HelmRelease, nothing asked of the server.
     let (v, _) = case.run(&[], 0);
     assert_eq!(v["summary"]["units"], 0, "{v}");
@@ -330,7 +332,9 @@ fn the_network_policy_refuses_loopback_metadata_private_and_file_urls() {
         |_| "https://10.0.0.1/charts".to_string(),
         |_| "file:///etc".to_string(),
     ] {
-        let case = HelmRepositoryCase::new(url);
+        let Some(case) = HelmRepositoryCase::new(url) else {
+            return;
+        };
         // No allow-list: only public https hosts.
         let (v, stderr) = case.run(&["--allow-network"], 2);
         assert_eq!(v["summary"]["units"], 0, "{v}");
@@ -383,10 +387,10 @@ fn argo_cd_applications_render_their_charts_with_release_namespace_values_and_de
     let (server, url) = serve_chart(dir.path(), "wordpress", "9.0.3");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    common::copy_tree(
-        &common::root().join("../shared/corpus/ecosystem2/argoproj__argocd-example-apps"),
-        &repo,
-    );
+    let Some(example) = common::shared_corpus("ecosystem2/argoproj__argocd-example-apps") else {
+        return;
+    };
+    common::copy_tree(&example, &repo);
     let chart_file = repo.join("helm-dependency/Chart.yaml");
     let text = std::fs::read_to_string(&chart_file)
         .unwrap()

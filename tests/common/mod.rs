@@ -8,9 +8,46 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A directory of the shared corpus beside the clone (`../shared/corpus/<rel>`: other people's
+/// repositories, which this repository does not carry). Where it is not there, the test says
+/// on one line that it was skipped and why, and passes; with `KIVI_REQUIRE_CORPUS` set (as
+/// `.ci/run` sets it) it fails instead.
+#[allow(dead_code)]
+pub fn shared_corpus(rel: &str) -> Option<PathBuf> {
+    let dir = root().join("../shared/corpus").join(rel);
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("KIVI_REQUIRE_CORPUS").is_none(),
+        "the shared corpus is required (KIVI_REQUIRE_CORPUS) but {} is not there",
+        dir.display()
+    );
+    eprintln!(
+        "skipped: {} is not beside the clone (the shared corpus of public repositories; CI requires it)",
+        dir.display()
+    );
+    None
+}
+
+/// A tool a test needs, from PATH; a test without it fails saying what to run. `package` is
+/// what `scripts/setup` installs it with.
+#[allow(dead_code)]
+pub fn tool(names: &[&str], package: &str) -> PathBuf {
+    names.iter().find_map(|n| which::which(n).ok()).unwrap_or_else(|| {
+        panic!(
+            "this test needs `{}` ({package}), which is not on PATH: run `scripts/setup`",
+            names[0]
+        )
+    })
+}
+
 /// The binary, run from the repository root, with no colour settings or logging from the
-/// environment.
+/// environment. SPIN and a C compiler must be there: without them every verdict would be an
+/// engine error, and the test would fail far from the reason.
 pub fn kivi() -> Command {
+    tool(&["spin"], "spin");
+    tool(&["cc", "gcc", "clang"], "gcc");
     let mut c = Command::cargo_bin("kivi-lint").expect("binary built");
     c.current_dir(root())
         .env_remove("NO_COLOR")

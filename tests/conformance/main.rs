@@ -1,5 +1,6 @@
 //! Conformance of kivi-lint's controller models with upstream Kubernetes and descheduler unit
-//! tests (`../shared/peer_tests`, or the directory in `KIVI_PEER_TESTS`): every case is built
+//! tests (`tests/conformance/cases/`, transcribed from the upstream Go tests, each case with its
+//! source; another directory with `KIVI_PEER_TESTS`): every case is built
 //! into a small scenario from the verifier's own templates, run through SPIN, and compared
 //! with the case's `expect`.
 //!
@@ -31,7 +32,7 @@ struct Tally {
 fn peer_tests() -> PathBuf {
     match std::env::var_os("KIVI_PEER_TESTS") {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/peer_tests"),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/cases"),
     }
 }
 
@@ -72,7 +73,10 @@ fn main() {
         .unwrap_or_default();
     local_files.sort();
     files.extend(local_files);
-    let tools = Tools::find().expect("spin and a C compiler");
+    let tools = Tools::find().unwrap_or_else(|e| {
+        eprintln!("conformance: {e}: run `scripts/setup`");
+        std::process::exit(1);
+    });
     let spin = tools.spin.clone();
     let options = Options {
         search: Search::Safety { shortest: false },

@@ -3,7 +3,7 @@
 //!
 //! Most skips are rules: a case that uses a feature kivi-lint does not model (an extended
 //! resource, a stabilisation window, ...) is skipped wherever it comes from, so
-//! cases held back from `../shared/peer_tests` are judged the same way.
+//! cases held back from the peer suite (`tests/conformance/cases/`) are judged the same way.
 
 use serde_json::Value as Json;
 
