@@ -121,6 +121,32 @@ fn gitlab_template_keeps_reports_when_the_job_fails() {
     assert_eq!(codes, ["3"]);
 }
 
+/// The pre-commit mirror (integrations/pre-commit/, after ruff-pre-commit) installs the wheel
+/// of the crate's own version, and its hook is the main repository's `kivi-lint` hook but for
+/// the install.
+#[test]
+fn the_pre_commit_mirror_installs_this_versions_wheel_with_the_same_hook() {
+    let version = read("Cargo.toml")
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap()
+        .to_string();
+    let pyproject = read("integrations/pre-commit/pyproject.toml");
+    assert!(pyproject.contains(&format!("version = \"{version}\"")), "{pyproject}");
+    assert!(
+        pyproject.contains(&format!("dependencies = [\"kivi-lint=={version}\"]")),
+        "{pyproject}"
+    );
+    let mirror = parse_yaml("integrations/pre-commit/.pre-commit-hooks.yaml");
+    let main = parse_yaml(".pre-commit-hooks.yaml");
+    let (mirror, main) = (&mirror.as_seq().unwrap()[0], &main.as_seq().unwrap()[0]);
+    assert_eq!(text(mirror, "language").as_deref(), Some("python"));
+    for key in ["id", "entry", "files", "pass_filenames", "require_serial", "minimum_pre_commit_version"] {
+        assert_eq!(text(mirror, key), text(main, key), "{key}");
+    }
+}
+
 #[test]
 fn pre_commit_hooks_match_templates_and_map_files_to_units() {
     let hooks = parse_yaml(".pre-commit-hooks.yaml");

@@ -42,10 +42,12 @@ pub struct Tools {
 
 #[derive(Debug, Error)]
 pub enum EngineError {
-    #[error("`spin` is not on PATH: install SPIN (Debian and Ubuntu: `apt-get install spin`), or set KIVI_SPIN")]
+    #[error(
+        "`spin` is not on PATH: install SPIN (Debian and Ubuntu: `apt-get install spin`; macOS: `brew install spin`), or set KIVI_SPIN"
+    )]
     MissingSpin,
     #[error(
-        "no C compiler on PATH (`cc` or `gcc`): install one (Debian and Ubuntu: `apt-get install gcc`), or set KIVI_CC"
+        "no C compiler on PATH (`cc` or `gcc`): install one (Debian and Ubuntu: `apt-get install gcc`; macOS: `xcode-select --install`), or set KIVI_CC"
     )]
     MissingCompiler,
     #[error("cannot prepare a work directory: {0}")]
