@@ -236,6 +236,40 @@ fn demo_shop_staging() {
     reports_of("demo-shop-staging", &["fixtures/demo-shop/apps/staging"], 1);
 }
 
+/// One cause, one finding, in every format: demo-shop (both overlays: findings that follow
+/// from another's cause, a warning, fixes) has as many JUnit failures as SARIF results, Code
+/// Quality issues, GitHub annotations and Markdown sections, and as the JSON's findings.
+#[test]
+fn demo_shop_findings_are_counted_alike_in_every_format() {
+    let r = all_formats(&["fixtures/demo-shop"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let json: Value = serde_json::from_str(&r.files["json"]).unwrap();
+    let findings = json["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["verification"]["results"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["verdict"] == "violated" && c.get("causedBy").is_none())
+        .count();
+    assert!(findings >= 2, "{json}");
+    let junit = r.files["junit"].matches("<failure").count();
+    let sarif: Value = serde_json::from_str(&r.files["sarif"]).unwrap();
+    let sarif = sarif["runs"][0]["results"].as_array().unwrap().len();
+    let quality: Value = serde_json::from_str(&r.files["codequality"]).unwrap();
+    let quality = quality.as_array().unwrap().len();
+    let annotations = r
+        .github
+        .lines()
+        .filter(|l| l.starts_with("::error ") || l.starts_with("::warning "))
+        .count();
+    let markdown = r.files["markdown"].lines().filter(|l| l.starts_with("### ")).count();
+    assert_eq!(
+        [junit, sarif, quality, annotations, markdown],
+        [findings; 5],
+        "JUnit, SARIF, Code Quality, annotations, Markdown"
+    );
+}
+
 fn chromium() -> PathBuf {
     common::tool(&["chromium", "chromium-browser", "google-chrome"], "chromium")
 }
