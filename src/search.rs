@@ -438,7 +438,7 @@ fn plan_unit(
     if let Some(floor) = &options.shape_floor {
         plan.shape = plan.shape.join(floor);
     }
-    // The autoscaler's logs hold one earlier entry each (README, "Time in the autoscaler").
+    // The autoscaler's logs hold one earlier entry each (docs/conformance.md, "Time in the autoscaler").
     if plan.shape.hpa_log > 1 {
         if !plan.bound.is_empty() {
             plan.bound.push_str(", ");

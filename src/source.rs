@@ -189,7 +189,7 @@ pub fn write_replacing(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Largest file read; larger ones are input errors. Documented in the README.
+/// Largest file read; larger ones are input errors. Documented in docs/security.md.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A file that could not be read, and where.

@@ -410,7 +410,7 @@ fn remote_kustomize_bases_are_a_located_note_with_the_network_off() {
 }
 
 /// PATH without any directory that holds a `helm` (scripts/setup installs a real one; the
-/// stand-in lives in tests/bin, which is never on PATH).
+/// stand-in of `common::kivi_with_helm_stand_in` lives in tests/bin, never on PATH).
 fn path_without_helm() -> String {
     let path = std::env::var("PATH").unwrap_or_default();
     let kept: Vec<&str> = path
@@ -1101,7 +1101,7 @@ fn missing_spin_says_how_to_install_it() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "install SPIN (Debian and Ubuntu: `apt-get install spin`)",
+            "install SPIN (Debian and Ubuntu: `apt-get install spin`; macOS: `brew install spin`)",
         ));
 }
 

@@ -216,7 +216,7 @@ fn an_autoscaler_on_custom_metrics_scales() {
 }
 
 /// Item 6 (stabilisation and policy periods). The autoscaler keeps upstream's logs with age
-/// classes for time (README, "Time in the autoscaler"). With a long scale-down window and
+/// classes for time (docs/conformance.md, "Time in the autoscaler"). With a long scale-down window and
 /// policy periods longer than the sync period in both directions, a decision the logs hold
 /// back is taken again once time has moved an entry past a boundary: every wait ends, so
 /// eventually-stable holds, and nothing else is claimed.

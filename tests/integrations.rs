@@ -142,7 +142,14 @@ fn the_pre_commit_mirror_installs_this_versions_wheel_with_the_same_hook() {
     let main = parse_yaml(".pre-commit-hooks.yaml");
     let (mirror, main) = (&mirror.as_seq().unwrap()[0], &main.as_seq().unwrap()[0]);
     assert_eq!(text(mirror, "language").as_deref(), Some("python"));
-    for key in ["id", "entry", "files", "pass_filenames", "require_serial", "minimum_pre_commit_version"] {
+    for key in [
+        "id",
+        "entry",
+        "files",
+        "pass_filenames",
+        "require_serial",
+        "minimum_pre_commit_version",
+    ] {
         assert_eq!(text(mirror, key), text(main, key), "{key}");
     }
 }
@@ -286,14 +293,26 @@ fn pre_commit_root_level_files_check_only_their_own_unit() {
 /// Every `kivi-lint …` command the docs and integration files show, as argument lists.
 fn documented_commands() -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    for file in [
+    let mut files: Vec<String> = [
         "README.md",
         "action.yml",
         "ci/gitlab/kivi-lint.gitlab-ci.yml",
         ".pre-commit-hooks.yaml",
+        "integrations/pre-commit/.pre-commit-hooks.yaml",
         "Dockerfile",
-        "docs/rules.md",
-    ] {
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut pages: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| format!("docs/{}", e.file_name().to_string_lossy()))
+        .filter(|p| p.ends_with(".md"))
+        .collect();
+    pages.sort();
+    files.extend(pages);
+    for file in &files {
+        let file = file.as_str();
         let source = read(file);
         let mut joined = String::new();
         for line in source.lines() {
@@ -423,7 +442,13 @@ fn dockerfile_pins_its_inputs_and_runs_as_a_numeric_non_root_user() {
         &rest[..rest[1..].find("\nFROM ").map_or(rest.len(), |i| i + 1)]
     };
     let runtime = stage("runtime");
-    for needed in ["spin=", "gcc=", "/usr/local/bin/kustomize", "/usr/local/bin/helm", "/etc/gitconfig"] {
+    for needed in [
+        "spin=",
+        "gcc=",
+        "/usr/local/bin/kustomize",
+        "/usr/local/bin/helm",
+        "/etc/gitconfig",
+    ] {
         assert!(runtime.contains(needed), "the runtime image has {needed}");
     }
     // The default (last) stage builds from source; the release's `--target prebuilt` copies
@@ -439,7 +464,10 @@ fn dockerfile_pins_its_inputs_and_runs_as_a_numeric_non_root_user() {
             let words: Vec<&str> = l.split_whitespace().collect();
             words.len() >= 2 && words[0].len() == 64 && words[1] == file
         });
-        assert!(checked && dockerfile.contains("sha256sum -c"), "{line}: checked by sha256sum");
+        assert!(
+            checked && dockerfile.contains("sha256sum -c"),
+            "{line}: checked by sha256sum"
+        );
     }
     let last_stage = runtime;
     assert!(last_stage.contains("ENTRYPOINT [\"kivi-lint\"]"));

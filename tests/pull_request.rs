@@ -1,6 +1,6 @@
 //! What a pull request cannot do, round 3 (issue 40): each test is an attack that once worked
 //! on main (3eb655f), run as the attacker would run it. `tests/hostile.rs` holds the rounds
-//! before; the README's Security table names the test of each line.
+//! before; docs/security.md's table names the test of each line.
 
 use std::path::Path;
 

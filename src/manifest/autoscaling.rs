@@ -39,7 +39,7 @@ pub enum Metric {
         #[serde(skip)]
         span: Span,
     },
-    /// A Pods, Object or External metric: modelled relative to its target (README, Model
+    /// A Pods, Object or External metric: modelled relative to its target (docs/conformance.md, Model
     /// fidelity), so its own quantity does not matter, only how upstream turns it into replicas.
     Custom {
         source: MetricSource,

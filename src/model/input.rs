@@ -272,7 +272,7 @@ pub fn assignments() -> Vec<String> {
 }
 
 /// Entries of each HPA log in a verification model: past them the oldest entry is dropped, as
-/// if it had aged out (README, Model fidelity).
+/// if it had aged out (docs/conformance.md).
 const HPA_MODEL_LOG: usize = 2;
 
 /// An autoscaler's rules as the model's tables (templates/controllers/autoscaler_normalization.pml)

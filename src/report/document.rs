@@ -1,6 +1,6 @@
 //! The report as plain, owned data: what every output format renders, what `--format json`
 //! writes, and what `kivi-lint merge` reads back from shards. Field names are the JSON
-//! schema's (README, "JSON output"); fields are only ever added within a schema version.
+//! schema's (docs/reports.md, "JSON output"); fields are only ever added within a schema version.
 
 use std::collections::BTreeMap;
 

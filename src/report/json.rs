@@ -1,4 +1,4 @@
-//! JSON report: the report document serialised as it is (schema in the README, versioned by
+//! JSON report: the report document serialised as it is (schema in docs/reports.md, versioned by
 //! `schemaVersion`).
 
 use super::document::Report;

@@ -26,7 +26,7 @@ use clap::ValueEnum;
 pub enum Format {
     /// Text for people (default).
     Human,
-    /// The documented JSON schema (see README, "JSON output").
+    /// The documented JSON schema (docs/reports.md, "JSON output").
     Json,
     /// SARIF 2.1.0, for GitHub code scanning.
     Sarif,

@@ -152,7 +152,7 @@ fn input_rule() -> Value {
         "shortDescription": {"text": "A manifest or the config cannot be read as Kubernetes reads it"},
         "fullDescription": {"text": "kivi-lint could not read this input (invalid YAML, a field Kubernetes rejects, a renderer that failed, a path it may not read): what it defines is not verified until it is fixed."},
         "help": {"text": "Fix the input at the location shown; the message says what Kubernetes expects.", "markdown": "Fix the input at the location shown; the message says what Kubernetes expects."},
-        "helpUri": format!("{}#input-errors", crate::checks::docs_uri("README.md")),
+        "helpUri": format!("{}#input-errors", crate::checks::docs_uri("docs/usage.md")),
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["input"], "precision": "very-high", "problem.severity": "error"},
     })

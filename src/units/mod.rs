@@ -1,7 +1,7 @@
 //! Verification units: workloads that must be verified together.
 //!
 //! A unit is a connected component of the interaction graph over the workloads of one scope.
-//! Edges (each documented in the README, with what is deliberately not an edge):
+//! Edges (each documented in docs/units.md, with what is deliberately not an edge):
 //! - an HPA joins its target (the HPA is a member of the target's unit);
 //! - a PDB joins every workload whose pods it selects;
 //! - a topology spread constraint, pod affinity or anti-affinity term of one workload whose

@@ -20,7 +20,7 @@ use builder::parse_once;
 use recover::{indent_quoted_continuation, inside_flow_collection, json_values};
 use scalar::resolve_scalar;
 
-/// Limits for hostile input. Documented in the README ("Limits").
+/// Limits for hostile input. Documented in docs/security.md ("Bounded").
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Deepest nesting of collections.

@@ -229,7 +229,7 @@ inline hpa_forget(w) {
 
 /* A full log (HPA_LOG entries) loses its oldest before a decision stores one more: the
    model's bound, that a decision finds at most HPA_LOG - 1 earlier entries of a log that still
-   count (README, Model fidelity). */
+   count (docs/conformance.md). */
 #define HPA_BOUND_LOG(AGE, entries, expiry) \
   if \
   :: entries >= HPA_LOG -> AGE(0) = expiry \

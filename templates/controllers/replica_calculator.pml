@@ -14,7 +14,7 @@
  *    limits (the limits per current count are computed before the model).
  * Integer arithmetic. The utilisation is an integer percent, as upstream; the usage ratio is
  * kept as the fraction utilisation / target, so the 10% tolerance and the ceiling are exact
- * rationals where upstream's float64 rounds (README: Model fidelity).
+ * rationals where upstream's float64 rounds (docs/conformance.md).
  */
 /* groupPods: what the autoscaler makes of a pod it selects. */
 #define RC_IGNORED 0   /* Failed, or being deleted */

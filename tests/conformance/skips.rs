@@ -7,7 +7,7 @@
 
 use serde_json::Value as Json;
 
-const EXTENDED: &str = "NodeResourcesFit scores cpu and memory only in kivi-lint: ephemeral storage, hugepages and extended resources are filtered (they must fit) but not scored (README, Model semantics)";
+const EXTENDED: &str = "NodeResourcesFit scores cpu and memory only in kivi-lint: ephemeral storage, hugepages and extended resources are filtered (they must fit) but not scored (docs/model.md)";
 
 const DEPLOYMENT_STATUS: &str = "Deployment status sums and the Progressing condition (with its deadline) are not modelled: the model counts pod states directly, and rollout-completes is DeploymentComplete (modelled and checked) once the cluster has settled";
 

@@ -140,6 +140,11 @@ function drawFinding(parent, finding, index) {
   show(finding.steps.length - 1);
 }
 
+/* "1 unit", "2 units": what the human report and the job summary say too. */
+function count(n, noun) {
+  return n + " " + noun + (n === 1 ? "" : "s");
+}
+
 /* Findings drawn before their section is in the document, to scroll once it is. */
 const unrevealed = [];
 
@@ -147,8 +152,8 @@ function main() {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const findings = data.units.reduce((n, u) => n + u.findings.length, 0);
   document.getElementById("summary").textContent =
-    "kivi-lint " + data.version + " · " + data.units.length + " units verified · " + findings +
-    " findings · exit code " + data.exit_code + " (" + data.exit_description + ")";
+    "kivi-lint " + data.version + " · " + count(data.units.length, "unit") + " checked · " +
+    count(findings, "finding") + " · exit code " + data.exit_code + " (" + data.exit_description + ")";
   const main = document.getElementById("units");
   if (data.diagnostics.length > 0) {
     const list = el("ul", "diagnostics mono");
