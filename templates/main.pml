@@ -309,6 +309,24 @@ hidden byte pool_zones[SCALING_POOLS + 1];
  * still holds a deleted pod's slot and node (stale-reads): that view refers to indices.
  */
 c_code {
+/* KIVI_PROFILE set: the moves of each proctype (a controller or an event) counted, and printed
+   when pan exits, for `scripts/bench-scaling profile`. Static C, not part of the state. */
+extern char *procname[];
+static long kivi_moves[256];
+static int kivi_profiling = -1;
+static void kivi_profile_report(void) {
+  int t;
+  for (t = 0; t < 256; t++) {
+    if (kivi_moves[t]) printf("kivi-profile: %s %ld\n", procname[t], kivi_moves[t]);
+  }
+}
+static void kivi_profile_move(int t) {
+  if (kivi_profiling < 0) {
+    kivi_profiling = getenv("KIVI_PROFILE") != 0;
+    if (kivi_profiling) atexit(kivi_profile_report);
+  }
+  if (kivi_profiling) kivi_moves[t & 255]++;
+}
 #define KIVI_SWAP(x, y) do { __typeof__(x) kivi_t = (x); (x) = (y); (y) = kivi_t; } while (0)
 static int kivi_pod_key(int q) {
   return (((now.pod[q].status * 256 + now.pod[q].node) * 2 + now.pod[q].unschedulable) * 2
@@ -491,13 +509,13 @@ void kivi_canonical(void) {
 {% if ir.stale_reads %}
 inline canonical() {
   if
-  :: INFORMERS_CAUGHT_UP -> c_code { kivi_canonical(); }
-  :: else -> skip
+  :: INFORMERS_CAUGHT_UP -> c_code { kivi_profile_move(((P0 *)_this)->_t); kivi_canonical(); }
+  :: else -> c_code { kivi_profile_move(((P0 *)_this)->_t); }
   fi
 }
 {% else %}
 inline canonical() {
-  c_code { kivi_canonical(); }
+  c_code { kivi_profile_move(((P0 *)_this)->_t); kivi_canonical(); }
 }
 {% endif %}
 {% include "controllers/rolling_update.pml" %}

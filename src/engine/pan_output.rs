@@ -43,6 +43,17 @@ pub enum PanResult {
     Limited(Limit),
 }
 
+/// The moves of each proctype a model counts with `KIVI_PROFILE` set (`kivi-profile: NAME N`
+/// lines, printed as pan exits), as `Scheduler 12, Kubelet 9`; empty without them.
+pub fn profile(output: &str) -> String {
+    let moves: Vec<String> = output
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("kivi-profile: "))
+        .map(str::to_string)
+        .collect();
+    moves.join(", ")
+}
+
 /// Parse pan's standard output.
 pub fn parse(output: &str) -> (PanResult, Statistics) {
     let mut stats = Statistics::default();
@@ -128,6 +139,13 @@ fn leading_number(s: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_lists_each_proctypes_moves() {
+        let out = "       52 states, stored\nkivi-profile: Scheduler 10\nkivi-profile: Kubelet 9\n";
+        assert_eq!(profile(out), "Scheduler 10, Kubelet 9");
+        assert_eq!(profile("       52 states, stored\n"), "");
+    }
 
     #[test]
     fn assertion_with_statistics() {

@@ -400,7 +400,8 @@ end_autoscaler:
        hpa_age();
        d_step {
          hpa_decide(w);
-         w = 0; h_w = 0; h_a = 0; h_done = 0; h_ceiling = 0
+         w = 0; h_w = 0; h_a = 0; h_done = 0; h_ceiling = 0;
+         c_code { kivi_profile_move(((P0 *)_this)->_t); }
        }
      }
   od
