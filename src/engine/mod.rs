@@ -552,10 +552,7 @@ impl Engine {
                 Err(reason) => return Ok(inconclusive(reason, timings)),
             };
             let (result, statistics) = pan_output::parse(&output);
-            let moves = pan_output::profile(&output);
-            if !moves.is_empty() {
-                tracing::debug!("pan moves per proctype ({} states): {moves}", statistics.states_stored);
-            }
+            pan_output::log_profile(&output, statistics.states_stored);
             let verdict = match result {
                 pan_output::PanResult::Verified => Verdict::Verified,
                 pan_output::PanResult::Limited(Limit::VectorSize) => {

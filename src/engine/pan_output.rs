@@ -54,6 +54,14 @@ pub fn profile(output: &str) -> String {
     moves.join(", ")
 }
 
+/// `-vv`: the moves per proctype of a profiled run (`KIVI_PROFILE`), beside its states.
+pub fn log_profile(output: &str, states: u64) {
+    let moves = profile(output);
+    if !moves.is_empty() {
+        tracing::debug!("pan moves per proctype ({states} states): {moves}");
+    }
+}
+
 /// Parse pan's standard output.
 pub fn parse(output: &str) -> (PanResult, Statistics) {
     let mut stats = Statistics::default();
