@@ -9,14 +9,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use crate::analysis::{self, Analysis, Request};
 use crate::discover::revision::{self, Checkout};
 use crate::engine::Engine;
 use crate::findings::UnitResult;
 use crate::findings::Verdict;
-use crate::search::{self, Progress};
+use crate::search;
 
 /// The id of the base revision's first file: apart from the working tree's, so that a model
 /// of base objects with some of the pull request's versions in it locates each step in the
@@ -247,17 +246,12 @@ const MAX_ROUNDS: usize = 4;
 /// the base unit is verified again with the pull request's version of that object, until the
 /// violation is found there, or the base holds, or nothing more is edited. Units keep their
 /// members and cluster: the pull request's version only changes what the object says.
-#[allow(clippy::too_many_arguments)]
 pub fn mark_existing(
     current: &Analysis,
     results: &mut [UnitResult],
     base: &Base,
     base_plans: Vec<search::UnitPlan>,
-    generator: &crate::model::Generator,
-    engine: &Engine,
-    options: &search::Options,
-    cancel: &AtomicBool,
-    progress: &(dyn Fn(&Progress) + Sync),
+    verifier: &search::Verifier<'_>,
 ) {
     let scopes = scope_keys(current, &base.checkout.toplevel);
     let found = violations(&current.objects, &current.units, &scopes, results);
@@ -296,7 +290,7 @@ pub fn mark_existing(
     );
     let plans = base_plans.into_iter().filter(|p| related.contains(&p.unit())).collect();
     let subject = search::Subject::of(&base.analysis);
-    let mut before = crate::findings::verify_plans(subject, plans, engine, options, cancel, progress);
+    let mut before = crate::findings::verify_plans(verifier, subject, plans);
     let mut existing = violations(&base.analysis.objects, &base.analysis.units, &base_scopes, &before);
 
     // The working tree's objects by scope and id, to find the ones the pull request edited.
@@ -334,7 +328,7 @@ pub fn mark_existing(
             taken.insert(object);
             again.insert(before[f.result].unit);
         }
-        if again.is_empty() || cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        if again.is_empty() || verifier.cancelled() {
             break;
         }
         tracing::info!(
@@ -348,8 +342,7 @@ pub fn mark_existing(
             ..search::Subject::of(&base.analysis)
         };
         let units: Vec<usize> = again.into_iter().collect();
-        let plans = search::plan(subject, &units, generator, options);
-        before = crate::findings::verify_plans(subject, plans, engine, options, cancel, progress);
+        before = crate::findings::verify(verifier, subject, &units);
         last = violations(&objects, &base.analysis.units, &base_scopes, &before);
         existing.extend(last.iter().map(|(k, f)| (k.clone(), *f)));
     }

@@ -224,32 +224,21 @@ impl Session {
             Some(all) => all.into_iter().filter(|p| selected.contains(&p.unit())).collect(),
             None => search::plan(subject, &selected, &generator, &options),
         };
-        let mut results =
-            crate::findings::verify_plans_or_fewer(subject, plans, &generator, &engine, &options, cancel, &on_progress);
+        let verifier = search::Verifier {
+            generator: &generator,
+            engine: &engine,
+            options: &options,
+            cancel,
+            progress: &on_progress,
+        };
+        let mut results = crate::findings::verify_plans_or_fewer(&verifier, subject, plans);
         if let Some(base) = &base {
-            crate::changes::mark_existing(
-                analysis,
-                &mut results,
-                base,
-                base_plans,
-                &generator,
-                &engine,
-                &options,
-                cancel,
-                &on_progress,
-            );
+            crate::changes::mark_existing(analysis, &mut results, base, base_plans, &verifier);
         }
         if let Some(level) = scan.fixes_for {
-            crate::findings::fixes::suggest(
-                analysis,
-                &mut results,
-                level,
-                &generator,
-                &engine,
-                &options,
-                cancel,
-                &|what: &str| progress.phase(what),
-            );
+            crate::findings::fixes::suggest(analysis, &mut results, level, &verifier, &|what: &str| {
+                progress.phase(what)
+            });
         }
         let timed_out = self
             .timed_out

@@ -12,10 +12,12 @@ mod fewer;
 mod results;
 mod runs;
 pub mod topologies;
+mod verifier;
 
 pub use fewer::{at_manifest_counts, plan_fewer_replicas, undecided_at_smallest};
 use results::{load_results, result_key, store_results};
 use runs::{inconclusive, run_point};
+pub use verifier::Verifier;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -253,16 +253,9 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
             }
         }
         let plain = if options.render {
-            plan_renders(
-                options,
-                &fetcher,
-                &filter,
-                &walked,
-                sources,
-                diags,
-                &mut discovery,
-                &mut jobs,
-            )
+            let (renders, plain) = plan_renders(options, &fetcher, &filter, &walked, sources, diags, &mut discovery);
+            jobs.extend(renders);
+            plain
         } else {
             // Without rendering, chart templates are Go templates, not YAML: leave them out.
             walked

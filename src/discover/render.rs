@@ -34,8 +34,8 @@ pub(super) enum Rendered {
     Helm { text: String },
 }
 
-/// Decide what is rendered and return the files left to read one by one.
-#[allow(clippy::too_many_arguments)]
+/// Decide what is rendered: the renders to run (each with its scope) and the files left to
+/// read one by one.
 pub(super) fn plan_renders(
     options: &Options,
     fetcher: &fetch::Fetcher,
@@ -44,8 +44,8 @@ pub(super) fn plan_renders(
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
     discovery: &mut Discovery,
-    jobs: &mut Vec<(usize, Job)>,
-) -> Vec<PathBuf> {
+) -> (Vec<(usize, Job)>, Vec<PathBuf>) {
+    let mut jobs = Vec::new();
     // Charts inside charts are subcharts, rendered by their parent.
     let charts: Vec<&PathBuf> = walked
         .chart_dirs
@@ -124,16 +124,7 @@ pub(super) fn plan_renders(
         closure(key, &kustomizations, &mut builds_on);
         let closure_ks: Vec<&kustomize::Kustomization> =
             builds_on.iter().filter_map(|d| kustomizations.get(d)).collect();
-        match stage::remote_closure(
-            &closure_ks,
-            k,
-            &repositories,
-            options,
-            fetcher,
-            sources,
-            diags,
-            discovery,
-        ) {
+        match stage::remote_closure(&closure_ks, k, &repositories, fetcher, sources) {
             stage::Staging::Staged(staged) => {
                 let scope = discovery.scopes.len();
                 discovery.scopes.push(Scope {
@@ -152,7 +143,14 @@ pub(super) fn plan_renders(
                 ));
                 continue;
             }
-            stage::Staging::Reported => continue,
+            stage::Staging::Error(span, message) => {
+                diags.error(span, message);
+                continue;
+            }
+            stage::Staging::Left(span, not_rendered, help) => {
+                discovery.leave_out(options, diags, span, not_rendered, help);
+                continue;
+            }
             stage::Staging::NotStaged => {}
         }
         if let Some((hit, more)) = closure_limit(key, &kustomizations) {
@@ -280,7 +278,7 @@ pub(super) fn plan_renders(
         .cloned()
         .collect();
     discovery.kustomizations.extend(kustomizations);
-    plain
+    (jobs, plain)
 }
 
 /// The `file://` dependencies of `chart` to stage, or `None` when it cannot be rendered: a

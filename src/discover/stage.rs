@@ -108,24 +108,23 @@ fn remote(entry: &str) -> Option<Remote> {
 pub(super) enum Staging {
     /// Build this copy.
     Staged(Staged),
-    /// It is not built: an error or a note was recorded.
-    Reported,
+    /// It cannot be built: an error at this span.
+    Error(Span, String),
+    /// It is not built: a rendering limit the caller records (a note, or an error with
+    /// `--strict`), with its help.
+    Left(Span, coverage::NotRendered, &'static str),
     /// Nothing remote to stage, or the network is off and the cache lacks it: the render's
     /// limits are noted as for any other.
     NotStaged,
 }
 
 /// Stage the render of `k` when every limit of `closure` (what it builds on) is a remote entry.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn remote_closure(
     closure: &[&kustomize::Kustomization],
     k: &kustomize::Kustomization,
     repositories: &[PathBuf],
-    options: &Options,
     fetcher: &fetch::Fetcher,
     sources: &mut SourceMap,
-    diags: &mut Diagnostics,
-    discovery: &mut Discovery,
 ) -> Staging {
     let mut limits = closure.iter().flat_map(|k| &k.limits).peekable();
     if limits.peek().is_none() || !limits.all(|h| h.remote.is_some()) {
@@ -139,25 +138,17 @@ pub(super) fn remote_closure(
     };
     match stage(closure, &repository, fetcher, sources) {
         Ok(staged) => Staging::Staged(staged),
-        Err(NotStaged::Error(span, message)) => {
-            diags.error(span, message);
-            Staging::Reported
-        }
+        Err(NotStaged::Error(span, message)) => Staging::Error(span, message),
         Err(NotStaged::Limit(_, coverage::Limit::NetworkOff, _)) => Staging::NotStaged,
-        Err(NotStaged::Limit(span, limit, detail)) => {
-            discovery.leave_out(
-                options,
-                diags,
-                span,
-                coverage::NotRendered {
-                    limit,
-                    source: format!("kustomization {}", display_path(&k.dir).display()),
-                    detail,
-                },
-                "vendor the base into the repository, or exclude this kustomization",
-            );
-            Staging::Reported
-        }
+        Err(NotStaged::Limit(span, limit, detail)) => Staging::Left(
+            span,
+            coverage::NotRendered {
+                limit,
+                source: format!("kustomization {}", display_path(&k.dir).display()),
+                detail,
+            },
+            "vendor the base into the repository, or exclude this kustomization",
+        ),
     }
 }
 

@@ -2,14 +2,12 @@
 //! Kubernetes terms, its first inconclusive run, or verified up to the last topology it ran on.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::*;
-use crate::engine::Engine;
-use crate::model::{Generator, Shape, Topology};
+use crate::model::{Shape, Topology};
 use crate::search::faults::{self, Part};
-use crate::search::{self, Effort, PointVerdict, Progress, SearchSummary, Searched, Subject};
+use crate::search::{self, Effort, PointVerdict, Progress, SearchSummary, Searched, Subject, Verifier};
 
 /// A unit's verdicts, one per check, and what the search cost.
 #[derive(Clone, Debug)]
@@ -23,30 +21,14 @@ pub struct UnitResult {
 }
 
 /// Verify the given units of the subject (indices into its units) and tell their verdicts.
-/// `cancel` (Ctrl-C) stops every run; `progress` hears of each finished run.
-pub fn verify(
-    subject: Subject<'_>,
-    units: &[usize],
-    generator: &Generator,
-    engine: &Engine,
-    options: &search::Options,
-    cancel: &AtomicBool,
-    progress: &(dyn Fn(&Progress) + Sync),
-) -> Vec<UnitResult> {
-    let plans = search::plan(subject, units, generator, options);
-    verify_plans(subject, plans, engine, options, cancel, progress)
+pub fn verify(verifier: &Verifier<'_>, subject: Subject<'_>, units: &[usize]) -> Vec<UnitResult> {
+    let plans = verifier.plan(subject, units);
+    verify_plans(verifier, subject, plans)
 }
 
 /// [`verify`] of units already planned.
-pub fn verify_plans(
-    subject: Subject<'_>,
-    plans: Vec<search::UnitPlan>,
-    engine: &Engine,
-    options: &search::Options,
-    cancel: &AtomicBool,
-    progress: &(dyn Fn(&Progress) + Sync),
-) -> Vec<UnitResult> {
-    let searched = search::verify_plans(subject, plans, engine, options, cancel, progress);
+pub fn verify_plans(verifier: &Verifier<'_>, subject: Subject<'_>, plans: Vec<search::UnitPlan>) -> Vec<UnitResult> {
+    let searched = verifier.search(subject, plans);
     by_unit(searched.into_iter().map(|s| told(subject, s)).collect())
 }
 
@@ -61,35 +43,31 @@ fn told(subject: Subject<'_>, searched: Searched) -> (UnitResult, (Part, bool)) 
 /// there makes the inconclusive verdict a partial one that says with how many replicas (a
 /// scan's verdicts; a fix or the base revision of a pull request needs none).
 pub fn verify_plans_or_fewer(
+    verifier: &Verifier<'_>,
     subject: Subject<'_>,
     plans: Vec<search::UnitPlan>,
-    generator: &Generator,
-    engine: &Engine,
-    options: &search::Options,
-    cancel: &AtomicBool,
-    progress: &(dyn Fn(&Progress) + Sync),
 ) -> Vec<UnitResult> {
     // The second round's progress continues the first's.
     let last = std::sync::Mutex::new(Progress::default());
     let first_round = |p: &Progress| {
         *last.lock().unwrap_or_else(|e| e.into_inner()) = p.clone();
-        progress(p);
+        (verifier.progress)(p);
     };
-    let searched = search::verify_plans(subject, plans, engine, options, cancel, &first_round);
+    let searched = verifier.with_progress(&first_round).search(subject, plans);
     let mut fewer: Vec<(usize, search::UnitPlan)> = Vec::new();
     for (k, s) in searched.iter().enumerate() {
-        if let Some(plan) = search::plan_fewer_replicas(subject, generator, options, s) {
+        if let Some(plan) = verifier.plan_fewer_replicas(subject, s) {
             fewer.push((k, plan));
         }
     }
     let mut results: Vec<(UnitResult, (Part, bool))> = searched.into_iter().map(|s| told(subject, s)).collect();
-    if fewer.is_empty() || cancel.load(std::sync::atomic::Ordering::Relaxed) {
+    if fewer.is_empty() || verifier.cancelled() {
         return by_unit(results);
     }
     let before = last.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let again: std::collections::BTreeSet<usize> = fewer.iter().map(|(_, p)| p.unit()).collect();
     let second_round = |p: &Progress| {
-        progress(&Progress {
+        (verifier.progress)(&Progress {
             units_done: before.units - again.len() + p.units_done,
             units: before.units,
             runs_done: before.runs_done + p.runs_done,
@@ -99,14 +77,10 @@ pub fn verify_plans_or_fewer(
     };
     let (at, plans): (Vec<usize>, Vec<search::UnitPlan>) = fewer.into_iter().unzip();
     let mut efforts = Vec::new();
-    for (k, searched) in at.into_iter().zip(search::verify_plans(
-        subject,
-        plans,
-        engine,
-        options,
-        cancel,
-        &second_round,
-    )) {
+    for (k, searched) in at
+        .into_iter()
+        .zip(verifier.with_progress(&second_round).search(subject, plans))
+    {
         let explored = searched.runs.len();
         let k_unit = searched.unit;
         let smaller = conclude(subject, searched);

@@ -29,17 +29,15 @@ pub(super) fn run_point(
         if !liveness.is_empty() && !open.is_empty() {
             scope.spawn(|| engine.prepare(model));
         }
-        run_checks(
+        let runs = PointRuns {
             point,
             plan,
             model,
-            liveness,
-            open,
             engine,
             verdicts_only,
             cancel,
-            &mut result,
-        )
+        };
+        run_checks(&runs, liveness, open, &mut result)
     })?;
     if let Some(cap) = point.names.replica_cap {
         beyond_the_cap(&mut result, cap);
@@ -77,20 +75,33 @@ fn beyond_the_cap(result: &mut PointResult, cap: i64) {
     }
 }
 
+/// One topology's model, input and engine, for its runs.
+struct PointRuns<'a> {
+    point: &'a Point,
+    plan: &'a UnitPlan,
+    model: &'a str,
+    engine: &'a Engine,
+    /// Only the verdicts matter: no counterexample is shortened.
+    verdicts_only: bool,
+    cancel: &'a AtomicBool,
+}
+
 /// The runs of one topology: each liveness check alone, then the safety checks together.
 /// `None` when cancelled.
-#[allow(clippy::too_many_arguments)]
 fn run_checks(
-    point: &Point,
-    plan: &UnitPlan,
-    model: &str,
+    runs: &PointRuns<'_>,
     liveness: Vec<CheckId>,
     mut open: Vec<CheckId>,
-    engine: &Engine,
-    verdicts_only: bool,
-    cancel: &AtomicBool,
     result: &mut PointResult,
 ) -> Option<()> {
+    let PointRuns {
+        point,
+        plan,
+        model,
+        engine,
+        verdicts_only,
+        cancel,
+    } = *runs;
     for check in liveness {
         let input = model::input(&point.ir, &plan.shape, &[check]);
         let verdict = match engine.liveness().verify(model, &input, cancel) {

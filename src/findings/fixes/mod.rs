@@ -11,12 +11,9 @@
 //! `remedies` (in its file under `checks/`) add the kinds of candidate only its violations
 //! get.
 
-use std::sync::atomic::AtomicBool;
-
 use crate::analysis::Analysis;
 use crate::checks::{CheckId, Remedy};
 use crate::config::Config;
-use crate::engine::Engine;
 use crate::findings::UnitResult;
 use crate::findings::{Actor, Change, Fix, Step, Verdict};
 use crate::manifest::descheduler::PluginArgs;
@@ -25,7 +22,7 @@ use crate::manifest::pod::{PodSpec, WeightedPodAffinityTerm, WhenUnsatisfiable};
 use crate::manifest::quantity::IntOrPercent;
 use crate::manifest::workload::UpdateStrategy;
 use crate::manifest::{Body, Object, ObjectId, PodDisruptionBudget, WorkloadKind};
-use crate::model::{Generator, Topology};
+use crate::model::Topology;
 use crate::search;
 use crate::source::{Span, Spanned};
 use crate::units::{Member, Role};
@@ -647,19 +644,16 @@ fn replacement(edit: &Edit) -> Option<String> {
 /// Find a verified fix for every located violation of `results`. Each candidate costs one run
 /// of its unit on the counterexample's cluster, restricted to the violated check; the first
 /// that verifies is kept.
-// The verification's own inputs (generator, engine, options, cancel) plus what the fix search
-// adds (the level, the progress hook): bundling them is the pipeline refactoring's job (#23).
-#[allow(clippy::too_many_arguments)]
+/// Candidates are verified through `verifier` with their own options (one topology, the
+/// violated check and the verified ones), silently; `on_phase` hears which fix is sought.
 pub fn suggest(
     a: &Analysis,
     results: &mut [UnitResult],
     lowest: crate::checks::Level,
-    generator: &Generator,
-    engine: &Engine,
-    options: &search::Options,
-    cancel: &AtomicBool,
+    verifier: &search::Verifier<'_>,
     on_phase: &dyn Fn(&str),
 ) {
+    let options = verifier.options;
     for r in results.iter_mut() {
         let unit = r.unit;
         // One topology, the violation's; models sized as the unit's own, so that a candidate
@@ -712,7 +706,7 @@ pub fn suggest(
             let all = candidates(a, unit, *at, &violation);
             let batch = options.jobs.max(1);
             'batches: for group in all.chunks(batch) {
-                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                if verifier.cancelled() {
                     return;
                 }
                 // Per candidate: where it was verified, if it holds.
@@ -725,15 +719,9 @@ pub fn suggest(
                             let topology = c.topology.as_ref();
                             scope.spawn(move || {
                                 let fixed = edited(a, unit, &candidate.edit, topology);
-                                let again = crate::findings::verify(
-                                    fixed.subject(),
-                                    &[unit],
-                                    generator,
-                                    engine,
-                                    one_topology,
-                                    cancel,
-                                    &|_| {},
-                                );
+                                let quiet = |_: &search::Progress| {};
+                                let candidate_verifier = verifier.with_options(one_topology).with_progress(&quiet);
+                                let again = crate::findings::verify(&candidate_verifier, fixed.subject(), &[unit]);
                                 let holds = again.first().is_some_and(|u| {
                                     checks.iter().all(|check| {
                                         u.results
