@@ -13,6 +13,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 mod outcome;
+mod project;
 pub mod sarif;
 pub mod violation;
 
