@@ -537,8 +537,8 @@ fn no_objects(request: &Request, not_rendered: usize, sources: &mut SourceMap, d
         )
         .with_help(if not_rendered > 0 {
             format!(
-                "{not_rendered} source{} could not be rendered here (see the notes); pass --allow-empty where an empty scan is expected",
-                if not_rendered == 1 { "" } else { "s" }
+                "{} could not be rendered here (see the notes); pass --allow-empty where an empty scan is expected",
+                crate::diagnostics::plural(not_rendered, "source")
             )
         } else {
             "check the path (the image scans /repo: mount the repository there); pass --allow-empty where an empty scan is expected".to_string()

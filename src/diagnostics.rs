@@ -141,6 +141,23 @@ pub fn location_string(sources: &SourceMap, span: Span) -> String {
     )
 }
 
+/// `1 file`, `2 files`: a count in words, the same in every message and report.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `s` with its first letter in upper case: a sentence from a message.
+pub fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
+}
+
 /// Text from the input (a file name, a value, a source line) as it may reach a terminal, a
 /// log or a CI runner: every control character (line breaks, ESC, C1) and every bidirectional
 /// override escaped, so it can neither start a line of its own (a `::error::` workflow
@@ -320,5 +337,18 @@ mod tests {
             terminal_safe("\u{1b}[1mok\u{1b}[0m\u{1b}]8;;x\u{7}\n"),
             "\u{1b}[1mok\u{1b}[0m\\u{1b}]8;;x\\u{7}\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use super::{capitalized, plural};
+
+    #[test]
+    fn counts_and_sentences_read_as_words() {
+        assert_eq!(capitalized("no feasible node for web-3"), "No feasible node for web-3");
+        assert_eq!(capitalized(""), "");
+        assert_eq!(plural(1, "node"), "1 node");
+        assert_eq!(plural(3, "manifest file"), "3 manifest files");
     }
 }

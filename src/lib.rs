@@ -1,11 +1,13 @@
 //! kivi-lint: verify Kubernetes configurations in GitOps repositories by model checking.
 //!
-//! Pipeline, one module per stage:
-//! discover → manifest → config → scopes → units → model → engine → search → findings → report.
-//! `analysis` runs the stages up to units; `run` the whole scan after the arguments (analysis,
-//! the selection of units, verification, fixes); `cli` is the command line around it.
-//! `search` (Kivi's incremental scaling) returns raw runs; `findings` tells them as verdicts
-//! and finds fixes.
+//! Pipeline, one module per stage, in the order a scan runs them:
+//! config → discover → manifest → scopes → units → model → engine → search → findings → report.
+//! The config comes first: it names what discovery reads (includes, Helm values, the network)
+//! and the cluster the units are checked on. `analysis` runs the stages up to units; `run` the
+//! whole scan after the arguments (analysis, the selection of units, verification through one
+//! `search::Verifier`, fixes); `cli` is the command line around it. `search` (Kivi's
+//! incremental scaling) returns raw runs; `findings` tells them as verdicts and finds fixes;
+//! `report` is a projection of both.
 
 pub mod analysis;
 pub mod cache;

@@ -260,7 +260,7 @@ pub fn plan(subject: Subject<'_>, units: &[usize], generator: &Generator, option
 
 /// Search the planned units: the runs each kept (`findings::verify_plans` tells them as
 /// verdicts). `cancel` (Ctrl-C) stops every run; `progress` hears of each finished run.
-pub fn verify_plans(
+pub fn search_plans(
     subject: Subject<'_>,
     all_plans: Vec<UnitPlan>,
     engine: &Engine,
@@ -815,8 +815,8 @@ pub fn describe(subject: Subject<'_>, unit: usize, topology: &Topology) -> Strin
         .collect();
     let nodes = topology.nodes();
     let mut out = format!(
-        "{nodes} node{} ({})",
-        if nodes == 1 { "" } else { "s" },
+        "{} ({})",
+        crate::diagnostics::plural(nodes as usize, "node"),
         pools.join(", ")
     );
     let replicas: Vec<String> = subject.units[unit]
@@ -825,18 +825,23 @@ pub fn describe(subject: Subject<'_>, unit: usize, topology: &Topology) -> Strin
         .filter_map(|(w, r)| {
             let r = (*r)?;
             let name = &subject.objects[w].id.name;
-            let plural = if r == 1 { "" } else { "s" };
             // A fixed count held lower ([`plan_fewer_replicas`]) is not the manifests'.
             match subject.objects[w].workload() {
                 Some(wl) if subject.units[unit].autoscaler_of(subject.objects, w).is_none() => {
                     let desired = wl.desired_replicas();
                     Some(if i64::from(r) >= i64::from(desired) {
-                        format!("{name} at its {desired} replica{plural}")
+                        format!(
+                            "{name} at its {}",
+                            crate::diagnostics::plural(desired.max(0) as usize, "replica")
+                        )
                     } else {
                         format!("{name} at {r} of its {desired} replicas")
                     })
                 }
-                _ => Some(format!("{name} from {r} replica{plural}")),
+                _ => Some(format!(
+                    "{name} from {}",
+                    crate::diagnostics::plural(r as usize, "replica")
+                )),
             }
         })
         .collect();

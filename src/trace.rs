@@ -3,7 +3,7 @@
 //! event's `#define` comes from this table (rendered into main.pml as `TABLES` is for inputs),
 //! and `findings::decode` matches on the same enum, so the two sides cannot drift apart. The
 //! values after the event are listed where each is printed. The event a check's monitor
-//! prints when it fails is declared in the check's file (`checks::Violation`), with its decoder.
+//! prints when it fails is declared in the check's file (`checks::MonitorEvent`), with its decoder.
 //!
 //! The conformance probes (`templates/probes/`, codes 88 to 99) have a protocol of their own,
 //! read by `tests/conformance`.

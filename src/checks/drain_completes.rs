@@ -31,7 +31,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/drain_completes.pml",
     proctype: "CheckDrainCompletes",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 35,
         define: "EVENT_DRAIN_STUCK",
         tell,

@@ -31,7 +31,7 @@ pub const CHECK: Check = Check {
     liveness: true,
     template: "checks/eventually_stable.pml",
     proctype: "CheckEventuallyStable",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 37,
         define: "EVENT_NOT_STABLE",
         tell,

@@ -35,7 +35,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/min_replicas_available.pml",
     proctype: "CheckMinReplicasAvailable",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 13,
         define: "EVENT_BELOW_MINIMUM",
         tell,
@@ -49,10 +49,9 @@ fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
     let workload = trail.workload(at(1));
     Told {
         message: format!(
-            "{} has {} available replica{}, fewer than {}",
+            "{} has {}, fewer than {}",
             named(workload),
-            at(2),
-            if at(2) == 1 { "" } else { "s" },
+            crate::diagnostics::plural(at(2).max(0) as usize, "available replica"),
             at(3)
         ),
         location: workload.map(Object::replicas_field),

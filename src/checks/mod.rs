@@ -220,7 +220,7 @@ pub struct Check {
     /// The monitor's proctype in that template.
     pub proctype: &'static str,
     /// The trace event the monitor prints before it fails, and how a finding tells it.
-    pub violation: Violation,
+    pub violation: MonitorEvent,
 }
 
 /// A kind of fix candidate only some checks' violations get.
@@ -242,7 +242,7 @@ pub enum Remedy {
 /// number and macro (rendered into main.pml beside the controllers' events), and the decoder
 /// that tells it as the counterexample's last step.
 #[derive(Clone, Copy, Debug)]
-pub struct Violation {
+pub struct MonitorEvent {
     pub code: i64,
     pub define: &'static str,
     /// The event's values (the code first) told in Kubernetes terms, at the field behind it.

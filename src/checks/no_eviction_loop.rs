@@ -31,7 +31,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/no_eviction_loop.pml",
     proctype: "CheckNoEvictionLoop",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 14,
         define: "EVENT_EVICTION_LOOP",
         tell,

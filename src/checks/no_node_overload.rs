@@ -24,7 +24,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/no_node_overload.pml",
     proctype: "CheckNoNodeOverload",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 18,
         define: "EVENT_OVERLOAD_CHECK",
         tell,

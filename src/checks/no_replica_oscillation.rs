@@ -25,7 +25,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/no_replica_oscillation.pml",
     proctype: "CheckNoReplicaOscillation",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 22,
         define: "EVENT_OSCILLATION",
         tell,

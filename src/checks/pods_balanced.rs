@@ -33,7 +33,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/pods_balanced.pml",
     proctype: "CheckPodsBalanced",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 23,
         define: "EVENT_UNBALANCED",
         tell,

@@ -27,7 +27,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/pods_schedulable.pml",
     proctype: "CheckPodsSchedulable",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 9,
         define: "EVENT_PENDING_FOREVER",
         tell,

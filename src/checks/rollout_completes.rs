@@ -29,7 +29,7 @@ pub const CHECK: Check = Check {
     liveness: false,
     template: "checks/rollout_completes.pml",
     proctype: "CheckRolloutCompletes",
-    violation: Violation {
+    violation: MonitorEvent {
         code: 26,
         define: "EVENT_ROLLOUT_STUCK",
         tell,

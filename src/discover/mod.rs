@@ -203,8 +203,8 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
                 Diagnostic::note(
                     Span::point(file, Location::START),
                     format!(
-                        "{n} manifest file{} under `{TESTDATA}/` directories skipped: Go's convention for test inputs, not deployed configuration",
-                        if n == 1 { "" } else { "s" }
+                        "{} under `{TESTDATA}/` directories skipped: Go's convention for test inputs, not deployed configuration",
+                        crate::diagnostics::plural(n, "manifest file")
                     ),
                 )
                 .with_help(format!("to check them, add a glob naming `{TESTDATA}` to `include`, e.g. `**/{TESTDATA}/**`")),
@@ -244,8 +244,8 @@ pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnost
                     Diagnostic::error(
                         Span::point(file, Location::START),
                         format!(
-                            "every manifest file under this path is hidden by `.gitignore` or `.ignore` ({hidden} file{}): nothing would be checked",
-                            if hidden == 1 { "" } else { "s" }
+                            "every manifest file under this path is hidden by `.gitignore` or `.ignore` ({}): nothing would be checked",
+                            crate::diagnostics::plural(hidden, "file")
                         ),
                     )
                     .with_help("name the files on the command line, or change the ignore file"),

@@ -67,8 +67,8 @@ impl std::fmt::Display for Inconclusive {
             Inconclusive::ModelBound(why) => write!(f, "beyond the model's bounds: {why}"),
             Inconclusive::Sampled { exhaustive, runs } => write!(
                 f,
-                "{exhaustive}; no violation in {runs} seeded random run{} (not a proof)",
-                if *runs == 1 { "" } else { "s" }
+                "{exhaustive}; no violation in {} (not a proof)",
+                crate::diagnostics::plural(*runs as usize, "seeded random run")
             ),
         }
     }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use crate::process::{self, RunError};
-pub use pan_output::{Limit, Statistics, Violation};
+pub use pan_output::{Limit, PanError, Statistics};
 
 /// The programs the engine runs.
 #[derive(Clone, Debug)]
@@ -155,7 +155,7 @@ pub struct TraceEvent {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Violated {
-        violation: Violation,
+        violation: PanError,
         trace: Vec<TraceEvent>,
     },
     Verified,

@@ -3,7 +3,7 @@
 
 /// What kind of error pan found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Violation {
+pub enum PanError {
     /// `assert(...)` failed; the text of the assertion.
     Assertion(String),
     /// A process blocked outside a valid end state (deadlock).
@@ -38,7 +38,7 @@ pub struct Statistics {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PanResult {
-    Violated(Violation),
+    Violated(PanError),
     Verified,
     Limited(Limit),
 }
@@ -107,7 +107,7 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
     let result = match (errors, violation, limit) {
         (n, Some(v), _) if n > 0 => PanResult::Violated(v),
         (n, None, _) if n > 0 => {
-            PanResult::Violated(Violation::Other("pan reported an error without a description".into()))
+            PanResult::Violated(PanError::Other("pan reported an error without a description".into()))
         }
         (_, _, Some(l)) => PanResult::Limited(l),
         _ if incomplete => PanResult::Limited(Limit::Incomplete(
@@ -121,18 +121,18 @@ pub fn parse(output: &str) -> (PanResult, Statistics) {
     (result, stats)
 }
 
-fn classify(text: &str) -> Violation {
+fn classify(text: &str) -> PanError {
     // Strip pan's "(at depth N)" suffix.
     let text = text.rsplit_once(" (at depth").map_or(text, |(t, _)| t).trim();
     if let Some(rest) = text.strip_prefix("assertion violated") {
-        return Violation::Assertion(rest.trim().to_string());
+        return PanError::Assertion(rest.trim().to_string());
     }
     match text {
-        "invalid end state" => Violation::InvalidEndState,
-        "non-progress cycle" => Violation::NonProgressCycle,
-        "acceptance cycle" => Violation::AcceptanceCycle,
-        "end state in claim reached" => Violation::ClaimReached,
-        other => Violation::Other(other.to_string()),
+        "invalid end state" => PanError::InvalidEndState,
+        "non-progress cycle" => PanError::NonProgressCycle,
+        "acceptance cycle" => PanError::AcceptanceCycle,
+        "end state in claim reached" => PanError::ClaimReached,
+        other => PanError::Other(other.to_string()),
     }
 }
 
@@ -159,7 +159,7 @@ mod tests {
     fn assertion_with_statistics() {
         let out = "pan:1: assertion violated (x!=5) (at depth 16)\npan: wrote m.pml.trail\nWarning: Search not completed\nState-vector 12 byte, depth reached 16, errors: 1\n       17 states, stored\n       17 transitions (= stored+matched)\n  128.195\ttotal actual memory usage\n";
         let (r, s) = parse(out);
-        assert_eq!(r, PanResult::Violated(Violation::Assertion("(x!=5)".into())));
+        assert_eq!(r, PanResult::Violated(PanError::Assertion("(x!=5)".into())));
         assert_eq!(
             (s.states_stored, s.transitions, s.depth_reached, s.memory_kib),
             (17, 17, 16, 131_271)
@@ -183,7 +183,7 @@ mod tests {
         assert_eq!((r, s.states_stored), (PanResult::Verified, 41));
         assert_eq!(
             parse("pan:1: invalid end state (at depth -1)\nState-vector 20 byte, depth reached 0, errors: 1\n").0,
-            PanResult::Violated(Violation::InvalidEndState)
+            PanResult::Violated(PanError::InvalidEndState)
         );
         assert_eq!(leading_number("1.2e+06 states"), 1_200_000);
     }

@@ -77,7 +77,7 @@ fn violation_with_replayed_trace() {
     let Verdict::Violated { violation, trace } = out.verdict else {
         panic!("{:?}", out.verdict)
     };
-    assert_eq!(violation, Violation::Assertion("(x!=5)".into()));
+    assert_eq!(violation, PanError::Assertion("(x!=5)".into()));
     assert_eq!(
         trace.iter().map(|e| e.values.clone()).collect::<Vec<_>>(),
         (1..=5).map(|i| vec![1, i]).collect::<Vec<_>>()
@@ -104,7 +104,7 @@ fn exhaustive_pass_and_deadlock() {
     assert!(matches!(
         verify(stuck, &tools(), &fast()).unwrap().verdict,
         Verdict::Violated {
-            violation: Violation::InvalidEndState,
+            violation: PanError::InvalidEndState,
             ..
         }
     ));
@@ -202,7 +202,7 @@ fn non_progress_cycles() {
     assert!(matches!(
         verify(spinning, &tools(), &options).unwrap().verdict,
         Verdict::Violated {
-            violation: Violation::NonProgressCycle,
+            violation: PanError::NonProgressCycle,
             ..
         }
     ));

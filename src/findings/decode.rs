@@ -7,7 +7,7 @@ use crate::checks;
 use crate::trace::Event;
 
 /// A decoded step before its effect is attached.
-pub(super) struct Told {
+pub(super) struct DecodedStep {
     actor: Actor,
     message: String,
     location: Option<Span>,
@@ -116,12 +116,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
         }
         let at = |i: usize| v.get(i).copied().unwrap_or(0);
         let step = match Event::from_code(at(0)) {
-            Some(Event::PodCreated) => Told {
+            Some(Event::PodCreated) => DecodedStep {
                 actor: namer.controller(at(1)),
                 message: format!("creates pod {}", namer.pod(at(1))),
                 location: namer.owner_object(at(1)).map(Object::replicas_field),
             },
-            Some(Event::PodBound) => Told {
+            Some(Event::PodBound) => DecodedStep {
                 actor: Actor::Scheduler,
                 message: format!("binds {} to {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
@@ -234,18 +234,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 if span.is_some() && !namer.owner(at(1)).is_some_and(|(w, _)| ir.workloads[w].batch) {
                     location = span;
                 }
-                Told {
+                DecodedStep {
                     actor: Actor::Scheduler,
                     message: format!("no feasible node for {}: {}", namer.pod(at(1)), parts.join("; ")),
                     location: span,
                 }
             }
-            Some(Event::PodStarted) => Told {
+            Some(Event::PodStarted) => DecodedStep {
                 actor: Actor::Kubelet,
                 message: format!("starts {} on {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
             },
-            Some(Event::PodRemoved) => Told {
+            Some(Event::PodRemoved) => DecodedStep {
                 actor: Actor::Kubelet,
                 message: format!("removes {} from {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
@@ -259,7 +259,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     format!("its metrics at {}% of their targets", at(4))
                 };
                 let why = hpa_why(at(2), at(3), v.get(5).copied(), v.get(6).copied());
-                Told {
+                DecodedStep {
                     actor: Actor::HorizontalPodAutoscaler,
                     message: format!(
                         "{} scales {} from {} to {} replicas ({usage}{why})",
@@ -274,7 +274,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     }),
                 }
             }
-            Some(Event::PodDeleted) => Told {
+            Some(Event::PodDeleted) => DecodedStep {
                 actor: namer.controller(at(1)),
                 message: format!("deletes pod {}", namer.pod(at(1))),
                 location: None,
@@ -290,18 +290,18 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         at(2)
                     )
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::LoadChange,
                     message,
                     location: None,
                 }
             }
-            Some(Event::MaintenanceStarted) => Told {
+            Some(Event::MaintenanceStarted) => DecodedStep {
                 actor: Actor::NodeMaintenance,
                 message: format!("{} goes down for maintenance", namer.node(at(1))),
                 location: None,
             },
-            Some(Event::MaintenanceEnded) => Told {
+            Some(Event::MaintenanceEnded) => DecodedStep {
                 actor: Actor::NodeMaintenance,
                 message: format!("{} is back", namer.node(at(1))),
                 location: None,
@@ -310,7 +310,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 let location = namer
                     .owner(at(1))
                     .and_then(|(_, o)| objects[o].workload().map(|w| w.template.spec.span));
-                Told {
+                DecodedStep {
                     actor: Actor::TaintEvictionController,
                     message: format!(
                         "evicts {} from {}: it does not tolerate the node's NoExecute taint",
@@ -320,7 +320,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location,
                 }
             }
-            Some(Event::NodeOverloaded) => Told {
+            Some(Event::NodeOverloaded) => DecodedStep {
                 actor: Actor::NodeOverload,
                 message: format!(
                     "{} is overloaded (its pods use {}m of {}m cpu) and crashes",
@@ -330,14 +330,14 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            Some(Event::NodeRestarted) => Told {
+            Some(Event::NodeRestarted) => DecodedStep {
                 actor: Actor::NodeOverload,
                 message: format!("{} has restarted", namer.node(at(1))),
                 location: None,
             },
             Some(Event::GitopsReset) => {
                 let workload = namer.workload(at(1));
-                Told {
+                DecodedStep {
                     actor: Actor::GitopsSync,
                     message: format!(
                         "re-applies {}: spec.replicas {} drifted from the manifest's {}",
@@ -348,14 +348,14 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: workload.map(Object::replicas_field),
                 }
             }
-            Some(Event::StartupEnded) => Told {
+            Some(Event::StartupEnded) => DecodedStep {
                 actor: Actor::Time,
                 message: format!("{} is past its startup phase and uses its steady cpu", namer.pod(at(1))),
                 location: None,
             },
             Some(Event::RolloutApplied) => {
                 let workload = namer.workload(at(1));
-                Told {
+                DecodedStep {
                     actor: Actor::Apply,
                     message: format!(
                         "a new revision of {}'s pod template is applied: a rollout starts",
@@ -364,7 +364,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: workload.map(|w| w.workload().map_or(w.span, |wl| wl.template.span)),
                 }
             }
-            Some(Event::RolloutDone) => Told {
+            Some(Event::RolloutDone) => DecodedStep {
                 actor: Actor::DeploymentController,
                 message: format!(
                     "the rollout of {} is complete",
@@ -387,23 +387,23 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         at(2)
                     ),
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::Apply,
                     message,
                     location: workload.map(Object::replicas_field),
                 }
             }
-            None if at(0) == crate::engine::CYCLE_START => Told {
+            None if at(0) == crate::engine::CYCLE_START => DecodedStep {
                 actor: Actor::Cycle,
                 message: "from here on, the steps below repeat forever while the environment stays the same".into(),
                 location: None,
             },
-            Some(Event::NodeFailed) => Told {
+            Some(Event::NodeFailed) => DecodedStep {
                 actor: Actor::NodeFailure,
                 message: format!("{} stops reporting: its pods are no longer ready", namer.node(at(1))),
                 location: None,
             },
-            Some(Event::FailureEvicted) => Told {
+            Some(Event::FailureEvicted) => DecodedStep {
                 actor: Actor::TaintEvictionController,
                 message: format!(
                     "deletes {} from the unreachable {}: its toleration has run out",
@@ -412,12 +412,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: None,
             },
-            Some(Event::NodeRecovered) => Told {
+            Some(Event::NodeRecovered) => DecodedStep {
                 actor: Actor::NodeFailure,
                 message: format!("{} reports again", namer.node(at(1))),
                 location: None,
             },
-            Some(Event::DrainStarted) => Told {
+            Some(Event::DrainStarted) => DecodedStep {
                 actor: Actor::NodeDrain,
                 message: format!("cordons {} and starts draining it", namer.node(at(1))),
                 location: None,
@@ -430,7 +430,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     let names: Vec<String> = budgets.iter().map(|b| b.id.to_string()).collect();
                     format!("{} allows it", names.join(", "))
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::NodeDrain,
                     message: format!("evicts {} from {}: {why}", namer.pod(at(1)), namer.node(at(2))),
                     location: budgets.first().map(|b| b.budget_field()),
@@ -441,7 +441,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     .ok()
                     .and_then(|i| names.node_zones.get(i).cloned().flatten());
                 let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
-                Told {
+                DecodedStep {
                     actor: Actor::ClusterAutoscaler,
                     message: format!(
                         "adds {} to pool {} for the Pending pods{}",
@@ -455,7 +455,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: pool.map(|p| p.1),
                 }
             }
-            Some(Event::ScaleDownStarted) => Told {
+            Some(Event::ScaleDownStarted) => DecodedStep {
                 actor: Actor::ClusterAutoscaler,
                 message: format!(
                     "{} is unneeded (its pods request under the scale-down threshold and fit elsewhere): taints it and drains it",
@@ -465,7 +465,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             },
             Some(Event::AutoscalerEvicted) => {
                 let budgets = namer.budgets_of_slot(at(1));
-                Told {
+                DecodedStep {
                     actor: Actor::ClusterAutoscaler,
                     message: format!("evicts {} from {}", namer.pod(at(1)), namer.node(at(2))),
                     location: budgets.first().map(|b| b.budget_field()),
@@ -473,7 +473,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             }
             Some(Event::AutoscalerRefused) => {
                 let budgets = namer.budgets_of_slot(at(1));
-                Told {
+                DecodedStep {
                     actor: Actor::ClusterAutoscaler,
                     message: format!(
                         "cannot evict {}: its PodDisruptionBudget has no disruption left; {} stays",
@@ -485,7 +485,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             }
             Some(Event::ScaleUpWanted) => {
                 let pool = usize::try_from(at(2) - 1).ok().and_then(|i| names.scaling_pools.get(i));
-                Told {
+                DecodedStep {
                     actor: Actor::ClusterAutoscaler,
                     message: match pool {
                         Some((name, _)) => format!(
@@ -500,7 +500,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     location: pool.map(|p| p.1),
                 }
             }
-            Some(Event::InformerCaughtUp) => Told {
+            Some(Event::InformerCaughtUp) => DecodedStep {
                 actor: Actor::Informer,
                 message: format!(
                     "delivers the deletion of {} from {}: the scheduler and the descheduler see it gone",
@@ -513,7 +513,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: names.stale_reads,
             },
-            Some(Event::StaleDeletion) => Told {
+            Some(Event::StaleDeletion) => DecodedStep {
                 actor: Actor::Informer,
                 message: format!(
                     "has not delivered the deletion of {} yet: to the scheduler and the descheduler it still runs on {} (stale-reads)",
@@ -522,12 +522,12 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 ),
                 location: names.stale_reads,
             },
-            Some(Event::NodeRemoved) => Told {
+            Some(Event::NodeRemoved) => DecodedStep {
                 actor: Actor::ClusterAutoscaler,
                 message: format!("deletes the drained {}", namer.node(at(1))),
                 location: None,
             },
-            Some(Event::DrainEnded) => Told {
+            Some(Event::DrainEnded) => DecodedStep {
                 actor: Actor::NodeDrain,
                 message: format!("{} is drained and uncordoned", namer.node(at(1))),
                 location: None,
@@ -544,7 +544,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 } else {
                     "where it was bound (volumeBindingMode: WaitForFirstConsumer): its pods can run in no other zone"
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::VolumeProvisioner,
                     message: format!(
                         "provisions the volume of {}'s claim in {zone}, {when}",
@@ -564,7 +564,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                 } else {
                     "no other node fits it now (the DefaultEvictor's nodeFit)".to_string()
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::Descheduler,
                     message: format!(
                         "{plugin} would evict {} from {}, but the evictor declines: {why}",
@@ -587,7 +587,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     5 => "LowNodeUtilization: the node is above the target thresholds",
                     _ => "a descheduler plugin",
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::Descheduler,
                     message: format!("evicts {} from {} ({plugin})", namer.pod(at(1)), namer.node(at(2))),
                     location: usize::try_from(at(3))
@@ -595,7 +595,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                         .and_then(|i| names.descheduler_plugins.get(i).copied().flatten()),
                 }
             }
-            Some(Event::PodLostWithNode) => Told {
+            Some(Event::PodLostWithNode) => DecodedStep {
                 actor: Actor::Node,
                 message: format!("{} is lost with {}", namer.pod(at(1)), namer.node(at(2))),
                 location: None,
@@ -614,13 +614,13 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
                     checks::Blame::CheckField => told.location,
                     checks::Blame::Scheduling => location.or(told.location),
                 };
-                Told {
+                DecodedStep {
                     actor: Actor::Check,
                     message: told.message,
                     location: told.location,
                 }
             }
-            _ => Told {
+            _ => DecodedStep {
                 actor: Actor::Model,
                 message: format!("unknown trace event {}", at(0)),
                 location: None,

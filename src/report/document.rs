@@ -27,7 +27,7 @@ pub struct Report {
     pub cluster: Vec<Pool>,
     pub summary: Summary,
     pub scopes: Vec<Scope>,
-    pub units: Vec<Unit>,
+    pub units: Vec<UnitOut>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -101,19 +101,19 @@ pub struct Scope {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Unit {
+pub struct UnitOut {
     pub id: String,
     pub name: String,
     pub scope: String,
     pub scope_kind: ScopeKind,
-    pub members: Vec<Member>,
+    pub members: Vec<MemberOut>,
     pub node_pools: Vec<String>,
     /// The unit's own cluster, when it is not the report's: the assumed one that admits what
     /// its workloads require of nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster: Vec<Pool>,
     pub checks: Vec<String>,
-    pub edges: Vec<Edge>,
+    pub edges: Vec<EdgeOut>,
     /// Enabled checks that no run explores for this unit, and why (an event the config does
     /// not have): "not checked", never "verified".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -141,7 +141,7 @@ pub enum NotVerified {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Member {
+pub struct MemberOut {
     pub kind: String,
     pub namespace: Option<String>,
     pub name: String,
@@ -151,7 +151,7 @@ pub struct Member {
     pub column: u32,
 }
 
-impl Member {
+impl MemberOut {
     /// `Kind/namespace/name`, as objects are named everywhere else.
     pub fn id(&self) -> String {
         match &self.namespace {
@@ -162,7 +162,7 @@ impl Member {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Edge {
+pub struct EdgeOut {
     pub from: String,
     pub to: String,
     pub reason: String,
@@ -420,10 +420,9 @@ impl Report {
     pub fn coverage_line(&self) -> String {
         let s = &self.summary;
         let mut line = format!(
-            "coverage: {} of {} workload{} in verification units",
+            "coverage: {} of {} in verification units",
             s.workloads_in_units,
-            s.workloads,
-            if s.workloads == 1 { "" } else { "s" }
+            super::plural(s.workloads, "workload")
         );
         if let Some(not_rendered) = crate::discover::coverage::line(&s.not_rendered) {
             line.push_str("; ");
@@ -452,7 +451,7 @@ impl Report {
         line
     }
 
-    pub fn outcomes(&self) -> impl Iterator<Item = (&Unit, &CheckOutcome)> {
+    pub fn outcomes(&self) -> impl Iterator<Item = (&UnitOut, &CheckOutcome)> {
         self.units
             .iter()
             .filter_map(|u| u.verification.as_ref().map(|v| (u, v)))

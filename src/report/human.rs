@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::document::{BaselineState, CheckOutcome, Member, NotVerified, Report, RunStats, StepOut, Unit, VerdictKind};
+use super::document::{
+    BaselineState, CheckOutcome, MemberOut, NotVerified, Report, RunStats, StepOut, UnitOut, VerdictKind,
+};
 use super::plural;
 use crate::units::Role;
 
@@ -312,7 +314,7 @@ fn pod_of(s: &StepOut) -> Option<&str> {
 /// the last steps name.
 /// One independent problem of a unit: the headline, the causing field, the verified fix (its
 /// own, else the one verified for what it also breaks) and the checks it also breaks.
-fn problem(r: &Report, u: &Unit, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
+fn problem(r: &Report, u: &UnitOut, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
     let mut out = String::new();
     let bold = Style::new().bold();
     let red = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
@@ -426,7 +428,7 @@ fn problem(r: &Report, u: &Unit, c: &CheckOutcome, color: bool, full_traces: boo
 }
 
 /// A problem's counterexample: the steps of the workloads involved (every step with `-v`).
-fn trace(u: &Unit, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
+fn trace(u: &UnitOut, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
     let mut out = String::new();
     let dim = Style::new().dimmed();
     let finding = super::violation::Finding { unit: u, outcome: c };
@@ -454,15 +456,15 @@ fn trace(u: &Unit, c: &CheckOutcome, color: bool, full_traces: bool) -> String {
     if shown.len() < c.steps.len() {
         let hidden = c.steps.len() - shown.len();
         let line = format!(
-            "… {hidden} step{} of other workloads' pods left out (-v shows every step)",
-            if hidden == 1 { "" } else { "s" }
+            "… {} of other workloads' pods left out (-v shows every step)",
+            super::plural(hidden, "step")
         );
         let _ = writeln!(out, "    {}", paint(color, dim, &line));
     }
     out
 }
 
-fn involved_steps(u: &Unit, c: &CheckOutcome, primary: Option<&Member>) -> Vec<usize> {
+fn involved_steps(u: &UnitOut, c: &CheckOutcome, primary: Option<&MemberOut>) -> Vec<usize> {
     let workloads: Vec<&str> = u
         .members
         .iter()

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
 
 use super::Emit;
-use super::document::{Member, VerdictKind};
+use super::document::{MemberOut, VerdictKind};
 use super::violation::Finding;
 use crate::diagnostics::Severity;
 use crate::units::Role;
@@ -43,11 +43,11 @@ pub fn render(e: &Emit) -> String {
         let mut suite = TestSuite::new(format!("{} ({})", unit.name, unit.scope));
         suite.add_property(("unit", unit.id.as_str()));
         suite.add_property(("kivi-lint", e.report.tool.version.as_str()));
-        let workloads: Vec<&Member> = unit.members.iter().filter(|m| m.role == Role::Workload).collect();
+        let workloads: Vec<&MemberOut> = unit.members.iter().filter(|m| m.role == Role::Workload).collect();
         for outcome in &v.results {
             let finding = Finding { unit, outcome };
             let failing = (outcome.verdict == VerdictKind::Violated)
-                .then(|| finding.workload().map(Member::id))
+                .then(|| finding.workload().map(MemberOut::id))
                 .flatten();
             for w in &workloads {
                 // junit-10.xsd (Jenkins) allows no `file` or `line` on a test case: the place

@@ -315,12 +315,6 @@ pub fn rules(format: RulesFormat) -> String {
     }
 }
 
-fn capitalized(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
-}
-
 /// `kivi-lint explain <check>`: the definition, an example and the usual fixes.
 pub fn explain(check: &crate::checks::Check) -> String {
     let mut out = format!("{} ({}): {}\n\n", check.id, check.level.as_str(), check.summary);
@@ -336,14 +330,7 @@ pub fn explain(check: &crate::checks::Check) -> String {
     out
 }
 
-/// `1 unit`, `2 units`: a count in words, the same in every report.
-pub(crate) fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
+pub(crate) use crate::diagnostics::{capitalized, plural};
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ impl Report {
                 let verification = results
                     .and_then(|rs| rs.iter().find(|r| r.unit == ui))
                     .map(|r| verification(a, r, context, &mut hidden));
-                Unit {
+                UnitOut {
                     id: u.id.clone(),
                     name: u.name.clone(),
                     scope: scope_path,
@@ -57,7 +57,7 @@ impl Report {
                         .iter()
                         .map(|m| {
                             let o = &a.objects[m.object];
-                            Member {
+                            MemberOut {
                                 kind: o.id.kind.clone(),
                                 namespace: o.id.namespace.clone(),
                                 name: o.id.name.clone(),
@@ -82,7 +82,7 @@ impl Report {
                     edges: u
                         .edges
                         .iter()
-                        .map(|e| Edge {
+                        .map(|e| EdgeOut {
                             from: a.objects[e.from].id.to_string(),
                             to: a.objects[e.to].id.to_string(),
                             reason: e.reason.clone(),

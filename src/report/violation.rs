@@ -2,14 +2,14 @@
 //! other objects involved and a stable fingerprint. Kept in one place so SARIF, JUnit, GitHub
 //! annotations, Code Quality and the Markdown and HTML reports agree.
 
-use super::document::{CheckOutcome, Member, Report, StepOut, Unit, VerdictKind};
+use super::document::{CheckOutcome, MemberOut, Report, StepOut, UnitOut, VerdictKind};
 use crate::checks::Level;
 use crate::units::Role;
 
 /// A violated check of a unit.
 #[derive(Clone, Copy)]
 pub struct Finding<'a> {
-    pub unit: &'a Unit,
+    pub unit: &'a UnitOut,
     pub outcome: &'a CheckOutcome,
 }
 
@@ -47,7 +47,7 @@ impl<'a> Finding<'a> {
 
     /// The object to fix: the member whose manifest holds the causing field, else the first
     /// workload of the unit.
-    pub fn primary(&self) -> Option<&'a Member> {
+    pub fn primary(&self) -> Option<&'a MemberOut> {
         let members = &self.unit.members;
         let located = match (&self.outcome.file, self.outcome.line) {
             (Some(file), Some(line)) => members
@@ -61,7 +61,7 @@ impl<'a> Finding<'a> {
 
     /// The workload the finding is counted against (JUnit test cases are per workload): the
     /// primary object if it is a workload, else the first workload the trace names.
-    pub fn workload(&self) -> Option<&'a Member> {
+    pub fn workload(&self) -> Option<&'a MemberOut> {
         let workloads = || self.unit.members.iter().filter(|m| m.role == Role::Workload);
         if let Some(p) = self.primary().filter(|p| p.role == Role::Workload) {
             return Some(p);
@@ -84,15 +84,15 @@ impl<'a> Finding<'a> {
     }
 
     /// The other members of the unit, for related locations.
-    pub fn related(&self) -> impl Iterator<Item = &'a Member> {
-        let primary = self.primary().map(Member::id);
+    pub fn related(&self) -> impl Iterator<Item = &'a MemberOut> {
+        let primary = self.primary().map(MemberOut::id);
         self.unit.members.iter().filter(move |m| Some(m.id()) != primary)
     }
 
     /// One sentence that stands alone (GitHub shows only the first when space is short).
     pub fn headline(&self) -> String {
         let o = self.outcome;
-        let decisive = o.decisive_step().map(|s| capitalize(&s.message));
+        let decisive = o.decisive_step().map(|s| crate::diagnostics::capitalized(&s.message));
         let what = decisive.unwrap_or_else(|| format!("{} is violated", o.check));
         let at = o
             .topology
@@ -151,7 +151,7 @@ impl<'a> Finding<'a> {
             self.check(),
             scope_uri,
             &self.unit.name,
-            &self.primary().map(Member::id).unwrap_or_default(),
+            &self.primary().map(MemberOut::id).unwrap_or_default(),
         ] {
             hasher.update(part.as_bytes());
             hasher.update(&[0]);
@@ -187,7 +187,7 @@ pub struct Region<'a> {
 }
 
 impl<'a> Region<'a> {
-    pub fn of_member(m: &'a Member) -> Region<'a> {
+    pub fn of_member(m: &'a MemberOut) -> Region<'a> {
         Region {
             file: &m.file,
             line: m.line,
@@ -209,14 +209,6 @@ impl<'a> Region<'a> {
     }
 }
 
-fn capitalize(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 /// The fingerprint of an input error or warning at `path` (repository-relative) saying
 /// `message`: the same in SARIF and Code Quality, and when lines move.
 pub fn input_fingerprint(path: &str, message: &str) -> String {
@@ -226,15 +218,4 @@ pub fn input_fingerprint(path: &str, message: &str) -> String {
         hasher.update(&[0]);
     }
     hasher.finalize().to_hex()[..32].to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn capitalizes_the_first_letter_only() {
-        assert_eq!(capitalize("no feasible node for web-3"), "No feasible node for web-3");
-        assert_eq!(capitalize(""), "");
-    }
 }

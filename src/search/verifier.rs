@@ -38,9 +38,9 @@ impl<'a> Verifier<'a> {
         plan(subject, units, self.generator, self.options)
     }
 
-    /// Search planned units ([`verify_plans`]).
+    /// Search planned units ([`search_plans`]).
     pub fn search(&self, subject: Subject<'_>, plans: Vec<UnitPlan>) -> Vec<Searched> {
-        verify_plans(subject, plans, self.engine, self.options, self.cancel, self.progress)
+        search_plans(subject, plans, self.engine, self.options, self.cancel, self.progress)
     }
 
     /// The search of `searched` again with fewer replicas ([`plan_fewer_replicas`]).
