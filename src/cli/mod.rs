@@ -1,9 +1,10 @@
-//! The command line: dispatch of the subcommands, and the scan's flags turned into a
-//! [`crate::run::Scan`]. Arguments are in `args`, what is written in `output`.
+//! The command line: dispatch of the subcommands, and a scan run from its resolved
+//! [`settings::Settings`]. Arguments are in `args`, what is written in `output`.
 
 mod args;
 mod merge;
 mod output;
+mod settings;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -13,8 +14,9 @@ use clap::{Parser, Subcommand};
 
 use crate::config::DEFAULT_CONFIG;
 use crate::report::{self, Format, RulesFormat};
-use crate::run::{Scan, Session, Stopped};
+use crate::run::{Session, Stopped};
 use args::{FailOn, GlobalArgs, ScanArgs};
+use settings::Settings;
 
 /// Exit codes live with the reports that state them; the binary exits with them.
 pub use crate::report::exit;
@@ -123,124 +125,36 @@ pub fn run() -> Result<u8> {
 
 fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Result<u8> {
     let started = std::time::Instant::now();
-    let stderr_color = global.color.enabled(std::io::stderr().is_terminal());
-    let stdout_color = global.color.enabled(std::io::stdout().is_terminal());
-    output::init_logging(global, stderr_color);
-    let outputs = match output::outputs(&global.format) {
-        Ok(o) => o,
+    output::init_logging(global, global.color.enabled(std::io::stderr().is_terminal()));
+    let settings = match Settings::resolve(scan, global) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(exit::INPUT_ERROR);
         }
     };
-    // At most 8 per core: each job is a thread and a child process, and more than that only
-    // multiplies memory (`-j 10000` once failed to spawn its threads).
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let jobs = scan.jobs.unwrap_or(cores).clamp(1, cores * 8);
-    let paths = if scan.pre_commit {
-        let roots = crate::discover::render_roots(&scan.paths);
-        tracing::info!(
-            "pre-commit: {} changed files in {} render units",
-            scan.paths.len(),
-            roots.len()
-        );
-        if roots.is_empty() {
-            return Ok(exit::OK);
-        }
-        roots
-    } else {
-        scan.paths.clone()
+    let Some(plan) = &settings.plan else {
+        // pre-commit: no changed file belongs to a render unit.
+        return Ok(exit::OK);
     };
-    let mut engine = crate::engine::Options::default();
-    if let Some(limit) = scan.run_time_limit {
-        engine.time_limit = limit;
-    }
-    if let Some(mb) = scan.run_memory {
-        engine.memory_mb = mb;
-    }
-    engine.random_runs = scan.simulate;
-    let network = crate::discover::fetch::Network {
-        allowed: scan.allow_network,
-        forbidden: scan.no_network,
-        trusted_hosts: scan.allow_host.clone(),
-        allowed_hosts: Vec::new(),
-        cache: args::cache_dir(scan),
-    };
-    let plan = Scan {
-        request: crate::analysis::Request {
-            paths,
-            config: scan.config.clone(),
-            stdin_filename: scan.stdin_filename.clone(),
-            render: !scan.no_render,
-            jobs,
-            allow_outside_repository: scan.allow_outside_repository,
-            // pre-commit hands over every changed YAML file, Kubernetes or not.
-            allow_empty: scan.allow_empty || scan.pre_commit,
-            repository: None,
-            file_ids_from: 0,
-            strict: scan.strict,
-            network,
-        },
-        engine,
-        cache_dir: args::cache_dir(scan),
-        emit_models: scan.emit_models.clone(),
-        scale: scan.scale.unwrap_or(crate::search::Scale::Search),
-        all: scan.all,
-        changed_since: scan.changed_since.clone(),
-        all_findings: scan.all_findings,
-        no_inline_suppressions: scan.no_inline_suppressions,
-        shard: scan.shard,
-        fixes_for: (!scan.no_fixes).then(|| scan.fixes_for.level()),
-    };
-    let session = Session::start(started, scan.timeout);
-    let stopped = |why: Stopped| -> u8 {
-        match why {
-            Stopped::Interrupted => {
-                eprintln!("error: interrupted");
-                exit::INTERRUPTED
-            }
-            Stopped::Error(e) => {
-                eprintln!("error: {e}");
-                exit::INPUT_ERROR
-            }
-        }
-    };
+    let session = Session::start(started, settings.timeout);
     let analysis = match session.analyze(&plan.request) {
         Ok(a) => a,
         Err(why) => return Ok(stopped(why)),
     };
-    output::print_diagnostics(&analysis, global, stderr_color)?;
+    output::print_diagnostics(&analysis, settings.quiet, settings.verbose, settings.stderr_color)?;
     if units_only {
-        let report = report::Report::new(&analysis, None, &report::document::Context::default());
-        let format = outputs
-            .iter()
-            .find(|o| o.file.is_none())
-            .map_or(Format::Human, |o| o.format);
-        let Some(text) = report::units(&report, format, stdout_color) else {
-            eprintln!(
-                "error: `kivi-lint units` prints `human` or `json`, not `{}`",
-                format.name()
-            );
-            return Ok(exit::INPUT_ERROR);
-        };
-        std::io::stdout().write_all(text.as_bytes())?;
-        return Ok(if analysis.diagnostics.has_errors() {
-            exit::INPUT_ERROR
-        } else {
-            exit::OK
-        });
+        return print_units(&analysis, &settings);
     }
     // A `--config` that cannot be read leaves the default cluster in its place: verifying that
     // would answer a question nobody asked. Its located error is the answer (exit 2), in
     // every report asked for.
-    if scan.config.as_ref().is_some_and(|p| !p.is_file()) {
+    if settings.unreadable_config() {
         let report = report::Report::new(&analysis, Some(&[]), &report::document::Context::default());
-        let code = output::exit_code(&report, scan.fail_on, scan.require_complete);
-        let written = output::write_reports(&report, &outputs, code, stdout_color, global.verbose > 0)?;
-        return Ok(if written { code } else { exit::INPUT_ERROR });
+        return finish(&report, &settings);
     }
-    let mut progress = crate::progress::Reporter::new(global.quiet);
-    let verified = session.verify(&analysis, &plan, &progress);
+    let mut progress = crate::progress::Reporter::new(settings.quiet);
+    let verified = session.verify(&analysis, plan, &progress);
     progress.finish();
     drop(session);
     let verified = match verified {
@@ -256,11 +170,66 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
             limit.as_secs()
         );
     }
-    let results = verified.results;
-    let report = report::Report::new(&analysis, Some(&results), &verified.context);
-    let code = output::exit_code(&report, scan.fail_on, scan.require_complete);
-    let written = output::write_reports(&report, &outputs, code, stdout_color, global.verbose > 0)?;
-    for r in &results {
+    let report = report::Report::new(&analysis, Some(&verified.results), &verified.context);
+    let code = finish(&report, &settings);
+    log_timings(&analysis, &verified.results);
+    code
+}
+
+/// The exit code of a scan stopped before its reports.
+fn stopped(why: Stopped) -> u8 {
+    match why {
+        Stopped::Interrupted => {
+            eprintln!("error: interrupted");
+            exit::INTERRUPTED
+        }
+        Stopped::Error(e) => {
+            eprintln!("error: {e}");
+            exit::INPUT_ERROR
+        }
+    }
+}
+
+/// `kivi-lint units`: the units in `human` or `json` on stdout.
+fn print_units(analysis: &crate::analysis::Analysis, settings: &Settings) -> Result<u8> {
+    let report = report::Report::new(analysis, None, &report::document::Context::default());
+    let format = settings
+        .outputs
+        .iter()
+        .find(|o| o.file.is_none())
+        .map_or(Format::Human, |o| o.format);
+    let Some(text) = report::units(&report, format, settings.stdout_color) else {
+        eprintln!(
+            "error: `kivi-lint units` prints `human` or `json`, not `{}`",
+            format.name()
+        );
+        return Ok(exit::INPUT_ERROR);
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(if analysis.diagnostics.has_errors() {
+        exit::INPUT_ERROR
+    } else {
+        exit::OK
+    })
+}
+
+/// Write every report asked for; the exit code the report states (2 if one could not be
+/// written).
+fn finish(report: &report::Report, settings: &Settings) -> Result<u8> {
+    let code = output::exit_code(report, settings.fail_on, settings.require_complete);
+    let written = output::write_reports(
+        report,
+        &settings.outputs,
+        code,
+        settings.stdout_color,
+        settings.verbose > 0,
+    )?;
+    Ok(if written { code } else { exit::INPUT_ERROR })
+}
+
+/// `-v`: where each unit's time went, and the analysis'.
+fn log_timings(analysis: &crate::analysis::Analysis, results: &[crate::findings::UnitResult]) {
+    for r in results {
         tracing::info!(
             "unit {}: generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?}",
             analysis.units[r.unit].id,
@@ -277,7 +246,6 @@ fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Resul
         analysis.timings.manifests,
         analysis.timings.units
     );
-    Ok(if written { code } else { exit::INPUT_ERROR })
 }
 
 #[cfg(test)]

@@ -198,19 +198,19 @@ pub(crate) fn exit_code(report: &report::Report, fail_on: FailOn, require_comple
     }
 }
 
-pub(crate) fn print_diagnostics(a: &Analysis, global: &GlobalArgs, color: bool) -> Result<()> {
+pub(crate) fn print_diagnostics(a: &Analysis, quiet: bool, verbose: u8, color: bool) -> Result<()> {
     let mut err = std::io::stderr().lock();
     for d in a.diagnostics.iter() {
-        if global.quiet && d.severity != Severity::Error {
+        if quiet && d.severity != Severity::Error {
             continue;
         }
-        if d.severity == Severity::Info && global.verbose == 0 {
+        if d.severity == Severity::Info && verbose == 0 {
             continue;
         }
         err.write_all(diagnostics::render(d, &a.sources, color).as_bytes())?;
         err.write_all(b"\n")?;
     }
-    if global.verbose > 0 {
+    if verbose > 0 {
         for s in &a.skipped {
             writeln!(
                 err,
