@@ -314,6 +314,8 @@ fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
             },
             effort: Default::default(),
             shape: Default::default(),
+            topologies: Vec::new(),
+            unmodelled_events: crate::search::unmodelled_events(&analysis.config),
         })
         .collect();
     let policy = crate::findings::Policy {

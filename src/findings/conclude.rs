@@ -18,6 +18,10 @@ pub struct UnitResult {
     pub effort: Effort,
     /// What its models were sized to hold.
     pub shape: Shape,
+    /// What reports say of each topology the verdicts name ([`super::facts::describe`]).
+    pub topologies: Vec<(Topology, super::facts::TopologyFacts)>,
+    /// Configured events the model could not explore: the verdicts hold without them.
+    pub unmodelled_events: Vec<&'static str>,
 }
 
 /// Verify the given units of the subject (indices into its units) and tell their verdicts.
@@ -29,7 +33,18 @@ pub fn verify(verifier: &Verifier<'_>, subject: Subject<'_>, units: &[usize]) ->
 /// [`verify`] of units already planned.
 pub fn verify_plans(verifier: &Verifier<'_>, subject: Subject<'_>, plans: Vec<search::UnitPlan>) -> Vec<UnitResult> {
     let searched = verifier.search(subject, plans);
-    by_unit(searched.into_iter().map(|s| told(subject, s)).collect())
+    described(
+        subject,
+        by_unit(searched.into_iter().map(|s| told(subject, s)).collect()),
+    )
+}
+
+/// The results with what reports say of their topologies.
+fn described(subject: Subject<'_>, mut results: Vec<UnitResult>) -> Vec<UnitResult> {
+    for r in &mut results {
+        super::facts::describe(subject, r);
+    }
+    results
 }
 
 /// A search's verdicts, with the part of the fault model it explored.
@@ -62,7 +77,7 @@ pub fn verify_plans_or_fewer(
     }
     let mut results: Vec<(UnitResult, (Part, bool))> = searched.into_iter().map(|s| told(subject, s)).collect();
     if fewer.is_empty() || verifier.cancelled() {
-        return by_unit(results);
+        return described(subject, by_unit(results));
     }
     let before = last.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let again: std::collections::BTreeSet<usize> = fewer.iter().map(|(_, p)| p.unit()).collect();
@@ -117,7 +132,7 @@ pub fn verify_plans_or_fewer(
     for (k, effort) in efforts {
         add_effort(&mut results[k].0.effort, effort);
     }
-    by_unit(results)
+    described(subject, by_unit(results))
 }
 
 /// The results of the searches of each unit's fault model (consecutive) as one per unit.
@@ -280,6 +295,8 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
         search: searched.search,
         effort: searched.effort,
         shape: searched.shape,
+        topologies: Vec::new(),
+        unmodelled_events: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::source::Span;
 
 mod conclude;
 mod decode;
+pub mod facts;
 pub mod fixes;
 mod namer;
 mod policy;

@@ -205,15 +205,16 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             .zip(&t.replicas)
             .filter_map(|(w, n)| n.map(|n| (a.objects[w].id.to_string(), n)))
             .collect(),
-        description: crate::search::describe(crate::search::Subject::of(a), r.unit, t),
-        node_list: crate::model::ir::cluster_nodes(&a.config, t)
-            .0
-            .iter()
-            .map(|slot| NodeOut {
-                name: slot.pool.node_name(slot.index),
-                pool: slot.pool.name.clone(),
-                zone: slot.zone_name(),
-                absent: slot.absent,
+        description: r.facts(t).description,
+        node_list: r
+            .facts(t)
+            .nodes
+            .into_iter()
+            .map(|n| NodeOut {
+                name: n.name,
+                pool: n.pool,
+                zone: n.zone,
+                absent: n.absent,
             })
             .collect(),
     };
@@ -311,10 +312,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             fault_model: r.search.fault_model.clone(),
             verified_up_to: r.search.verified_up_to.as_ref().map(topology),
         },
-        unmodelled_events: crate::search::unmodelled_events(&a.config)
-            .into_iter()
-            .map(String::from)
-            .collect(),
+        unmodelled_events: r.unmodelled_events.iter().map(|e| e.to_string()).collect(),
         notes: a.units[r.unit].notes(&a.objects, &a.config),
         states: r.effort.states,
         results,
