@@ -3,6 +3,8 @@
 mod causes;
 pub mod codequality;
 pub mod document;
+#[cfg(test)]
+mod emit_tests;
 pub mod exit;
 mod fix_edit;
 pub mod github;
