@@ -188,15 +188,16 @@ fn every_check_has_a_template_docs_an_explanation_and_a_fixture_pair() {
     assert!(verdicts.len() > 20, "fixtures/*/expected.txt: {verdicts:?}");
     for check in kivi_lint::checks::CHECKS {
         let id = check.id.as_str();
-        let template = root.join("templates").join(check.template);
-        let monitor =
-            std::fs::read_to_string(&template).unwrap_or_else(|e| panic!("{id}: {}: {e}", template.display()));
+        let monitor = check.monitor;
         assert!(
             monitor.contains(&format!("proctype {}()", check.proctype)) && monitor.contains(check.violation.define),
-            "{id}: {} defines {} and prints {}",
-            template.display(),
+            "{id}: its monitor.pml defines {} and prints {}",
             check.proctype,
             check.violation.define
+        );
+        assert!(
+            check.template == format!("checks/{}.pml", id.replace('-', "_")),
+            "{id}: included as checks/<module>.pml"
         );
         assert!(
             rules.contains(&format!("\n## {id}\n")),

@@ -1,8 +1,8 @@
-//! The registry of checks. Each check is a file of this module holding its registry entry
-//! (id, aliases, definition, default level, params, docs, liveness), naming its monitor's
-//! template, and declaring its violation event with the decoder that tells it and the kinds of
-//! fix candidate it gets; [`CHECKS`] lists them, and the model includes and runs the monitors
-//! and defines their events from it.
+//! The registry of checks. Each check is a folder of this module: `mod.rs` holds its registry
+//! entry (id, aliases, definition, default level, params, docs, liveness), its violation event
+//! with the decoder that tells it and the kinds of fix candidate it gets, and embeds
+//! `monitor.pml`, its monitor; [`CHECKS`] lists them, and the model includes and runs the
+//! monitors and defines their events from it.
 //!
 //! Ids are stable: they appear in output, configuration and suppressions. Kivi's intent names
 //! are accepted as aliases.
@@ -13,8 +13,8 @@ use crate::manifest::Object;
 use crate::source::Span;
 use crate::trace::Event;
 
-/// The registry: each line names a check's module (its file), its [`CheckId`] and its id.
-/// Adding a check is a line here and a file beside this one.
+/// The registry: each line names a check's module (its folder), its [`CheckId`] and its id.
+/// Adding a check is a line here and a folder beside this file.
 macro_rules! registry {
     ($($module:ident => $variant:ident = $id:literal,)*) => {
         $(mod $module;)*
@@ -215,8 +215,10 @@ pub struct Check {
     /// A liveness property, searched as a non-progress cycle (a build and a run of its own);
     /// the others are safety monitors that share one search.
     pub liveness: bool,
-    /// The monitor's template, under `templates/`.
+    /// The name the model includes the monitor by (`checks/<module>.pml`).
     pub template: &'static str,
+    /// The monitor's PROMELA: `monitor.pml` in the check's folder, embedded.
+    pub monitor: &'static str,
     /// The monitor's proctype in that template.
     pub proctype: &'static str,
     /// The trace event the monitor prints before it fails, and how a finding tells it.

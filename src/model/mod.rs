@@ -45,15 +45,6 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "events/gitops_sync.pml",
     "events/startup.pml",
     "events/rollout.pml",
-    "checks/pods_schedulable.pml",
-    "checks/min_replicas_available.pml",
-    "checks/no_eviction_loop.pml",
-    "checks/no_node_overload.pml",
-    "checks/no_replica_oscillation.pml",
-    "checks/pods_balanced.pml",
-    "checks/rollout_completes.pml",
-    "checks/drain_completes.pml",
-    "checks/eventually_stable.pml",
     "probes/scheduler.pml",
     "probes/autoscaler.pml",
     "probes/deployment.pml",
@@ -85,7 +76,9 @@ impl Generator {
                 .map_err(|e| ModelError::Template(template_error(&e)))?,
         );
 
-        for (name, source) in TEMPLATES {
+        // The checks' monitors come from their folders (`src/checks/<id>/monitor.pml`).
+        let monitors = crate::checks::CHECKS.iter().map(|c| (c.template, c.monitor));
+        for (name, source) in TEMPLATES.iter().copied().chain(monitors) {
             env.add_template(name, source)
                 .map_err(|e| ModelError::Template(format!("{name}: {e}")))?;
         }
@@ -197,6 +190,7 @@ mod tests {
             .iter()
             .filter(|(name, _)| !name.starts_with("probes/"))
             .map(|(_, text)| *text)
+            .chain(crate::checks::CHECKS.iter().map(|c| c.monitor))
             .collect();
         for (i, _) in text.match_indices("\"KIVI:") {
             let rest = &text[i + 6..];
@@ -218,7 +212,7 @@ mod tests {
     fn every_template_file_is_embedded() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
         let mut files = Vec::new();
-        for dir in ["", "controllers", "events", "checks", "probes"] {
+        for dir in ["", "controllers", "events", "probes"] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "pml") {

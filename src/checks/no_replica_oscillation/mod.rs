@@ -1,5 +1,5 @@
 //! The check `no-replica-oscillation`: what it claims, its defaults and its monitor: the
-//! proctype `CheckNoReplicaOscillation` of `templates/checks/no_replica_oscillation.pml`, whose violation ends the trace
+//! proctype `CheckNoReplicaOscillation` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_OSCILLATION`, told by [`tell`].
 
 use super::*;
@@ -24,6 +24,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/no_replica_oscillation.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckNoReplicaOscillation",
     violation: MonitorEvent {
         code: 22,

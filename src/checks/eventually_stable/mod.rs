@@ -1,5 +1,5 @@
 //! The check `eventually-stable`: what it claims, its defaults and its monitor: the
-//! proctype `CheckEventuallyStable` of `templates/checks/eventually_stable.pml`, whose violation ends the trace
+//! proctype `CheckEventuallyStable` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_NOT_STABLE`, told by [`tell`].
 
 use super::*;
@@ -30,6 +30,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::HardenSoftSpread],
     liveness: true,
     template: "checks/eventually_stable.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckEventuallyStable",
     violation: MonitorEvent {
         code: 37,

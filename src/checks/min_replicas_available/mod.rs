@@ -1,5 +1,5 @@
 //! The check `min-replicas-available`: what it claims, its defaults and its monitor: the
-//! proctype `CheckMinReplicasAvailable` of `templates/checks/min_replicas_available.pml`, whose violation ends the trace
+//! proctype `CheckMinReplicasAvailable` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_BELOW_MINIMUM`, told by [`tell`].
 
 use super::*;
@@ -34,6 +34,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::AddDisruptionBudget, Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/min_replicas_available.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckMinReplicasAvailable",
     violation: MonitorEvent {
         code: 13,

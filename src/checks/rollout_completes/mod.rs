@@ -1,5 +1,5 @@
 //! The check `rollout-completes`: what it claims, its defaults and its monitor: the
-//! proctype `CheckRolloutCompletes` of `templates/checks/rollout_completes.pml`, whose violation ends the trace
+//! proctype `CheckRolloutCompletes` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_ROLLOUT_STUCK`, told by [`tell`].
 
 use super::*;
@@ -28,6 +28,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/rollout_completes.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckRolloutCompletes",
     violation: MonitorEvent {
         code: 26,

@@ -1,5 +1,5 @@
 //! The check `pods-balanced`: what it claims, its defaults and its monitor: the
-//! proctype `CheckPodsBalanced` of `templates/checks/pods_balanced.pml`, whose violation ends the trace
+//! proctype `CheckPodsBalanced` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_UNBALANCED`, told by [`tell`].
 
 use super::*;
@@ -32,6 +32,7 @@ pub const CHECK: Check = Check {
     remedies: &[],
     liveness: false,
     template: "checks/pods_balanced.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckPodsBalanced",
     violation: MonitorEvent {
         code: 23,

@@ -1,5 +1,5 @@
 //! The check `no-node-overload`: what it claims, its defaults and its monitor: the
-//! proctype `CheckNoNodeOverload` of `templates/checks/no_node_overload.pml`, whose violation ends the trace
+//! proctype `CheckNoNodeOverload` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_OVERLOAD_CHECK`, told by [`tell`].
 
 use super::*;
@@ -23,6 +23,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::RequestsUnderOverloadThreshold, Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/no_node_overload.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckNoNodeOverload",
     violation: MonitorEvent {
         code: 18,

@@ -1,5 +1,5 @@
 //! The check `drain-completes`: what it claims, its defaults and its monitor: the
-//! proctype `CheckDrainCompletes` of `templates/checks/drain_completes.pml`, whose violation ends the trace
+//! proctype `CheckDrainCompletes` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_DRAIN_STUCK`, told by [`tell`].
 
 use super::*;
@@ -30,6 +30,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/drain_completes.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckDrainCompletes",
     violation: MonitorEvent {
         code: 35,

@@ -1,5 +1,5 @@
 //! The check `no-eviction-loop`: what it claims, its defaults and its monitor: the
-//! proctype `CheckNoEvictionLoop` of `templates/checks/no_eviction_loop.pml`, whose violation ends the trace
+//! proctype `CheckNoEvictionLoop` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_EVICTION_LOOP`, told by [`tell`].
 
 use super::*;
@@ -30,6 +30,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/no_eviction_loop.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckNoEvictionLoop",
     violation: MonitorEvent {
         code: 14,

@@ -1,5 +1,5 @@
 //! The check `pods-schedulable`: what it claims, its defaults and its monitor: the
-//! proctype `CheckPodsSchedulable` of `templates/checks/pods_schedulable.pml`, whose violation ends the trace
+//! proctype `CheckPodsSchedulable` of `monitor.pml` beside it, whose violation ends the trace
 //! with `EVENT_PENDING_FOREVER`, told by [`tell`].
 
 use super::*;
@@ -26,6 +26,7 @@ pub const CHECK: Check = Check {
     remedies: &[Remedy::HardenSoftSpread],
     liveness: false,
     template: "checks/pods_schedulable.pml",
+    monitor: include_str!("monitor.pml"),
     proctype: "CheckPodsSchedulable",
     violation: MonitorEvent {
         code: 9,
