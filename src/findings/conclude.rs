@@ -30,13 +30,11 @@ pub fn verify(verifier: &Verifier<'_>, subject: Subject<'_>, units: &[usize]) ->
     verify_plans(verifier, subject, plans)
 }
 
-/// [`verify`] of units already planned.
+/// [`verify`] of units already planned. What reports say of the topologies is left out: these
+/// results are compared (PR mode's base revision) or judged (fix candidates), never reported.
 pub fn verify_plans(verifier: &Verifier<'_>, subject: Subject<'_>, plans: Vec<search::UnitPlan>) -> Vec<UnitResult> {
     let searched = verifier.search(subject, plans);
-    described(
-        subject,
-        by_unit(searched.into_iter().map(|s| told(subject, s)).collect()),
-    )
+    by_unit(searched.into_iter().map(|s| told(subject, s)).collect())
 }
 
 /// The results with what reports say of their topologies.
@@ -56,7 +54,8 @@ fn told(subject: Subject<'_>, searched: Searched) -> (UnitResult, (Part, bool)) 
 /// [`verify_plans`], and then, for each check a limit left undecided on its search's smallest
 /// topology, the same search with fewer replicas ([`search::plan_fewer_replicas`]): what held
 /// there makes the inconclusive verdict a partial one that says with how many replicas (a
-/// scan's verdicts; a fix or the base revision of a pull request needs none).
+/// scan's verdicts; a fix or the base revision of a pull request needs none), with what reports
+/// say of their topologies.
 pub fn verify_plans_or_fewer(
     verifier: &Verifier<'_>,
     subject: Subject<'_>,
@@ -91,7 +90,6 @@ pub fn verify_plans_or_fewer(
         })
     };
     let (at, plans): (Vec<usize>, Vec<search::UnitPlan>) = fewer.into_iter().unzip();
-    let mut efforts = Vec::new();
     for (k, searched) in at
         .into_iter()
         .zip(verifier.with_progress(&second_round).search(subject, plans))
@@ -127,10 +125,7 @@ pub fn verify_plans_or_fewer(
                 mine.held_topologies = count;
             }
         }
-        efforts.push((k, smaller.effort));
-    }
-    for (k, effort) in efforts {
-        add_effort(&mut results[k].0.effort, effort);
+        add_effort(&mut results[k].0.effort, smaller.effort);
     }
     described(subject, by_unit(results))
 }
