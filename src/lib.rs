@@ -18,6 +18,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod discover;
 pub mod engine;
+pub mod events;
 pub mod findings;
 pub mod manifest;
 pub mod model;

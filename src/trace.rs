@@ -2,8 +2,10 @@
 //! must tell prints `KIVI:<event>:<values>` (`printf("KIVI:%d:...", EVENT_..., ...)`): the
 //! event's `#define` comes from this table (rendered into main.pml as `TABLES` is for inputs),
 //! and `findings::decode` matches on the same enum, so the two sides cannot drift apart. The
-//! values after the event are listed where each is printed. The event a check's monitor
-//! prints when it fails is declared in the check's file (`checks::MonitorEvent`), with its decoder.
+//! values after the event are listed where each is printed. This table holds the events of
+//! the controllers, which every model runs; an environment event declares the events it
+//! prints in its folder (`events::Printed`), and a check the one its monitor prints when it
+//! fails (`checks::MonitorEvent`), each with its decoder.
 //!
 //! The conformance probes (`templates/probes/`, codes 88 to 99) have a protocol of their own,
 //! read by `tests/conformance`.
@@ -57,42 +59,16 @@ events! {
     HpaScaled = 6, "EVENT_HPA_SCALED";
     /// A controller deletes a pod: slot.
     PodDeleted = 7, "EVENT_POD_DELETED";
-    /// `load-change`: workload, level.
-    LoadChanged = 8, "EVENT_LOAD_CHANGED";
-    /// `node-maintenance` takes a node down: node.
-    MaintenanceStarted = 10, "EVENT_MAINTENANCE_STARTED";
-    /// `node-maintenance` brings it back: node.
-    MaintenanceEnded = 11, "EVENT_MAINTENANCE_ENDED";
     /// Taint eviction of a pod that does not tolerate a NoExecute taint: slot, node.
     TaintEvicted = 12, "EVENT_TAINT_EVICTED";
     /// A pod goes with its node during maintenance: slot, node.
     PodLostWithNode = 15, "EVENT_POD_LOST_WITH_NODE";
     /// The descheduler evicts a pod: slot, node, the strategy.
     DeschedulerEvicted = 16, "EVENT_DESCHEDULER_EVICTED";
-    /// `node-overload` crashes a node: node, load, cpu.
-    NodeOverloaded = 17, "EVENT_NODE_OVERLOADED";
-    /// The overloaded node is back: node.
-    NodeRestarted = 19, "EVENT_NODE_RESTARTED";
-    /// `gitops-sync` resets replicas: workload, live, manifest.
-    GitopsReset = 20, "EVENT_GITOPS_RESET";
-    /// Pods leave their startup phase: the pod.
-    StartupEnded = 21, "EVENT_STARTUP_ENDED";
     /// A new revision is applied: workload.
     RolloutApplied = 25, "EVENT_ROLLOUT_APPLIED";
     /// A rollout is complete: workload.
     RolloutDone = 27, "EVENT_ROLLOUT_DONE";
-    /// `node-failure` takes a node: node.
-    NodeFailed = 28, "EVENT_NODE_FAILED";
-    /// The tolerations of a failed node's pod run out: slot, node.
-    FailureEvicted = 29, "EVENT_FAILURE_EVICTED";
-    /// A failed node comes back: node.
-    NodeRecovered = 30, "EVENT_NODE_RECOVERED";
-    /// `node-drain` cordons a node: node.
-    DrainStarted = 31, "EVENT_DRAIN_STARTED";
-    /// The drain evicts a pod: slot, node.
-    DrainEvicted = 32, "EVENT_DRAIN_EVICTED";
-    /// The drained node is uncordoned: node.
-    DrainEnded = 33, "EVENT_DRAIN_ENDED";
     /// A descheduler plugin wanted a pod evicted and the evictor declined: slot, node,
     /// plugin, why (1: nodeFit, no other node fits it now; 2: its PodDisruptionBudget).
     DeschedulerDeclined = 50, "EVENT_DESCHEDULER_DECLINED";
@@ -102,8 +78,6 @@ events! {
     /// A WaitForFirstConsumer claim's volume is provisioned where its first pod was bound:
     /// claim (a slot), zone.
     VolumeProvisionedWithPod = 52, "EVENT_VOLUME_PROVISIONED_WITH_POD";
-    /// `apply` sets replicas: workload, before, after.
-    ApplyReplicas = 34, "EVENT_APPLY_REPLICAS";
     /// The cluster autoscaler adds a node: node, pool.
     NodeAdded = 40, "EVENT_NODE_ADDED";
     /// The cluster autoscaler starts draining a node to remove it: node.
@@ -126,6 +100,148 @@ events! {
     NodesSwapped = 49, "EVENT_NODES_SWAPPED";
 }
 
+/// Who acts in a step of a counterexample: a controller, an environment event, or the check.
+/// Its name (kebab-case, as in reports) is stable: SARIF `kinds`, JSON `actor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Actor {
+    /// kube-scheduler.
+    Scheduler,
+    /// A node's kubelet.
+    Kubelet,
+    /// The Deployment controller (and the ReplicaSets it owns).
+    DeploymentController,
+    /// The ReplicaSet controller, for a ReplicaSet of its own.
+    ReplicasetController,
+    /// The ReplicationController manager.
+    ReplicationController,
+    /// The Job controller (a CronJob's runs too).
+    JobController,
+    /// The PersistentVolume controller and the storage provisioner.
+    VolumeProvisioner,
+    /// The StatefulSet controller.
+    StatefulsetController,
+    /// The DaemonSet controller.
+    DaemonsetController,
+    /// Whoever applied a bare Pod's manifest: nothing controls it.
+    KubectlApply,
+    /// The HorizontalPodAutoscaler controller.
+    HorizontalPodAutoscaler,
+    /// The cluster autoscaler.
+    ClusterAutoscaler,
+    /// The descheduler.
+    Descheduler,
+    /// The taint eviction controller (NoExecute taints).
+    TaintEvictionController,
+    /// A controller's informer delivering a late event (`stale-reads`).
+    Informer,
+    /// An environment event of the registry (`src/events/`), by its config `type`.
+    Event(&'static str),
+    /// Time passing (a stabilisation window).
+    Time,
+    /// A node coming back or changing state.
+    Node,
+    /// The model itself (a step it could not name).
+    Model,
+    /// The start of a cycle that repeats forever (liveness checks).
+    Cycle,
+    /// The check that observes the violation.
+    Check,
+}
+
+impl Actor {
+    /// The name reports show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Scheduler => "scheduler",
+            Actor::Kubelet => "kubelet",
+            Actor::DeploymentController => "deployment-controller",
+            Actor::ReplicasetController => "replicaset-controller",
+            Actor::ReplicationController => "replication-controller",
+            Actor::JobController => "job-controller",
+            Actor::VolumeProvisioner => "volume-provisioner",
+            Actor::StatefulsetController => "statefulset-controller",
+            Actor::DaemonsetController => "daemonset-controller",
+            Actor::KubectlApply => "kubectl-apply",
+            Actor::HorizontalPodAutoscaler => "horizontal-pod-autoscaler",
+            Actor::ClusterAutoscaler => "cluster-autoscaler",
+            Actor::Descheduler => "descheduler",
+            Actor::TaintEvictionController => "taint-eviction-controller",
+            Actor::Informer => "informer",
+            Actor::Event(name) => name,
+            Actor::Time => "time",
+            Actor::Node => "node",
+            Actor::Model => "model",
+            Actor::Cycle => "cycle",
+            Actor::Check => "check",
+        }
+    }
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Reports serialise the name they print.
+impl serde::Serialize for Actor {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// What a step changes in the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// A controller created the pod; it waits for the scheduler.
+    PodCreated,
+    PodBound,
+    /// The scheduler found no feasible node: the pod stays Pending.
+    PodUnschedulable,
+    PodStarted,
+    /// Deleted, evicted or lost with its node.
+    PodRemoved,
+    NodeDown,
+    NodeUp,
+    NodeCordoned,
+    NodeUncordoned,
+}
+
+impl Event {
+    /// What the event changes in the cluster, and which of its values name it.
+    pub fn changed(self) -> Option<Changed> {
+        use Changed::{Node, Pod, PodOn};
+        Some(match self {
+            Event::PodCreated => Pod(Change::PodCreated),
+            Event::PodBound => PodOn(Change::PodBound),
+            Event::PodUnschedulable => Pod(Change::PodUnschedulable),
+            Event::PodStarted => PodOn(Change::PodStarted),
+            Event::PodRemoved
+            | Event::TaintEvicted
+            | Event::PodLostWithNode
+            | Event::DeschedulerEvicted
+            | Event::AutoscalerEvicted => PodOn(Change::PodRemoved),
+            Event::PodDeleted => Pod(Change::PodRemoved),
+            Event::ScaleDownStarted => Node(Change::NodeCordoned),
+            Event::NodeAdded => Node(Change::NodeUp),
+            Event::NodeRemoved => Node(Change::NodeDown),
+            _ => return None,
+        })
+    }
+}
+
+/// Which of an event's values name what it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Changed {
+    /// The pod in the slot of the first value.
+    Pod(Change),
+    /// The pod of the first value, on the node of the second.
+    PodOn(Change),
+    /// The node of the first value.
+    Node(Change),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +254,14 @@ mod tests {
         for &e in Event::ALL {
             assert!(codes.insert(e.code()) && names.insert(e.define()), "{e:?}");
             assert_eq!(Event::from_code(e.code()), Some(e));
+        }
+    }
+
+    /// Reports print `as_str` and serialise with serde: both say the same name.
+    #[test]
+    fn actor_names_are_the_same_in_every_report() {
+        for actor in [Actor::Scheduler, Actor::Event("node-drain"), Actor::Check] {
+            assert_eq!(serde_json::to_value(actor).unwrap(), actor.as_str(), "{actor:?}");
         }
     }
 }

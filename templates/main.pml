@@ -653,16 +653,8 @@ inline terminate_running(q) {
 {% if ir.descheduler %}{% include "controllers/descheduler.pml" %}{% endif %}
 {% if ir.cluster_autoscaler %}{% include "controllers/cluster_autoscaler.pml" %}{% endif %}
 {% if ir.stale_reads %}{% include "controllers/informer.pml" %}{% endif %}
-{% if ir.load_change %}{% include "events/load_change.pml" %}{% endif %}
-{% if ir.node_maintenance or ir.overload_threshold %}{% include "events/node_down.pml" %}{% endif %}
-{% if ir.node_maintenance %}{% include "events/node_maintenance.pml" %}{% endif %}
-{% if ir.node_failure %}{% include "events/node_failure.pml" %}{% endif %}
-{% if ir.node_drain %}{% include "events/node_drain.pml" %}{% endif %}
-{% if ir.apply %}{% include "events/apply.pml" %}{% endif %}
-{% if ir.overload_threshold %}{% include "events/node_overload.pml" %}{% endif %}
-{% if ir.gitops_sync %}{% include "events/gitops_sync.pml" %}{% endif %}
-{% if startup %}{% include "events/startup.pml" %}{% endif %}
-{% if rollouts %}{% include "events/rollout.pml" %}{% endif %}
+{# the environment events, from the registry (src/events/) #}
+{% for t in event_templates %}{% include t %}{% endfor %}
 {# the checks' monitors, from the registry (src/checks/) #}
 {% for m in monitors %}{% include m.template %}{% endfor %}
 {% if ir.descheduler %}{% include "controllers/descheduler_process.pml" %}{% endif %}
@@ -729,16 +721,8 @@ init {
 {% endif %}{% if ir.stale_reads %}    run Informer();
 {% endif %}{% if ir.cluster_autoscaler %}    run ClusterAutoscaler();
 {% endif %}{% if ir.descheduler %}    run Descheduler();
-{% endif %}{% if ir.load_change %}    run LoadChange();
-{% endif %}{% if ir.node_maintenance %}    run NodeMaintenance();
-{% endif %}{% if ir.node_failure %}    run NodeFailure();
-{% endif %}{% if ir.node_drain %}    run NodeDrain();
-{% endif %}{% if ir.apply %}    run Apply();
-{% endif %}{% if ir.overload_threshold %}    run NodeOverload();
-{% endif %}{% if ir.gitops_sync %}    run GitopsSync();
-{% endif %}{% if startup %}    run StartupEnds();
-{% endif %}{% if rollouts %}    run Rollout();
-{% endif %}{% for m in monitors %}    if :: check_on[{{ loop.index }}] -> run {{ m.proctype }}() :: else -> skip fi;
+{% endif %}{% for p in event_proctypes %}    run {{ p }}();
+{% endfor %}{% for m in monitors %}    if :: check_on[{{ loop.index }}] -> run {{ m.proctype }}() :: else -> skip fi;
 {% endfor %}    skip
   }
 }

@@ -411,17 +411,6 @@ pub fn of_violation(code: i64) -> Option<&'static Check> {
     CHECKS.iter().find(|c| c.violation.code == code)
 }
 
-/// The `#define` of every trace event, the controllers' and the checks', in code order (main.pml).
-pub fn trace_defines() -> String {
-    let mut events: Vec<(i64, &str)> = Event::ALL.iter().map(|e| (e.code(), e.define())).collect();
-    events.extend(CHECKS.iter().map(|c| (c.violation.code, c.violation.define)));
-    events.sort();
-    events
-        .iter()
-        .map(|(code, define)| format!("#define {define} {code}\n"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,20 +440,5 @@ mod tests {
                 assert_eq!(violated_by(check.violation.code), Some(check.id));
             }
         }
-    }
-
-    /// A check's event has a number and a macro no other event has.
-    #[test]
-    fn violation_events_are_distinct_from_every_other_event() {
-        let mut codes = std::collections::BTreeSet::new();
-        let mut defines = std::collections::BTreeSet::new();
-        let all = Event::ALL
-            .iter()
-            .map(|e| (e.code(), e.define()))
-            .chain(CHECKS.iter().map(|c| (c.violation.code, c.violation.define)));
-        for (code, define) in all {
-            assert!(codes.insert(code) && defines.insert(define), "{define} {code}");
-        }
-        assert_eq!(trace_defines().lines().count(), codes.len());
     }
 }

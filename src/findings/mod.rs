@@ -5,7 +5,6 @@ use serde::Serialize;
 
 use crate::checks::CheckId;
 use crate::engine::{Inconclusive, TraceEvent};
-use crate::manifest::autoscaling::Metric;
 use crate::manifest::{Body, Object};
 use crate::model::{Ir, Names};
 use crate::source::Span;
@@ -17,111 +16,10 @@ pub mod fixes;
 mod namer;
 mod policy;
 
+pub use crate::trace::{Actor, Change};
 pub use conclude::{UnitResult, conclude, mark_timed_out, verify, verify_plans, verify_plans_or_fewer};
 pub use decode::decode;
 pub use policy::{Judgement, Policy, Suppressed, SuppressedBy};
-
-/// Who acts in a step of a counterexample: a controller, an environment event, or the check.
-/// Its name (kebab-case, as in reports) is stable: SARIF `kinds`, JSON `actor`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Actor {
-    /// kube-scheduler.
-    Scheduler,
-    /// A node's kubelet.
-    Kubelet,
-    /// The Deployment controller (and the ReplicaSets it owns).
-    DeploymentController,
-    /// The ReplicaSet controller, for a ReplicaSet of its own.
-    ReplicasetController,
-    /// The ReplicationController manager.
-    ReplicationController,
-    /// The Job controller (a CronJob's runs too).
-    JobController,
-    /// The PersistentVolume controller and the storage provisioner.
-    VolumeProvisioner,
-    /// The StatefulSet controller.
-    StatefulsetController,
-    /// The DaemonSet controller.
-    DaemonsetController,
-    /// Whoever applied a bare Pod's manifest: nothing controls it.
-    KubectlApply,
-    /// The HorizontalPodAutoscaler controller.
-    HorizontalPodAutoscaler,
-    /// The cluster autoscaler.
-    ClusterAutoscaler,
-    /// The descheduler.
-    Descheduler,
-    /// The taint eviction controller (NoExecute taints).
-    TaintEvictionController,
-    /// A controller's informer delivering a late event (`stale-reads`).
-    Informer,
-    /// The `load-change` event.
-    LoadChange,
-    /// The `node-failure` event.
-    NodeFailure,
-    /// The `node-drain` event.
-    NodeDrain,
-    /// The `node-maintenance` event.
-    NodeMaintenance,
-    /// The `node-overload` event.
-    NodeOverload,
-    /// The `gitops-sync` event.
-    GitopsSync,
-    /// The `apply` event (the next revision from Git).
-    Apply,
-    /// Time passing (a stabilisation window).
-    Time,
-    /// A node coming back or changing state.
-    Node,
-    /// The model itself (a step it could not name).
-    Model,
-    /// The start of a cycle that repeats forever (liveness checks).
-    Cycle,
-    /// The check that observes the violation.
-    Check,
-}
-
-impl Actor {
-    /// The name reports show.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Actor::Scheduler => "scheduler",
-            Actor::Kubelet => "kubelet",
-            Actor::DeploymentController => "deployment-controller",
-            Actor::ReplicasetController => "replicaset-controller",
-            Actor::ReplicationController => "replication-controller",
-            Actor::JobController => "job-controller",
-            Actor::VolumeProvisioner => "volume-provisioner",
-            Actor::StatefulsetController => "statefulset-controller",
-            Actor::DaemonsetController => "daemonset-controller",
-            Actor::KubectlApply => "kubectl-apply",
-            Actor::HorizontalPodAutoscaler => "horizontal-pod-autoscaler",
-            Actor::ClusterAutoscaler => "cluster-autoscaler",
-            Actor::Descheduler => "descheduler",
-            Actor::TaintEvictionController => "taint-eviction-controller",
-            Actor::Informer => "informer",
-            Actor::LoadChange => "load-change",
-            Actor::NodeFailure => "node-failure",
-            Actor::NodeDrain => "node-drain",
-            Actor::NodeMaintenance => "node-maintenance",
-            Actor::NodeOverload => "node-overload",
-            Actor::GitopsSync => "gitops-sync",
-            Actor::Apply => "apply",
-            Actor::Time => "time",
-            Actor::Node => "node",
-            Actor::Model => "model",
-            Actor::Cycle => "cycle",
-            Actor::Check => "check",
-        }
-    }
-}
-
-impl std::fmt::Display for Actor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One step of a counterexample.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -144,23 +42,6 @@ pub struct Effect {
     pub pod: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Change {
-    /// A controller created the pod; it waits for the scheduler.
-    PodCreated,
-    PodBound,
-    /// The scheduler found no feasible node: the pod stays Pending.
-    PodUnschedulable,
-    PodStarted,
-    /// Deleted, evicted or lost with its node.
-    PodRemoved,
-    NodeDown,
-    NodeUp,
-    NodeCordoned,
-    NodeUncordoned,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -205,45 +86,4 @@ pub struct CheckResult {
     pub baseline: Option<bool>,
     /// Violations only: a change the model checker verified to make the check hold.
     pub fix: Option<Fix>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Actor;
-
-    /// Reports print `as_str` and serialise with serde: both say the same name.
-    #[test]
-    fn actor_names_are_the_same_in_every_report() {
-        for actor in [
-            Actor::Scheduler,
-            Actor::Kubelet,
-            Actor::DeploymentController,
-            Actor::ReplicasetController,
-            Actor::ReplicationController,
-            Actor::JobController,
-            Actor::VolumeProvisioner,
-            Actor::StatefulsetController,
-            Actor::DaemonsetController,
-            Actor::KubectlApply,
-            Actor::HorizontalPodAutoscaler,
-            Actor::ClusterAutoscaler,
-            Actor::Descheduler,
-            Actor::TaintEvictionController,
-            Actor::Informer,
-            Actor::LoadChange,
-            Actor::NodeFailure,
-            Actor::NodeDrain,
-            Actor::NodeMaintenance,
-            Actor::NodeOverload,
-            Actor::GitopsSync,
-            Actor::Apply,
-            Actor::Time,
-            Actor::Node,
-            Actor::Model,
-            Actor::Cycle,
-            Actor::Check,
-        ] {
-            assert_eq!(serde_json::to_value(actor).unwrap(), actor.as_str(), "{actor:?}");
-        }
-    }
 }

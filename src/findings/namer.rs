@@ -199,10 +199,3 @@ impl<'a> Namer<'a> {
         })
     }
 }
-
-/// Whether an HPA object scales on cpu; the load level is then a percent of the cpu request,
-/// else of its custom metrics' targets (templates/controllers/autoscaler.pml).
-pub(super) fn scales_on_cpu(hpa: &Object) -> bool {
-    matches!(&hpa.body, Body::HorizontalPodAutoscaler(a)
-        if a.metrics.iter().any(|m| matches!(m, Metric::Resource { resource, .. } if resource == "cpu")))
-}

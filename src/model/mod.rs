@@ -35,16 +35,6 @@ const TEMPLATES: &[(&str, &str)] = templates!(
     "controllers/descheduler_process.pml",
     "controllers/cluster_autoscaler.pml",
     "controllers/informer.pml",
-    "events/load_change.pml",
-    "events/node_down.pml",
-    "events/node_maintenance.pml",
-    "events/node_failure.pml",
-    "events/node_drain.pml",
-    "events/apply.pml",
-    "events/node_overload.pml",
-    "events/gitops_sync.pml",
-    "events/startup.pml",
-    "events/rollout.pml",
     "probes/scheduler.pml",
     "probes/autoscaler.pml",
     "probes/deployment.pml",
@@ -76,9 +66,11 @@ impl Generator {
                 .map_err(|e| ModelError::Template(template_error(&e)))?,
         );
 
-        // The checks' monitors come from their folders (`src/checks/<id>/monitor.pml`).
+        // The events and the checks' monitors come from their folders (`src/events/<id>/`,
+        // `src/checks/<id>/monitor.pml`).
         let monitors = crate::checks::CHECKS.iter().map(|c| (c.template, c.monitor));
-        for (name, source) in TEMPLATES.iter().copied().chain(monitors) {
+        let events = crate::events::templates();
+        for (name, source) in TEMPLATES.iter().copied().chain(events).chain(monitors) {
             env.add_template(name, source)
                 .map_err(|e| ModelError::Template(format!("{name}: {e}")))?;
         }
@@ -90,11 +82,40 @@ impl Generator {
     /// one model (and one compiled pan). Every check of `ir.checks` is in the model; the input
     /// says which a run monitors.
     pub fn render(&self, ir: &Ir, shape: &Shape) -> Result<String, ModelError> {
-        let context = Context::new(ir, shape);
+        let mut context = Context::new(ir, shape);
+        for event in self.included_events(&context)? {
+            for (name, _) in event.templates {
+                if !context.event_templates.contains(name) {
+                    context.event_templates.push(name);
+                }
+            }
+            context.event_proctypes.push(event.proctype);
+        }
         self.env
             .get_template("main.pml")
             .and_then(|t| t.render(Value::from(Serde(&context))))
             .map_err(|e| ModelError::Template(template_error(&e)))
+    }
+
+    /// The environment events `context`'s model includes, from the registry's expressions.
+    fn included_events(&self, context: &Context) -> Result<Vec<&'static crate::events::EventKind>, ModelError> {
+        let value = Value::from(Serde(context));
+        let mut events = Vec::new();
+        for event in crate::events::EVENTS {
+            let included = match event.included {
+                Some(expression) => self
+                    .env
+                    .compile_expression(expression)
+                    .and_then(|e| e.eval(&value))
+                    .map_err(|e| ModelError::Template(format!("{}: {}", event.name, template_error(&e))))?
+                    .is_true(),
+                None => context.ir.events.contains_key(event.name),
+            };
+            if included {
+                events.push(event);
+            }
+        }
+        Ok(events)
     }
 
     /// A standalone conformance probe (`probes/<name>.pml`): the controller arithmetic it
@@ -134,9 +155,14 @@ struct Context<'a> {
     check_names: &'a [CheckId],
     /// Their monitors, in the same order, from the registry ([`crate::checks::CHECKS`]).
     monitors: Vec<Monitor>,
+    /// The templates of the environment events it includes, in the registry's order
+    /// ([`crate::events::EVENTS`]), each once, and the proctypes `init` runs; empty until
+    /// [`Generator::render`] evaluates the registry's expressions.
+    event_templates: Vec<&'static str>,
+    event_proctypes: Vec<&'static str>,
     /// `init`'s statement per input table.
     input_tables: Vec<String>,
-    /// The trace events' `#define`s ([`crate::checks::trace_defines`]).
+    /// The trace events' `#define`s ([`trace_defines`]).
     trace_defines: String,
 }
 
@@ -171,15 +197,58 @@ impl<'a> Context<'a> {
                     }
                 })
                 .collect(),
+            event_templates: Vec::new(),
+            event_proctypes: Vec::new(),
             input_tables: input::assignments(),
-            trace_defines: crate::checks::trace_defines(),
+            trace_defines: trace_defines(),
         }
     }
+}
+
+/// The `#define` of every trace event, the controllers', the environment events' and the
+/// checks', in code order (main.pml).
+pub fn trace_defines() -> String {
+    let mut events: Vec<(i64, &str)> = crate::trace::Event::ALL
+        .iter()
+        .map(|e| (e.code(), e.define()))
+        .collect();
+    events.extend(crate::events::defines());
+    events.extend(
+        crate::checks::CHECKS
+            .iter()
+            .map(|c| (c.violation.code, c.violation.define)),
+    );
+    events.sort();
+    events
+        .iter()
+        .map(|(code, define)| format!("#define {define} {code}\n"))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every trace event has a number and a macro no other event has: the controllers', the
+    /// environment events' and the checks' alike.
+    #[test]
+    fn trace_events_are_distinct() {
+        let mut codes = std::collections::BTreeSet::new();
+        let mut defines = std::collections::BTreeSet::new();
+        let all = crate::trace::Event::ALL
+            .iter()
+            .map(|e| (e.code(), e.define()))
+            .chain(crate::events::defines())
+            .chain(
+                crate::checks::CHECKS
+                    .iter()
+                    .map(|c| (c.violation.code, c.violation.define)),
+            );
+        for (code, define) in all {
+            assert!(codes.insert(code) && defines.insert(define), "{define} {code}");
+        }
+        assert_eq!(trace_defines().lines().count(), codes.len());
+    }
 
     /// Every template prints its events by name: no bare number after `KIVI:` in a
     /// verification template, and every event is printed somewhere.
@@ -190,6 +259,7 @@ mod tests {
             .iter()
             .filter(|(name, _)| !name.starts_with("probes/"))
             .map(|(_, text)| *text)
+            .chain(crate::events::templates().map(|(_, text)| text))
             .chain(crate::checks::CHECKS.iter().map(|c| c.monitor))
             .collect();
         for (i, _) in text.match_indices("\"KIVI:") {
@@ -205,6 +275,9 @@ mod tests {
         for &e in crate::trace::Event::ALL {
             assert!(text.contains(e.define()), "{e:?} is never printed");
         }
+        for (_, define) in crate::events::defines() {
+            assert!(text.contains(define), "{define} is never printed");
+        }
     }
 
     /// Every template file is embedded: one left out would only fail when a model needs it.
@@ -212,7 +285,7 @@ mod tests {
     fn every_template_file_is_embedded() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
         let mut files = Vec::new();
-        for dir in ["", "controllers", "events", "probes"] {
+        for dir in ["", "controllers", "probes"] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "pml") {

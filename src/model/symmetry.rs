@@ -165,6 +165,8 @@ fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
         controller_lag: _,
         symmetry: _,
         volumes,
+        // Registered events take integer params; none names a node.
+        events: _,
     } = ir;
     let bit = |mask: u32| i64::from((mask >> n) & 1);
     let domain_of = |domains: &[u32]| match view {

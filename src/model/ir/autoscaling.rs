@@ -216,3 +216,70 @@ impl IrAutoscaler {
         self.event_expiry() > self.class(HPA_SYNC_SECONDS)
     }
 }
+
+/// The model of HPA `h` of a workload whose pods request `request` millicores: its metrics,
+/// bounds (`maxReplicas` lowered to `replica_cap`) and scaling rules; `None` when it scales
+/// on nothing the model has.
+pub(super) fn ir_autoscaler(
+    h: &crate::manifest::HorizontalPodAutoscaler,
+    request: i64,
+    replica_cap: Option<i64>,
+) -> Option<IrAutoscaler> {
+    let mut metrics = IrMetrics::default();
+    // Of several utilisation targets of one resource, the lowest proposes the most
+    // replicas at any usage, and the autoscaler takes the largest proposal.
+    let lowest = |slot: &mut i64, target: i64| *slot = if *slot > 0 { (*slot).min(target) } else { target };
+    let mut cpu_target = 0;
+    for m in &h.metrics {
+        match m {
+            Metric::Resource {
+                resource,
+                target: MetricTarget::Utilization(u),
+                ..
+            } if resource == "cpu" => lowest(&mut cpu_target, i64::from(*u)),
+            // A cpu average value is a utilisation of the request.
+            Metric::Resource {
+                resource,
+                target: MetricTarget::AverageValue(v),
+                ..
+            } if resource == "cpu" && request > 0 => lowest(&mut cpu_target, (v * 100 + request - 1) / request),
+            Metric::Resource {
+                target: MetricTarget::Utilization(u),
+                ..
+            } => lowest(&mut metrics.memory, i64::from(*u)),
+            // GetRawResourceReplicas: an average value is a plain per-pod metric.
+            Metric::Resource {
+                target: MetricTarget::AverageValue(_),
+                ..
+            } => metrics.pods = true,
+            Metric::Custom {
+                source: MetricSource::Pods,
+                ..
+            } => metrics.pods = true,
+            Metric::Custom { average: true, .. } => metrics.average_value = true,
+            Metric::Custom { average: false, .. } => metrics.value = true,
+        }
+    }
+    metrics.cpu = cpu_target > 0;
+    if metrics == IrMetrics::default() {
+        return None;
+    }
+    let cpu_target = (cpu_target > 0).then_some(cpu_target);
+    let target = cpu_target.unwrap_or(100);
+    // The model's replica tables are 16-bit: maxReplicas: 100000 would overflow them.
+    let cap = replica_cap
+        .unwrap_or(MAX_AUTOSCALER_REPLICAS)
+        .min(MAX_AUTOSCALER_REPLICAS);
+    let min = i64::from(h.min_replicas.value.max(1)).min(cap);
+    let max = i64::from(h.max_replicas.value.max(1)).min(cap);
+    let (scale_up, scale_down) = scaling_rules(h);
+    Some(IrAutoscaler {
+        min,
+        max,
+        target,
+        metrics,
+        behavior: h.behavior,
+        scale_up,
+        scale_down,
+    })
+}

@@ -216,3 +216,210 @@ pub(super) fn surge_at(workload: &crate::manifest::Workload, replicas: i64) -> u
         _ => 0,
     }
 }
+
+/// What every workload of a unit is built against: the unit, the cluster of the topology and
+/// the faults that take room (`build_capped` gathers it once).
+pub(super) struct WorkloadInputs<'a> {
+    pub unit: &'a Unit,
+    pub objects: &'a [Object],
+    pub config: &'a Config,
+    pub topology: &'a Topology,
+    pub replica_cap: Option<i64>,
+    pub nodes: &'a [IrNode],
+    pub node_labels: &'a [(String, Labels, &'a NodePool)],
+    pub node_names: &'a [String],
+    pub node_failure: Option<&'a IrNodeFailure>,
+    /// Pods the topology can run at once; replicas beyond it could never be placed.
+    pub pods_capacity: usize,
+    /// The most pods one node runs.
+    pub node_capacity: usize,
+}
+
+impl WorkloadInputs<'_> {
+    /// The unit's HorizontalPodAutoscaler of workload `w`.
+    fn autoscaler_of(&self, w: usize) -> Option<&crate::manifest::HorizontalPodAutoscaler> {
+        let (unit, objects) = (self.unit, self.objects);
+        unit.members
+            .iter()
+            .filter(|m| m.role == Role::Autoscaler)
+            .find_map(|m| match &objects[m.object].body {
+                Body::HorizontalPodAutoscaler(h)
+                    if h.scale_target_ref.kind == objects[w].id.kind
+                        && h.scale_target_ref.name == objects[w].id.name =>
+                {
+                    Some(h.as_ref())
+                }
+                _ => None,
+            })
+    }
+}
+
+/// The IR of the `wi`-th workload of the unit (object `w`), its pods in the slots from
+/// `next_slot`; with the replicas the `apply` event sets (-1: it leaves them) and whether it
+/// changes the pod template.
+pub(super) fn workload(inputs: &WorkloadInputs, wi: usize, w: usize, next_slot: usize) -> (IrWorkload, i64, bool) {
+    let config = inputs.config;
+    let workload = inputs.objects[w].workload().expect("a workload member");
+    let hpa = inputs.autoscaler_of(w);
+    let daemon_nodes = daemon_nodes(workload, inputs.nodes, inputs.node_labels);
+    // A bare Pod being deleted where its nodeName puts it.
+    let deleting_on: Option<(usize, i64)> = (workload.kind == WorkloadKind::Pod && workload.template.deleting)
+        .then_some(workload.template.spec.node_name.as_ref())
+        .flatten()
+        .and_then(|n| inputs.node_names.iter().position(|name| *name == n.value))
+        .map(|i| (i + 1, 1));
+    let desired = match inputs.topology.replicas.get(wi).copied().flatten() {
+        Some(r) => i64::from(r),
+        None if workload.kind == WorkloadKind::DaemonSet => daemon_nodes.len() as i64,
+        None => i64::from(workload.desired_replicas()),
+    };
+    let request = workload.template.spec.effective_request().cpu_millis;
+    let autoscaler = hpa.and_then(|h| ir_autoscaler(h, request, inputs.replica_cap));
+    let max_pods = match (&autoscaler, workload.kind) {
+        (_, WorkloadKind::DaemonSet) => daemon_nodes.len() as i64,
+        (Some(a), _) => a.max.max(desired),
+        (None, _) => desired,
+    };
+    // Replicas beyond what the topology can hold add nothing the model could show.
+    // Rollouts are modelled only when the unit checks them; otherwise their extra slots
+    // would only multiply the states.
+    // The `apply` event: the cluster runs the previous revision of this workload (if it has
+    // one) until the new one is applied.
+    let previous = config
+        .previous_revision
+        .as_ref()
+        .and_then(|p| p.iter().find(|pw| pw.id == inputs.objects[w].id));
+    let template_changed = previous
+        .is_some_and(|p| p.template_hash != workload.template_hash && workload.kind == WorkloadKind::Deployment);
+    // kubectl apply's three-way merge: set what the new manifest sets; a field only the
+    // old one set is removed and defaults (replicas 1); leave what neither sets.
+    let replicas_after_apply = match (previous, &workload.replicas) {
+        (None, _) => -1,
+        (Some(_), Some(r)) => i64::from(r.value),
+        (Some(p), None) if p.replicas.is_some() => 1,
+        (Some(_), None) => -1,
+    };
+    let rollout =
+        rollout_of(workload).filter(|_| inputs.unit.checks.contains(&CheckId::RolloutCompletes) || template_changed);
+    // A StatefulSet's pod k lives in the k-th slot (its ordinal): its replacement, after a
+    // rollout's deletion or a failed node's, waits for that slot (controllers/deployment.pml).
+    // Slots beyond its replicas would stay FREE and only lengthen every state.
+    let ordinal_slots = workload.kind == WorkloadKind::StatefulSet;
+    // A rollout keeps old and new pods side by side: up to maxSurge more, and terminating
+    // pods hold their slots until the kubelet is done.
+    let rollout_room = if rollout.is_some() && !ordinal_slots {
+        max_pods.max(0) as usize + surge_at(workload, max_pods)
+    } else {
+        0
+    };
+    // Pods deleted on a failed node keep their slots until the node is back, while their
+    // replacements need slots of their own.
+    // DaemonSet pods tolerate unreachable nodes: a failure never deletes them.
+    let failure_room = inputs
+        .node_failure
+        .as_ref()
+        .filter(|_| workload.kind != WorkloadKind::DaemonSet && !ordinal_slots)
+        .map_or(0, |f| f.count as usize * inputs.node_capacity)
+        .min(max_pods.max(0) as usize);
+    let slots = (max_pods.max(0) as usize).min(inputs.pods_capacity.max(1))
+        + rollout_room.min(inputs.pods_capacity)
+        + failure_room;
+    let live = previous.map_or(desired, |p| i64::from(p.replicas.unwrap_or(1)));
+    let replicas = match &autoscaler {
+        // `max(min)`: an HPA the reader let through with max below min must not panic here.
+        Some(a) => live.clamp(a.min, a.max.max(a.min)),
+        None => live,
+    }
+    .min(slots as i64);
+    let steady = config
+        .workloads
+        .get(&inputs.objects[w].id)
+        .and_then(|a| a.usage)
+        .filter(|_| request > 0)
+        .map_or(100, |u| (u.cpu_millis * 100 + request - 1) / request);
+    let load_levels = load_levels(config, &inputs.objects[w].id.to_string(), &autoscaler, steady);
+    let startup = config
+        .workloads
+        .get(&inputs.objects[w].id)
+        .and_then(|a| a.startup.as_ref());
+    let startup_level = startup
+        .and_then(|s| s.cpu_millis)
+        .filter(|_| request > 0)
+        .map_or(0, |cpu| ((cpu * 100 + request - 1) / request).max(1));
+    // The HPA skips pods that are not ready yet (replica_calculator.go groupPods).
+    let readiness_delay = workload
+        .template
+        .spec
+        .containers
+        .iter()
+        .filter_map(|c| c.readiness_delay_seconds)
+        .max();
+    let startup_unready = startup.is_some_and(|s| readiness_delay.is_some_and(|d| d >= i64::from(s.seconds)));
+    let built = IrWorkload {
+        template: wi + 1,
+        replicas,
+        autoscaler,
+        first_slot: next_slot,
+        slots,
+        load_levels,
+        steady_level: 1,
+        load_base: replicas.max(1),
+        manifest_replicas: workload
+            .replicas
+            .as_ref()
+            .map_or(-1, |r| i64::from(r.value).min(slots as i64)),
+        startup_level,
+        startup_unready,
+        rollout,
+        bare: workload.kind == WorkloadKind::Pod,
+        batch: workload.batch(),
+        initial: if deleting_on.is_some() {
+            deleting_on.into_iter().collect()
+        } else {
+            config
+                .initial_pods
+                .iter()
+                .filter(|p| p.workload == inputs.objects[w].id)
+                .filter_map(|p| {
+                    let node = inputs.node_names.iter().position(|n| *n == p.node)? + 1;
+                    Some((node, i64::from(p.count)))
+                })
+                .collect()
+        },
+        terminating: deleting_on.is_some(),
+        pinned: daemon_nodes.iter().copied().take(slots).collect(),
+        stateful: match workload.pod_management_policy {
+            Some(crate::manifest::workload::PodManagementPolicy::OrderedReady) => 1,
+            Some(crate::manifest::workload::PodManagementPolicy::Parallel) => 2,
+            None => 0,
+        },
+    };
+    (built, replicas_after_apply.min(slots as i64), template_changed)
+}
+
+/// The nodes (1-based) a DaemonSet runs a pod on: one per node its pods may run on
+/// (nodeSelector, required node affinity and NoSchedule/NoExecute taints;
+/// pkg/controller/daemon NodeShouldRunDaemonPod). Empty for other workloads.
+pub(super) fn daemon_nodes(
+    workload: &crate::manifest::Workload,
+    nodes: &[IrNode],
+    node_labels: &[(String, Labels, &NodePool)],
+) -> Vec<u32> {
+    if workload.kind == WorkloadKind::DaemonSet {
+        let spec = &workload.template.spec;
+        node_labels
+            .iter()
+            .enumerate()
+            // The autoscaler's new nodes get no DaemonSet pod in the model: the pool's
+            // `reserved` stands for them.
+            .filter(|(i, _)| !nodes[*i].absent)
+            .filter(|(_, (name, labels, pool))| {
+                matches_required_affinity(spec, name, labels)
+                    && crate::manifest::taint::tolerates_for_scheduling(&spec.tolerations, &pool.taints)
+            })
+            .map(|(i, _)| i as u32 + 1)
+            .collect()
+    } else {
+        Vec::new()
+    }
+}

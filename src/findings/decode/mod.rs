@@ -1,0 +1,225 @@
+//! A counterexample's trace events (`KIVI:` lines) told as steps in Kubernetes terms, each
+//! located at the manifest field that drives it. The controllers' events (`crate::trace`) are
+//! told here, by controller; an environment event's by its folder (`crate::events`), a
+//! check's violation by the check's (`crate::checks`).
+
+use super::namer::Namer;
+use super::*;
+use crate::checks;
+use crate::trace::{Changed, Event};
+
+mod autoscalers;
+mod descheduler;
+mod nodes;
+mod scheduler;
+mod workloads;
+
+/// A decoded step before its effect is attached.
+pub(super) struct DecodedStep {
+    actor: Actor,
+    message: String,
+    location: Option<Span>,
+    /// Its location is the finding's: a judged pod the scheduler could not place.
+    blames: bool,
+}
+
+impl DecodedStep {
+    fn new(actor: Actor, message: String, location: Option<Span>) -> DecodedStep {
+        DecodedStep {
+            actor,
+            message,
+            location,
+            blames: false,
+        }
+    }
+}
+
+/// What the controllers' decoders read: the names behind the model's indices.
+struct Scene<'a> {
+    namer: &'a Namer<'a>,
+    ir: &'a Ir,
+    names: &'a Names,
+    objects: &'a [Object],
+}
+
+/// A controller's event, told by the module of the controller that prints it.
+fn tell_controller(event: Event, v: &[i64], scene: &Scene) -> DecodedStep {
+    match event {
+        Event::PodCreated | Event::PodDeleted | Event::RolloutApplied | Event::RolloutDone => {
+            workloads::tell(event, v, scene)
+        }
+        Event::PodBound | Event::PodUnschedulable => scheduler::tell(event, v, scene),
+        Event::HpaScaled
+        | Event::NodeAdded
+        | Event::ScaleDownStarted
+        | Event::AutoscalerEvicted
+        | Event::AutoscalerRefused
+        | Event::NodeRemoved
+        | Event::ScaleUpWanted => autoscalers::tell(event, v, scene),
+        Event::DeschedulerDeclined | Event::DeschedulerEvicted => descheduler::tell(event, v, scene),
+        _ => nodes::tell(event, v, scene),
+    }
+}
+
+/// The change a step makes: `changed` with the pod and node its values name.
+fn effect(changed: Option<Changed>, v: &[i64], namer: &Namer) -> Option<Effect> {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(match changed? {
+        Changed::Pod(change) => Effect {
+            change,
+            pod: Some(namer.pod(at(1))),
+            node: None,
+        },
+        Changed::PodOn(change) => Effect {
+            change,
+            pod: Some(namer.pod(at(1))),
+            node: Some(namer.node(at(2))),
+        },
+        Changed::Node(change) => Effect {
+            change,
+            pod: None,
+            node: Some(namer.node(at(1))),
+        },
+    })
+}
+
+/// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
+pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) -> (Vec<Step>, Option<Span>) {
+    let mut namer = Namer::new(ir, names, objects);
+    let mut steps = Vec::new();
+    let mut location = None;
+    for event in trace {
+        let v = &event.values;
+        if namer.follow(v) {
+            continue;
+        }
+        let code = v.first().copied().unwrap_or(0);
+        let trail = Trail {
+            namer: &namer,
+            names,
+            events: trace,
+            steps: &steps,
+        };
+        let (step, changed) = if let Some(e) = Event::from_code(code) {
+            let scene = Scene {
+                namer: &namer,
+                ir,
+                names,
+                objects,
+            };
+            (tell_controller(e, v, &scene), e.changed())
+        } else if let Some(printed) = crate::events::printed(code) {
+            let told = (printed.tell)(v, &trail);
+            (
+                DecodedStep::new(printed.actor, told.message, told.location),
+                printed.changed,
+            )
+        } else if code == crate::engine::CYCLE_START {
+            let message = "from here on, the steps below repeat forever while the environment stays the same";
+            (DecodedStep::new(Actor::Cycle, message.into(), None), None)
+        } else if let Some(check) = checks::of_violation(code) {
+            let told = (check.violation.tell)(v, &trail);
+            location = match check.violation.blame {
+                checks::Blame::CheckField => told.location,
+                checks::Blame::Scheduling => location.or(told.location),
+            };
+            (DecodedStep::new(Actor::Check, told.message, told.location), None)
+        } else {
+            let message = format!("unknown trace event {code}");
+            (DecodedStep::new(Actor::Model, message, None), None)
+        };
+        if step.blames {
+            location = step.location;
+        }
+        steps.push(Step {
+            actor: step.actor,
+            message: step.message,
+            location: step.location,
+            effect: effect(changed, v, &namer),
+        });
+    }
+    // A livelock: the field of the first repeating step that undoes another's work (an
+    // eviction, a scaling, a re-apply), else of any repeating step.
+    if location.is_none()
+        && let Some(start) = steps.iter().position(|s| s.actor == Actor::Cycle)
+    {
+        let cycle = &steps[start..];
+        let creators = [
+            Actor::DeploymentController,
+            Actor::StatefulsetController,
+            Actor::DaemonsetController,
+            Actor::ReplicasetController,
+            Actor::ReplicationController,
+            Actor::KubectlApply,
+            Actor::Kubelet,
+        ];
+        location = cycle
+            .iter()
+            .filter(|s| !creators.contains(&s.actor))
+            .find_map(|s| s.location)
+            .or_else(|| cycle.iter().find_map(|s| s.location));
+    }
+    // No finding without a location: else the first step that has one (the field that drives
+    // it), else the manifest of the unit's first workload.
+    let location = location
+        .or_else(|| steps.iter().find_map(|s| s.location))
+        .or_else(|| names.workloads.first().and_then(|&o| objects.get(o)).map(|o| o.span));
+    (steps, location)
+}
+
+/// What a check's decoder asks of the counterexample (`checks::Counterexample`).
+struct Trail<'a> {
+    namer: &'a Namer<'a>,
+    names: &'a Names,
+    events: &'a [TraceEvent],
+    /// The steps told so far.
+    steps: &'a [Step],
+}
+
+impl checks::Counterexample for Trail<'_> {
+    fn workload(&self, index: i64) -> Option<&Object> {
+        self.namer.workload(index)
+    }
+
+    fn owner(&self, slot: i64) -> Option<&Object> {
+        self.namer.owner_object(slot)
+    }
+
+    fn pod(&self, slot: i64) -> String {
+        self.namer.pod(slot)
+    }
+
+    fn node(&self, index: i64) -> String {
+        self.namer.node(index)
+    }
+
+    fn autoscaler_of(&self, workload: &Object) -> Option<&Object> {
+        self.namer.autoscaler_of(workload)
+    }
+
+    fn budgets_of_pod(&self, slot: i64) -> Vec<&Object> {
+        self.namer.budgets_of_slot(slot)
+    }
+
+    fn latest(&self, event: Event, matching: &dyn Fn(&[i64]) -> bool) -> Option<&[i64]> {
+        self.events
+            .iter()
+            .rev()
+            .map(|e| e.values.as_slice())
+            .find(|v| v.first() == Some(&event.code()) && matching(v))
+    }
+
+    fn descheduler_plugin(&self, index: i64) -> Option<Span> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.names.descheduler_plugins.get(i).copied().flatten())
+    }
+
+    fn scheduling_failure(&self) -> Option<Span> {
+        self.steps
+            .iter()
+            .rev()
+            .find(|s| s.actor == Actor::Scheduler && s.location.is_some())
+            .and_then(|s| s.location)
+    }
+}
