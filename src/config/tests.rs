@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn parse(text: &str) -> (Config, Diagnostics, SourceMap) {

@@ -47,57 +47,7 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
             .or(source.get("path"))
             .map_or(source.span, |n| n.span);
         let release_name = helm.and_then(|h| text(h, &["releaseName"])).unwrap_or(name).to_string();
-        let mut chart = if let Some(chart) = text(source, &["chart"]) {
-            let url = text(source, &["repoURL"]).unwrap_or_default();
-            // A repoURL without a scheme is an OCI registry path, as Argo CD reads it.
-            let url = if url.contains("://") {
-                url.to_string()
-            } else {
-                format!("oci://{url}")
-            };
-            Chart::Repository {
-                name: chart.to_string(),
-                version: text(source, &["targetRevision"]).unwrap_or_default().to_string(),
-                detail: format!(
-                    "its chart `{}` comes from {}: fetching it {}",
-                    crate::diagnostics::printable(chart),
-                    crate::diagnostics::printable(&url),
-                    super::coverage::NETWORK_OFF
-                ),
-                url,
-            }
-        } else if let Some(path) = text(source, &["path"]) {
-            let dir = super::placeholders::resolve(roots, path);
-            let inside = in_repository(&dir, roots);
-            let url = text(source, &["repoURL"]).filter(|u| u.contains("://") || u.starts_with("git@"));
-            if !dir.exists()
-                && let Some(url) = url
-            {
-                // Another repository's path: a chart there is rendered once fetched (anything
-                // else there is the deployer's, `remote`).
-                let revision = text(source, &["targetRevision"])
-                    .filter(|r| *r != "HEAD")
-                    .unwrap_or_default();
-                Chart::Git {
-                    url: url.to_string(),
-                    reference: revision.to_string(),
-                    path: path.to_string(),
-                    value_files: Vec::new(),
-                    reported_elsewhere: true,
-                    detail: format!(
-                        "its path `{}` is not in this repository: it comes from the repository `{}`, another repository, and fetching it {}",
-                        crate::diagnostics::printable(path),
-                        crate::diagnostics::printable(url),
-                        super::coverage::NETWORK_OFF
-                    ),
-                }
-            } else if !inside || path.split('/').any(|c| c == "..") || !dir.join("Chart.yaml").is_file() {
-                // A kustomization or a directory of manifests: scopes of plain files.
-                continue;
-            } else {
-                Chart::Path(dir)
-            }
-        } else {
+        let Some(mut chart) = source_chart(source, roots) else {
             continue;
         };
         if let Some(invalid) = invalid_release(&id, chart_span, &release_name, namespace) {
@@ -176,43 +126,7 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
             out.push(invalid);
             continue;
         }
-        let mut values = Node {
-            span: source.span,
-            value: Value::Map(Vec::new()),
-        };
-        if let Some(object) = helm.and_then(|h| h.get("valuesObject")) {
-            merge(&mut values, object.clone());
-        } else if let Some(inline) = helm.and_then(|h| h.get("values")) {
-            match &inline.value {
-                Value::Str(yaml) => {
-                    if let Some(doc) = crate::yaml::parse(yaml, inline.span.file, &crate::yaml::Limits::default())
-                        .documents
-                        .into_iter()
-                        .next()
-                    {
-                        merge(&mut values, doc.root);
-                    }
-                }
-                // Older Applications write `values` as a map.
-                _ => merge(&mut values, inline.clone()),
-            }
-        }
-        for parameter in helm
-            .and_then(|h| h.get("parameters"))
-            .and_then(Node::as_seq)
-            .unwrap_or_default()
-        {
-            let (Some(key), Some(value)) = (
-                text(parameter, &["name"]),
-                parameter.get("value").and_then(Node::scalar_text),
-            ) else {
-                continue;
-            };
-            let force_string = parameter
-                .get("forceString")
-                .is_some_and(|b| b.value == Value::Bool(true));
-            merge(&mut values, set(key, &value, force_string, parameter.span));
-        }
+        let values = source_values(source, helm);
         out.push(Release::Local {
             id: id.clone(),
             chart,
@@ -224,6 +138,107 @@ pub(super) fn releases(root: &Node, roots: &[PathBuf]) -> Vec<Release> {
         });
     }
     out
+}
+
+/// The chart a source of an Application installs: from a chart repository, or a path with a
+/// Chart.yaml here or in another repository; `None` for a source that is no chart.
+fn source_chart(source: &Node, roots: &[PathBuf]) -> Option<Chart> {
+    Some(if let Some(chart) = text(source, &["chart"]) {
+        let url = text(source, &["repoURL"]).unwrap_or_default();
+        // A repoURL without a scheme is an OCI registry path, as Argo CD reads it.
+        let url = if url.contains("://") {
+            url.to_string()
+        } else {
+            format!("oci://{url}")
+        };
+        Chart::Repository {
+            name: chart.to_string(),
+            version: text(source, &["targetRevision"]).unwrap_or_default().to_string(),
+            detail: format!(
+                "its chart `{}` comes from {}: fetching it {}",
+                crate::diagnostics::printable(chart),
+                crate::diagnostics::printable(&url),
+                super::coverage::NETWORK_OFF
+            ),
+            url,
+        }
+    } else if let Some(path) = text(source, &["path"]) {
+        let dir = super::placeholders::resolve(roots, path);
+        let inside = in_repository(&dir, roots);
+        let url = text(source, &["repoURL"]).filter(|u| u.contains("://") || u.starts_with("git@"));
+        if !dir.exists()
+            && let Some(url) = url
+        {
+            // Another repository's path: a chart there is rendered once fetched (anything
+            // else there is the deployer's, `remote`).
+            let revision = text(source, &["targetRevision"])
+                .filter(|r| *r != "HEAD")
+                .unwrap_or_default();
+            Chart::Git {
+                url: url.to_string(),
+                reference: revision.to_string(),
+                path: path.to_string(),
+                value_files: Vec::new(),
+                reported_elsewhere: true,
+                detail: format!(
+                    "its path `{}` is not in this repository: it comes from the repository `{}`, another repository, and fetching it {}",
+                    crate::diagnostics::printable(path),
+                    crate::diagnostics::printable(url),
+                    super::coverage::NETWORK_OFF
+                ),
+            }
+        } else if !inside || path.split('/').any(|c| c == "..") || !dir.join("Chart.yaml").is_file() {
+            // A kustomization or a directory of manifests: scopes of plain files.
+            return None;
+        } else {
+            Chart::Path(dir)
+        }
+    } else {
+        return None;
+    })
+}
+
+/// The values a source gives its chart: `valuesObject`, else `values` (a YAML string, or a
+/// map in older Applications), then each of its `parameters`.
+fn source_values(source: &Node, helm: Option<&Node>) -> Node {
+    let mut values = Node {
+        span: source.span,
+        value: Value::Map(Vec::new()),
+    };
+    if let Some(object) = helm.and_then(|h| h.get("valuesObject")) {
+        merge(&mut values, object.clone());
+    } else if let Some(inline) = helm.and_then(|h| h.get("values")) {
+        match &inline.value {
+            Value::Str(yaml) => {
+                if let Some(doc) = crate::yaml::parse(yaml, inline.span.file, &crate::yaml::Limits::default())
+                    .documents
+                    .into_iter()
+                    .next()
+                {
+                    merge(&mut values, doc.root);
+                }
+            }
+            // Older Applications write `values` as a map.
+            _ => merge(&mut values, inline.clone()),
+        }
+    }
+    for parameter in helm
+        .and_then(|h| h.get("parameters"))
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let (Some(key), Some(value)) = (
+            text(parameter, &["name"]),
+            parameter.get("value").and_then(Node::scalar_text),
+        ) else {
+            continue;
+        };
+        let force_string = parameter
+            .get("forceString")
+            .is_some_and(|b| b.value == Value::Bool(true));
+        merge(&mut values, set(key, &value, force_string, parameter.span));
+    }
+    values
 }
 
 /// Helm's `--set a.b=value` as values: typed as YAML reads it, unless `--set-string`.

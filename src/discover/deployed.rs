@@ -48,25 +48,10 @@ pub(super) fn build_with_options(
         // A path that is not here is another repository's (or a mistake): fetched with the
         // network allowed (`remote`), else a note rather than a silent pass.
         if !d.root.exists() {
-            match remote::deploy(fetcher, d, sources, discovery) {
-                remote::Deployed::Build { scope, job } => {
-                    jobs.push((scope, *job));
-                    built_by.insert(scope, d.id.clone());
-                    elsewhere.insert(scope, d.at);
-                }
-                remote::Deployed::Read | remote::Deployed::Chart => {}
-                remote::Deployed::Left(limit, detail) => discovery.leave_out(
-                    options,
-                    diags,
-                    d.at,
-                    coverage::NotRendered {
-                        limit,
-                        source: d.id.clone(),
-                        detail,
-                    },
-                    "allow the network (--allow-network) to fetch it, scan the repository that holds that path too, or fix the path if it is meant to be this repository's",
-                ),
-                remote::Deployed::Failed(message) => diags.error(d.at, message),
+            if let Some((scope, job)) = deploy_elsewhere(options, fetcher, d, sources, diags, discovery) {
+                jobs.push((scope, job));
+                built_by.insert(scope, d.id.clone());
+                elsewhere.insert(scope, d.at);
             }
             continue;
         }
@@ -168,4 +153,33 @@ pub(super) fn build_with_options(
             }
         }
     }
+}
+
+/// The build of a deployer whose path is another repository's (or a mistake): fetched with
+/// the network allowed (`remote`), else a note rather than a silent pass.
+fn deploy_elsewhere(
+    options: &Options,
+    fetcher: &fetch::Fetcher,
+    d: &placeholders::Deployer,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+    discovery: &mut Discovery,
+) -> Option<(usize, Job)> {
+    match remote::deploy(fetcher, d, sources, discovery) {
+        remote::Deployed::Build { scope, job } => return Some((scope, *job)),
+        remote::Deployed::Read | remote::Deployed::Chart => {}
+        remote::Deployed::Left(limit, detail) => discovery.leave_out(
+            options,
+            diags,
+            d.at,
+            coverage::NotRendered {
+                limit,
+                source: d.id.clone(),
+                detail,
+            },
+            "allow the network (--allow-network) to fetch it, scan the repository that holds that path too, or fix the path if it is meant to be this repository's",
+        ),
+        remote::Deployed::Failed(message) => diags.error(d.at, message),
+    }
+    None
 }

@@ -218,72 +218,79 @@ pub fn read(dir: &Path, file: &Path, sources: &mut SourceMap) -> Kustomization {
         });
     }
     for (node, may_be_dir, keyed) in entries {
-        let Some(text) = node.as_str() else {
-            continue;
-        };
-        // `key=path` in generators; inline patches contain line breaks.
-        let path_text = if keyed {
-            text.split_once('=').map_or(text, |(_, p)| p)
-        } else {
-            text
-        }
-        .trim();
-        if path_text.is_empty() || text.contains('\n') {
-            continue;
-        }
-        let path = dir.join(path_text);
-        if may_be_dir
-            && root
-                .get("resources")
-                .and_then(Node::as_seq)
-                .is_some_and(|r| r.iter().any(|n| std::ptr::eq(n, node)))
-        {
-            k.resources.push(path.clone());
-        }
-        if path.is_dir() && may_be_dir {
-            k.spans.insert(path.clone(), node.span);
-            k.dirs.push(path);
-        } else if path.is_file() {
-            k.spans.insert(path.clone(), node.span);
-            k.files.push(path);
-        } else if path_text.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("file://")) {
-            // Not the network: a path anywhere on the machine, which kivi-lint never reads.
-            k.problems.push(Diagnostic::error(
-                node.span,
-                format!(
-                    "`{}` is refused: kivi-lint reads nothing outside the repository",
-                    truncate(path_text)
-                ),
-            ));
-        } else if looks_remote(path_text) {
-            k.limits.push(LimitHit {
-                span: node.span,
-                limit: super::coverage::Limit::NetworkOff,
-                detail: format!(
-                    "the remote resource `{}` {}",
-                    truncate(path_text),
-                    super::coverage::NETWORK_OFF
-                ),
-                help: "vendor the base into the repository, allow the network (--allow-network) to fetch it, or exclude this kustomization".into(),
-                remote: Some(path_text.to_string()),
-            });
-        } else if path_text.contains(['*', '?', '[']) {
-            // kustomize accepts globs in a few fields; it resolves them itself.
-            k.resources_only = false;
-        } else {
-            // A pipe, a socket or a device is not a file kustomize can load.
-            let what = if path.exists() {
-                "is not a regular file or a directory"
-            } else {
-                "does not exist"
-            };
-            k.problems.push(Diagnostic::error(
-                node.span,
-                format!("`{}` {what}", truncate(path_text)),
-            ));
-        }
+        add_entry(&mut k, dir, root, node, may_be_dir, keyed);
     }
     k
+}
+
+/// The path an entry of the kustomization names (`may_be_dir`: a resource, base or component;
+/// `keyed`: a generator's `key=path`), added to what `k` builds on, or the problem or limit
+/// it is.
+fn add_entry(k: &mut Kustomization, dir: &Path, root: &Node, node: &Node, may_be_dir: bool, keyed: bool) {
+    let Some(text) = node.as_str() else {
+        return;
+    };
+    // `key=path` in generators; inline patches contain line breaks.
+    let path_text = if keyed {
+        text.split_once('=').map_or(text, |(_, p)| p)
+    } else {
+        text
+    }
+    .trim();
+    if path_text.is_empty() || text.contains('\n') {
+        return;
+    }
+    let path = dir.join(path_text);
+    if may_be_dir
+        && root
+            .get("resources")
+            .and_then(Node::as_seq)
+            .is_some_and(|r| r.iter().any(|n| std::ptr::eq(n, node)))
+    {
+        k.resources.push(path.clone());
+    }
+    if path.is_dir() && may_be_dir {
+        k.spans.insert(path.clone(), node.span);
+        k.dirs.push(path);
+    } else if path.is_file() {
+        k.spans.insert(path.clone(), node.span);
+        k.files.push(path);
+    } else if path_text.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("file://")) {
+        // Not the network: a path anywhere on the machine, which kivi-lint never reads.
+        k.problems.push(Diagnostic::error(
+            node.span,
+            format!(
+                "`{}` is refused: kivi-lint reads nothing outside the repository",
+                truncate(path_text)
+            ),
+        ));
+    } else if looks_remote(path_text) {
+        k.limits.push(LimitHit {
+            span: node.span,
+            limit: super::coverage::Limit::NetworkOff,
+            detail: format!(
+                "the remote resource `{}` {}",
+                truncate(path_text),
+                super::coverage::NETWORK_OFF
+            ),
+            help: "vendor the base into the repository, allow the network (--allow-network) to fetch it, or exclude this kustomization".into(),
+            remote: Some(path_text.to_string()),
+        });
+    } else if path_text.contains(['*', '?', '[']) {
+        // kustomize accepts globs in a few fields; it resolves them itself.
+        k.resources_only = false;
+    } else {
+        // A pipe, a socket or a device is not a file kustomize can load.
+        let what = if path.exists() {
+            "is not a regular file or a directory"
+        } else {
+            "does not exist"
+        };
+        k.problems.push(Diagnostic::error(
+            node.span,
+            format!("`{}` {what}", truncate(path_text)),
+        ));
+    }
 }
 
 /// A located error when the `key` entry `node` configures a plugin rather than a builtin

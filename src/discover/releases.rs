@@ -16,49 +16,8 @@ pub(super) fn render_helm_releases(
 ) {
     let roots = source_roots(options);
     // Each HelmRelease with the scope that deploys it (an overlay of its own per environment).
-    let releases: Vec<(usize, FileId, release::Release)> = {
-        let documents: Vec<&Document> = discovery.batches.iter().flat_map(|b| &b.documents).collect();
-        discovery
-            .batches
-            .iter()
-            .flat_map(|b| b.documents.iter().map(move |d| (b.scope, d)))
-            .flat_map(|(scope, d)| {
-                let releases = if flux::is_helm_release(&d.root) {
-                    vec![flux::release(
-                        &d.root,
-                        &documents,
-                        &roots_near(&roots, sources, &d.root),
-                    )]
-                } else if argocd::is_application(&d.root) {
-                    argocd::releases(&d.root, &roots_near(&roots, sources, &d.root))
-                } else {
-                    Vec::new()
-                };
-                releases.into_iter().map(move |r| (scope, d.root.span.file, r))
-            })
-            .collect()
-    };
-    // A chart a deployer of the repository deploys is verified as deployed, not also alone with
-    // its default values (which nobody installs): its own render is dropped, as a kustomize
-    // base is not rendered alone. chart-testing's `ci/` renders stay.
-    let deployed: BTreeSet<PathBuf> = releases
-        .iter()
-        .filter_map(|(_, _, r)| match r {
-            release::Release::Local {
-                chart: release::Chart::Path(dir),
-                ..
-            } => std::fs::canonicalize(dir).ok(),
-            _ => None,
-        })
-        .collect();
-    let alone: BTreeSet<usize> = (0..discovery.scopes.len())
-        .filter(|&i| {
-            let scope = &discovery.scopes[i];
-            scope.kind == ScopeKind::Helm
-                && std::fs::canonicalize(&scope.path).is_ok_and(|p| p.is_dir() && deployed.contains(&p))
-        })
-        .collect();
-    discovery.batches.retain(|b| !alone.contains(&b.scope));
+    let releases = deployed_releases(discovery, &roots, sources);
+    drop_charts_rendered_alone(discovery, &releases);
     let mut jobs = Vec::new();
     // The values files live until the renders are done.
     let mut values_files = Vec::new();
@@ -176,6 +135,59 @@ pub(super) fn render_helm_releases(
         }
     }
     run_renders(options, jobs, sources, diags, discovery);
+}
+
+/// Each HelmRelease (and Argo CD Helm source) with the scope that deploys it (an overlay of
+/// its own per environment) and the file it is written in.
+fn deployed_releases(
+    discovery: &Discovery,
+    roots: &[PathBuf],
+    sources: &SourceMap,
+) -> Vec<(usize, FileId, release::Release)> {
+    let documents: Vec<&Document> = discovery.batches.iter().flat_map(|b| &b.documents).collect();
+    discovery
+        .batches
+        .iter()
+        .flat_map(|b| b.documents.iter().map(move |d| (b.scope, d)))
+        .flat_map(|(scope, d)| {
+            let releases = if flux::is_helm_release(&d.root) {
+                vec![flux::release(
+                    &d.root,
+                    &documents,
+                    &roots_near(roots, sources, &d.root),
+                )]
+            } else if argocd::is_application(&d.root) {
+                argocd::releases(&d.root, &roots_near(roots, sources, &d.root))
+            } else {
+                Vec::new()
+            };
+            releases.into_iter().map(move |r| (scope, d.root.span.file, r))
+        })
+        .collect()
+}
+
+/// A chart a deployer of the repository deploys is verified as deployed, not also alone with
+/// its default values (which nobody installs): its own render is dropped, as a kustomize
+/// base is not rendered alone. chart-testing's `ci/` renders stay.
+fn drop_charts_rendered_alone(discovery: &mut Discovery, releases: &[(usize, FileId, release::Release)]) {
+    let deployed: BTreeSet<PathBuf> = releases
+        .iter()
+        .filter_map(|(_, _, r)| match r {
+            release::Release::Local {
+                chart: release::Chart::Path(dir),
+                ..
+            } => std::fs::canonicalize(dir).ok(),
+            _ => None,
+        })
+        .collect();
+    let alone: BTreeSet<usize> = (0..discovery.scopes.len())
+        .filter(|&i| {
+            let scope = &discovery.scopes[i];
+            scope.kind == ScopeKind::Helm
+                && std::fs::canonicalize(&scope.path).is_ok_and(|p| p.is_dir() && deployed.contains(&p))
+        })
+        .collect();
+    discovery.batches.retain(|b| !alone.contains(&b.scope));
 }
 
 /// A deployer's chart left out because it is remote: a note (`fetchable`: the network would

@@ -56,39 +56,15 @@ pub(super) fn plan_renders(
         .filter(|c| !walked.chart_dirs.iter().any(|o| o != *c && c.starts_with(o)))
         .collect();
     let in_chart = |p: &Path| charts.iter().any(|c| p.starts_with(c));
+    let planner = Planner {
+        options,
+        fetcher,
+        filter,
+        repositories: Planner::repositories(options),
+    };
 
     // Read every kustomization reachable from the walked ones.
-    let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
-    // What they may build on: the repositories of the scanned paths and of the config file
-    // (their git work trees, else the paths and the config's directory), unless the user
-    // allowed more.
-    let repositories: Vec<PathBuf> = scanned_dirs(options)
-        .chain(
-            options
-                .config
-                .path
-                .is_some()
-                .then_some(options.config.base_dir.as_path()),
-        )
-        .map(crate::config::repository_root)
-        .chain(options.repository.and_then(|r| std::fs::canonicalize(r).ok()))
-        .collect();
-    let mut queue: Vec<PathBuf> = walked.kustomize_dirs.iter().filter(|d| !in_chart(d)).cloned().collect();
-    while let Some(dir) = queue.pop() {
-        let key = crate::source::normalize(&absolute(&dir));
-        if kustomizations.contains_key(&key) {
-            continue;
-        }
-        let Some(file) = kustomize::kustomization_file(&dir) else {
-            continue;
-        };
-        let mut k = kustomize::read(&dir, &file, sources);
-        if !options.allow_outside_repository {
-            kustomize::confine(&mut k, &repositories);
-        }
-        queue.extend(k.dirs.iter().cloned());
-        kustomizations.insert(key, k);
-    }
+    let kustomizations = planner.read_kustomizations(walked.kustomize_dirs.iter().filter(|d| !in_chart(d)), sources);
     let referenced: BTreeSet<PathBuf> = kustomizations
         .values()
         .flat_map(|k| k.dirs.iter().map(|d| crate::source::normalize(&absolute(d))))
@@ -106,10 +82,96 @@ pub(super) fn plan_renders(
         if !roots.contains(key) || !filter.admits(&k.file) {
             continue;
         }
-        let Some(file) = k.file_id else { continue };
+        jobs.extend(planner.kustomization(key, k, &kustomizations, sources, diags, discovery));
+    }
+    for chart in &charts {
+        planner.chart(chart, sources, diags, discovery, &mut jobs);
+    }
+
+    let plain = walked
+        .files
+        .iter()
+        .filter(|f| {
+            let abs = crate::source::normalize(&absolute(f));
+            let in_kustomize_dir = f
+                .parent()
+                .is_some_and(|p| kustomizations.contains_key(&crate::source::normalize(&absolute(p))));
+            !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
+        })
+        .cloned()
+        .collect();
+    discovery.kustomizations.extend(kustomizations);
+    (jobs, plain)
+}
+
+/// What planning the renders of a scan reads: its options, the fetcher for remote bases and
+/// charts, the filter of changed files, and the repositories kustomizations may build on.
+struct Planner<'a> {
+    options: &'a Options<'a>,
+    fetcher: &'a fetch::Fetcher,
+    filter: &'a Filter,
+    repositories: Vec<PathBuf>,
+}
+
+impl Planner<'_> {
+    /// What kustomizations may build on: the repositories of the scanned paths and of the config
+    /// file (their git work trees, else the paths and the config's directory), unless the user
+    /// allowed more.
+    fn repositories(options: &Options) -> Vec<PathBuf> {
+        scanned_dirs(options)
+            .chain(
+                options
+                    .config
+                    .path
+                    .is_some()
+                    .then_some(options.config.base_dir.as_path()),
+            )
+            .map(crate::config::repository_root)
+            .chain(options.repository.and_then(|r| std::fs::canonicalize(r).ok()))
+            .collect()
+    }
+
+    /// Every kustomization reachable from `dirs`, by normalized directory.
+    fn read_kustomizations<'d>(
+        &self,
+        dirs: impl Iterator<Item = &'d PathBuf>,
+        sources: &mut SourceMap,
+    ) -> BTreeMap<PathBuf, kustomize::Kustomization> {
+        let mut kustomizations: BTreeMap<PathBuf, kustomize::Kustomization> = BTreeMap::new();
+        let mut queue: Vec<PathBuf> = dirs.cloned().collect();
+        while let Some(dir) = queue.pop() {
+            let key = crate::source::normalize(&absolute(&dir));
+            if kustomizations.contains_key(&key) {
+                continue;
+            }
+            let Some(file) = kustomize::kustomization_file(&dir) else {
+                continue;
+            };
+            let mut k = kustomize::read(&dir, &file, sources);
+            if !self.options.allow_outside_repository {
+                kustomize::confine(&mut k, &self.repositories);
+            }
+            queue.extend(k.dirs.iter().cloned());
+            kustomizations.insert(key, k);
+        }
+        kustomizations
+    }
+
+    /// The render of the root kustomization `k` (at `key`): a job, else (`None`) its resources
+    /// read directly when nothing transforms them, or a diagnostic saying why it is left out.
+    fn kustomization(
+        &self,
+        key: &Path,
+        k: &kustomize::Kustomization,
+        kustomizations: &BTreeMap<PathBuf, kustomize::Kustomization>,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+        discovery: &mut Discovery,
+    ) -> Option<(usize, Job)> {
+        let file = k.file_id?;
         // Anything wrong in what it builds on (a remote base above all) stops it here, before
         // the renderer could reach for the network.
-        if closure_has_problems(key, &kustomizations) {
+        if closure_has_problems(key, kustomizations) {
             diags.push(Diagnostic::error(
                 Span::point(file, Location::START),
                 format!(
@@ -117,52 +179,51 @@ pub(super) fn plan_renders(
                     display_path(&k.dir).display()
                 ),
             ));
-            continue;
+            return None;
         }
         // What kivi-lint cannot build (a remote base with the network off, a plugin) leaves
         // it out with one note, at the first such entry of its closure.
         // Remote bases and files, fetched (network allowed, or the cache), are built from a
         // staged copy.
         let mut builds_on = BTreeSet::new();
-        closure(key, &kustomizations, &mut builds_on);
+        closure(key, kustomizations, &mut builds_on);
         let closure_ks: Vec<&kustomize::Kustomization> =
             builds_on.iter().filter_map(|d| kustomizations.get(d)).collect();
-        match stage::remote_closure(&closure_ks, k, &repositories, fetcher, sources) {
+        match stage::remote_closure(&closure_ks, k, &self.repositories, self.fetcher, sources) {
             stage::Staging::Staged(staged) => {
                 let scope = discovery.scopes.len();
                 discovery.scopes.push(Scope {
                     kind: ScopeKind::Kustomize,
                     path: display_path(&k.dir),
                 });
-                jobs.push((
+                return Some((
                     scope,
                     Job::Kustomize {
                         root: k.dir.clone(),
                         file,
-                        changes: overlay_changes(key, &kustomizations, sources),
+                        changes: overlay_changes(key, kustomizations, sources),
                         build: kustomize::BuildOptions::default(),
                         staged: Some(staged),
                     },
                 ));
-                continue;
             }
             stage::Staging::Error(span, message) => {
                 diags.error(span, message);
-                continue;
+                return None;
             }
             stage::Staging::Left(span, not_rendered, help) => {
-                discovery.leave_out(options, diags, span, not_rendered, help);
-                continue;
+                discovery.leave_out(self.options, diags, span, not_rendered, help);
+                return None;
             }
             stage::Staging::NotStaged => {}
         }
-        if let Some((hit, more)) = closure_limit(key, &kustomizations) {
+        if let Some((hit, more)) = closure_limit(key, kustomizations) {
             let more = match more {
                 0 => String::new(),
                 n => format!(" (and {n} more such entr{})", if n == 1 { "y" } else { "ies" }),
             };
             discovery.leave_out(
-                options,
+                self.options,
                 diags,
                 hit.span,
                 coverage::NotRendered {
@@ -172,14 +233,14 @@ pub(super) fn plan_renders(
                 },
                 &hit.help,
             );
-            continue;
+            return None;
         }
         let scope = discovery.scopes.len();
         discovery.scopes.push(Scope {
             kind: ScopeKind::Kustomize,
             path: display_path(&k.dir),
         });
-        let direct = resource_files(key, &kustomizations).and_then(|files| read_resources_directly(&files, sources));
+        let direct = resource_files(key, kustomizations).and_then(|files| read_resources_directly(&files, sources));
         match direct {
             // Nothing to transform: the resources as they are, with exact lines.
             Some(parsed) => {
@@ -194,13 +255,14 @@ pub(super) fn plan_renders(
                         default_namespace: "default".into(),
                     });
                 }
+                None
             }
-            None => jobs.push((
+            None => Some((
                 scope,
                 Job::Kustomize {
                     root: k.dir.clone(),
                     file,
-                    changes: overlay_changes(key, &kustomizations, sources),
+                    changes: overlay_changes(key, kustomizations, sources),
                     build: kustomize::BuildOptions::default(),
                     staged: None,
                 },
@@ -208,15 +270,31 @@ pub(super) fn plan_renders(
         }
     }
 
-    for chart in &charts {
+    /// The renders of a chart: one, or one per `ci/*-values.yaml`.
+    fn chart(
+        &self,
+        chart: &Path,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+        discovery: &mut Discovery,
+        jobs: &mut Vec<(usize, Job)>,
+    ) {
         let chart_file = chart.join("Chart.yaml");
-        if !filter.admits(&chart_file) {
-            continue;
+        if !self.filter.admits(&chart_file) {
+            return;
         }
-        let Some(local) = chart_dependencies(chart, &repositories, options, fetcher, sources, diags, discovery) else {
-            continue;
+        let Some(local) = chart_dependencies(
+            chart,
+            &self.repositories,
+            self.options,
+            self.fetcher,
+            sources,
+            diags,
+            discovery,
+        ) else {
+            return;
         };
-        let (values, missing) = helm::values_files(chart, &options.config.helm, &options.config.base_dir);
+        let (values, missing) = helm::values_files(chart, &self.options.config.helm, &self.options.config.base_dir);
         if !missing.is_empty() {
             let file = chart_file_id(chart, sources);
             for m in missing {
@@ -241,7 +319,7 @@ pub(super) fn plan_renders(
             jobs.push((
                 scope,
                 Job::Helm {
-                    chart: (*chart).clone(),
+                    chart: chart.to_path_buf(),
                     values: values.clone(),
                     local: local.clone(),
                     release: None,
@@ -258,7 +336,7 @@ pub(super) fn plan_renders(
             jobs.push((
                 scope,
                 Job::Helm {
-                    chart: (*chart).clone(),
+                    chart: chart.to_path_buf(),
                     values: values.iter().cloned().chain([variant]).collect(),
                     local: local.clone(),
                     release: None,
@@ -267,21 +345,6 @@ pub(super) fn plan_renders(
             ));
         }
     }
-
-    let plain = walked
-        .files
-        .iter()
-        .filter(|f| {
-            let abs = crate::source::normalize(&absolute(f));
-            let in_kustomize_dir = f
-                .parent()
-                .is_some_and(|p| kustomizations.contains_key(&crate::source::normalize(&absolute(p))));
-            !consumed.contains(&abs) && !in_kustomize_dir && !in_chart(f)
-        })
-        .cloned()
-        .collect();
-    discovery.kustomizations.extend(kustomizations);
-    (jobs, plain)
 }
 
 /// The `file://` dependencies of `chart` to stage, or `None` when it cannot be rendered: a

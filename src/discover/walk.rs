@@ -130,39 +130,7 @@ pub(super) fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
         }
     }
     if let Tracked::Files(committed) = &tracked {
-        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let seen: BTreeSet<PathBuf> = entries
-            .iter()
-            .map(|(p, _, _)| {
-                std::path::absolute(p)
-                    .map(|p| crate::source::normalize(&p))
-                    .unwrap_or_else(|_| p.clone())
-            })
-            .collect();
-        let mut extra: Vec<(PathBuf, bool, bool)> = committed
-            .iter()
-            .filter_map(|c| Some((c, c.strip_prefix(&root).ok()?)))
-            // Hidden files and directories stay skipped, as in the walk.
-            .filter(|(_, rel)| {
-                !rel.components()
-                    .any(|part| part.as_os_str().to_string_lossy().starts_with('.'))
-            })
-            .map(|(c, rel)| (c, dir.join(rel)))
-            .filter(|(c, _)| !seen.contains(*c))
-            .filter_map(|(_, shown)| {
-                let meta = shown.symlink_metadata().ok()?;
-                Some((shown, meta.file_type().is_symlink(), meta.is_file()))
-            })
-            .collect();
-        if !extra.is_empty() {
-            tracing::info!(
-                "{} committed files under {} that ignore files name are read",
-                extra.len(),
-                crate::diagnostics::printable(&dir.display().to_string())
-            );
-            entries.append(&mut extra);
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-        }
+        add_committed(dir, committed, &mut entries);
     }
     if honour_ignore_files && tracing::enabled!(tracing::Level::INFO) {
         let committed = match &tracked {
@@ -223,8 +191,51 @@ pub(super) fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
             out.files.push(path);
         }
     }
-    // A link to a manifest that is read anyway (`latest.yaml -> v2.yaml`) adds nothing but a
-    // second copy of its objects: the file is read once, under its own name.
+    drop_redundant_links(&mut out, &linked);
+    (out, errors)
+}
+
+/// Committed files the walk left out because ignore files name them: added to `entries`
+/// (hidden paths stay skipped), in path order.
+fn add_committed(dir: &Path, committed: &BTreeSet<PathBuf>, entries: &mut Vec<(PathBuf, bool, bool)>) {
+    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let seen: BTreeSet<PathBuf> = entries
+        .iter()
+        .map(|(p, _, _)| {
+            std::path::absolute(p)
+                .map(|p| crate::source::normalize(&p))
+                .unwrap_or_else(|_| p.clone())
+        })
+        .collect();
+    let mut extra: Vec<(PathBuf, bool, bool)> = committed
+        .iter()
+        .filter_map(|c| Some((c, c.strip_prefix(&root).ok()?)))
+        // Hidden files and directories stay skipped, as in the walk.
+        .filter(|(_, rel)| {
+            !rel.components()
+                .any(|part| part.as_os_str().to_string_lossy().starts_with('.'))
+        })
+        .map(|(c, rel)| (c, dir.join(rel)))
+        .filter(|(c, _)| !seen.contains(*c))
+        .filter_map(|(_, shown)| {
+            let meta = shown.symlink_metadata().ok()?;
+            Some((shown, meta.file_type().is_symlink(), meta.is_file()))
+        })
+        .collect();
+    if !extra.is_empty() {
+        tracing::info!(
+            "{} committed files under {} that ignore files name are read",
+            extra.len(),
+            crate::diagnostics::printable(&dir.display().to_string())
+        );
+        entries.append(&mut extra);
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+}
+
+/// A link to a manifest that is read anyway (`latest.yaml -> v2.yaml`) adds nothing but a
+/// second copy of its objects: the file is read once, under its own name.
+fn drop_redundant_links(out: &mut Walked, linked: &[(PathBuf, PathBuf)]) {
     if !linked.is_empty() {
         let links: BTreeSet<&PathBuf> = linked.iter().map(|(l, _)| l).collect();
         let mut read: BTreeSet<PathBuf> = out
@@ -241,7 +252,6 @@ pub(super) fn walk(dir: &Path, skip_testdata: bool) -> (Walked, Vec<String>) {
             .collect();
         out.files.retain(|f| !redundant.contains(f));
     }
-    (out, errors)
 }
 
 /// Why a path named on the command line cannot be scanned, if it cannot: it does not exist,

@@ -10,6 +10,9 @@ use serde::Serialize;
 use super::Ir;
 use super::ir::{HPA_SYNC_SECONDS, IrAffinityTerm, IrAutoscaler, IrConstraint, SelectPolicy};
 
+mod tables;
+pub use tables::{TABLES, assignments};
+
 /// The sizes one compiled model is built for: the largest over the topologies it serves.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Shape {
@@ -126,151 +129,6 @@ pub fn counts_mask(c: &IrConstraint) -> u32 {
         .fold(0, |m, (t, yes)| if *yes { m | (1 << t) } else { m })
 }
 
-/// The tables `init` fills, numbered from 1 in this order. `[]` is the index, `.x` a pod field;
-/// a name without either is a scalar.
-pub const TABLES: &[&str] = &[
-    "node_count",
-    "pod_count",
-    "node_cpu[]",
-    "node_mem[]",
-    "node_pod_cap[]",
-    "node_ready[]",
-    "template_workload[]",
-    "template_cpu[]",
-    "template_mem[]",
-    "template_static_nodes[]",
-    "template_node_name[]",
-    "template_no_execute[]",
-    "template_tolerates_cordon[]",
-    "template_failure_eviction[]",
-    "template_daemon[]",
-    "template_hard_first[]",
-    "template_hard_count[]",
-    "template_soft_first[]",
-    "template_soft_count[]",
-    "template_require_all[]",
-    "template_term_first[]",
-    "template_term_count[]",
-    "affinity_raw[]",
-    "taint_raw[]",
-    "budget_workloads[]",
-    "budget_max_unavailable[]",
-    "budget_value[]",
-    "budget_always_allow[]",
-    "term_anti[]",
-    "term_self[]",
-    "term_counts[]",
-    "term_domain[]",
-    "constraint_skew[]",
-    "constraint_min_domains[]",
-    "constraint_domain_count[]",
-    "constraint_included[]",
-    "constraint_counts[]",
-    "constraint_self[]",
-    "constraint_same_revision[]",
-    "constraint_honor_taints[]",
-    "constraint_hostname[]",
-    "constraint_domain[]",
-    "workload_first_slot[]",
-    "workload_slots[]",
-    "workload_template[]",
-    "workload_level_count[]",
-    "workload_base[]",
-    "workload_startup[]",
-    "workload_startup_unready[]",
-    "workload_level[]",
-    "slot_template[]",
-    "slot_node[]",
-    "workload_autoscaled[]",
-    "hpa_min[]",
-    "hpa_max[]",
-    "hpa_target[]",
-    "rollout_kind[]",
-    "rollout_surge[]",
-    "rollout_unavailable[]",
-    "rollout_partition[]",
-    "workload_stateful[]",
-    "spec[]",
-    "load[]",
-    "dc_dirty[]",
-    "dc_work",
-    "min_available[]",
-    "min_resettable[]",
-    "workload_bare[]",
-    "workload_batch[]",
-    "node_volume_zone[]",
-    "claim_of_slot[]",
-    "claim_nodes[]",
-    "claim_fixed[]",
-    "claim_choices[]",
-    "workload_manifest_replicas[]",
-    "apply_replicas[]",
-    "failures_max",
-    "ds_taint_bad[]",
-    "ds_affinity_bad[]",
-    "ds_pods_allocatable[]",
-    "pod.status",
-    "pod.node",
-    "pod.warm",
-    "running[]",
-    "taint_work",
-    "min_reached[]",
-    "check_on[]",
-    "absent[]",
-    "node_pool[]",
-    "node_zone[]",
-    "pool_min[]",
-    "pool_max[]",
-    "pool_zones[]",
-    "pool_nodes[]",
-    "template_score_cpu[]",
-    "template_score_mem[]",
-    "hpa_behavior[]",
-    "constraint_policy_nodes[]",
-    "ds_fit_nodes[]",
-    "ds_dup_keys[]",
-    "ds_dup_list[]",
-    "ds_rank[]",
-    "ln_weight[]",
-    "kubelet_work",
-    "node_scalar[]",
-    "template_scalar[]",
-    "workload_symmetric[]",
-    "node_class[]",
-    "cordoned[]",
-    "hpa_metrics[]",
-    "hpa_memory_target[]",
-    "hpa_select[]",
-    "hpa_window[]",
-    "hpa_longest[]",
-    "hpa_policy[]",
-    "hpa_policy_value[]",
-    "hpa_policy_period[]",
-    "hpa_sync_age[]",
-    "hpa_rec_expiry[]",
-    "hpa_event_expiry[]",
-    "hpa_rec[]",
-    "hpa_rec_age[]",
-    "hpa_rec_len[]",
-    "class_group[]",
-];
-
-/// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.
-pub fn assignments() -> Vec<String> {
-    TABLES
-        .iter()
-        .map(|t| {
-            if let Some(array) = t.strip_suffix("[]") {
-                format!("{array}[in_index] = in_value")
-            } else if let Some((array, field)) = t.split_once('.') {
-                format!("{array}[in_index].{field} = in_value")
-            } else {
-                format!("{t} = in_value")
-            }
-        })
-        .collect()
-}
-
 /// Entries of each HPA log in a verification model: past them the oldest entry is dropped, as
 /// if it had aged out (docs/conformance.md).
 const HPA_MODEL_LOG: usize = 2;
@@ -338,6 +196,33 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
     let node_stride = shape.max_nodes + 1;
     w.set("node_count", 0, ir.nodes.len() as i64);
     w.set("pod_count", 0, ir.pod_slots as i64);
+    write_nodes(&mut w, ir, shape);
+    let (constraints, terms, layout) = flatten(ir);
+    write_templates(&mut w, ir, node_stride, &layout);
+    write_budgets_and_spread(&mut w, ir, node_stride, &terms, &constraints);
+    let mut taint_work = 0;
+    let mut kubelet_work = 0;
+    for (i, wl) in ir.workloads.iter().enumerate() {
+        let (taint, kubelet) = write_workload(&mut w, ir, shape, i, wl);
+        taint_work += taint;
+        kubelet_work += kubelet;
+    }
+    w.set("dc_work", 0, ir.workloads.len() as i64);
+    w.nonzero("taint_work", 0, taint_work);
+    w.nonzero("kubelet_work", 0, kubelet_work);
+    write_controllers(&mut w, ir);
+    for (k, check) in ir.checks.iter().enumerate() {
+        if enabled.contains(check) {
+            w.set("check_on", k + 1, 1);
+        }
+    }
+    w.out
+}
+
+/// The nodes: capacity, readiness, pools, zones, symmetry classes, and the spread weights per
+/// domain size.
+fn write_nodes(w: &mut Writer, ir: &Ir, shape: &Shape) {
+    let node_stride = shape.max_nodes + 1;
     for (i, n) in ir.nodes.iter().enumerate() {
         let n_i = i + 1;
         w.set("node_cpu", n_i, n.cpu);
@@ -372,7 +257,10 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
     for size in 0..=shape.max_nodes {
         w.set("ln_weight", size, (((size as f64) + 2.0).ln() * 1000.0).round() as i64);
     }
-    let (constraints, terms, layout) = flatten(ir);
+}
+
+/// The pod templates: requests, filters, and their spread and affinity layout.
+fn write_templates(w: &mut Writer, ir: &Ir, node_stride: usize, layout: &[Layout]) {
     for (i, t) in ir.templates.iter().enumerate() {
         let ti = i + 1;
         w.set("template_workload", ti, t.workload as i64);
@@ -409,6 +297,16 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
             );
         }
     }
+}
+
+/// The disruption budgets, the pod (anti-)affinity terms and the spread constraints.
+fn write_budgets_and_spread(
+    w: &mut Writer,
+    ir: &Ir,
+    node_stride: usize,
+    terms: &[&IrAffinityTerm],
+    constraints: &[&IrConstraint],
+) {
     for (i, b) in ir.disruption_budgets.iter().enumerate() {
         let bi = i + 1;
         w.set("budget_workloads", bi, i64::from(b.workloads));
@@ -441,123 +339,128 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
             w.nonzero("constraint_domain", ci * node_stride + n, i64::from(c.domains[n]));
         }
     }
+}
+
+/// Workload `i` (0-based): its slots, autoscaler, rollout, bounds and the pods already running;
+/// the taint and kubelet work those pods start with.
+fn write_workload(w: &mut Writer, ir: &Ir, shape: &Shape, i: usize, wl: &super::ir::IrWorkload) -> (i64, i64) {
     let mut taint_work = 0;
     let mut kubelet_work = 0;
-    for (i, wl) in ir.workloads.iter().enumerate() {
-        let wi = i + 1;
-        w.set("workload_first_slot", wi, wl.first_slot as i64);
-        w.set("workload_slots", wi, wl.slots as i64);
-        w.set("workload_template", wi, wl.template as i64);
-        w.set("workload_level_count", wi, wl.load_levels.len() as i64);
-        w.set("workload_base", wi, wl.load_base);
-        w.nonzero("workload_startup", wi, wl.startup_level);
-        w.nonzero("workload_startup_unready", wi, i64::from(wl.startup_unready));
-        for (l, level) in wl.load_levels.iter().enumerate() {
-            w.nonzero("workload_level", wi * 8 + l + 1, *level);
-        }
+    let wi = i + 1;
+    w.set("workload_first_slot", wi, wl.first_slot as i64);
+    w.set("workload_slots", wi, wl.slots as i64);
+    w.set("workload_template", wi, wl.template as i64);
+    w.set("workload_level_count", wi, wl.load_levels.len() as i64);
+    w.set("workload_base", wi, wl.load_base);
+    w.nonzero("workload_startup", wi, wl.startup_level);
+    w.nonzero("workload_startup_unready", wi, i64::from(wl.startup_unready));
+    for (l, level) in wl.load_levels.iter().enumerate() {
+        w.nonzero("workload_level", wi * 8 + l + 1, *level);
+    }
+    for s in wl.first_slot..wl.first_slot + wl.slots {
+        w.set("slot_template", s, wl.template as i64);
+    }
+    for (k, node) in wl.pinned.iter().enumerate() {
+        w.set("slot_node", wl.first_slot + k, i64::from(*node));
+    }
+    // A claim per pod (its slot), else one for the workload (its first slot).
+    if let Some(v) = ir.volumes.as_ref().and_then(|v| v.workloads[i].as_ref()) {
         for s in wl.first_slot..wl.first_slot + wl.slots {
-            w.set("slot_template", s, wl.template as i64);
-        }
-        for (k, node) in wl.pinned.iter().enumerate() {
-            w.set("slot_node", wl.first_slot + k, i64::from(*node));
-        }
-        // A claim per pod (its slot), else one for the workload (its first slot).
-        if let Some(v) = ir.volumes.as_ref().and_then(|v| v.workloads[i].as_ref()) {
-            for s in wl.first_slot..wl.first_slot + wl.slots {
-                let claim = if v.per_pod { s } else { wl.first_slot };
-                w.set("claim_of_slot", s, claim as i64);
-                if claim == s {
-                    w.set("claim_nodes", s, i64::from(v.nodes));
-                    w.nonzero("claim_fixed", s, i64::from(v.fixed));
-                    w.nonzero("claim_choices", s, i64::from(v.choices));
-                }
+            let claim = if v.per_pod { s } else { wl.first_slot };
+            w.set("claim_of_slot", s, claim as i64);
+            if claim == s {
+                w.set("claim_nodes", s, i64::from(v.nodes));
+                w.nonzero("claim_fixed", s, i64::from(v.fixed));
+                w.nonzero("claim_choices", s, i64::from(v.choices));
             }
-        }
-        if let Some(a) = &wl.autoscaler {
-            w.set("workload_autoscaled", wi, 1);
-            w.set("hpa_min", wi, a.min);
-            w.set("hpa_max", wi, a.max);
-            w.set("hpa_target", wi, a.target);
-            w.set("hpa_metrics", wi, a.metrics.bits());
-            w.nonzero("hpa_memory_target", wi, a.metrics.memory);
-            for (table, index, value) in autoscaler_rules(a, wi, shape.hpa_policies) {
-                w.nonzero(table, index, value);
-            }
-            // The autoscaler has been running: its last recommendation, one sync period old,
-            // is the starting replicas, within [min, max] as the model keeps every one
-            // (templates/controllers/autoscaler.pml).
-            let sync = a.class(HPA_SYNC_SECONDS);
-            if sync < a.recommendation_expiry() {
-                w.set("hpa_rec", wi * shape.hpa_log, wl.replicas.max(a.min).min(a.max));
-                w.set("hpa_rec_age", wi * shape.hpa_log, sync);
-                w.set("hpa_rec_len", wi, 1);
-            }
-        }
-        if let Some(r) = &wl.rollout {
-            let kind = match (r.recreate, r.partition) {
-                (true, _) => 2,
-                (false, Some(_)) => 3,
-                (false, None) => 1,
-            };
-            w.set("rollout_kind", wi, kind);
-            w.nonzero("rollout_partition", wi, r.partition.unwrap_or(0));
-            w.nonzero("rollout_surge", wi, r.max_surge);
-            w.nonzero("rollout_unavailable", wi, r.max_unavailable);
-        }
-        w.nonzero("workload_stateful", wi, wl.stateful);
-        // A bare Pod already being deleted is not wanted any more: nothing recreates it while
-        // the kubelet finishes its termination.
-        let wanted = if wl.bare && wl.terminating { 0 } else { wl.replicas };
-        w.nonzero("spec", wi, wanted);
-        w.set("load", wi, wl.steady_level as i64);
-        w.set("dc_dirty", wi, 1);
-        w.nonzero("min_available", wi, ir.min_available.get(wi).copied().unwrap_or(0));
-        w.nonzero("min_resettable", wi, i64::from(ir.min_resettable));
-        w.nonzero("workload_bare", wi, i64::from(wl.bare));
-        w.nonzero("workload_batch", wi, i64::from(wl.batch));
-        w.nonzero(
-            "workload_symmetric",
-            wi,
-            i64::from(ir.symmetry && wl.interchangeable_pods()),
-        );
-        w.set("workload_manifest_replicas", wi, wl.manifest_replicas);
-        if let Some(apply) = &ir.apply {
-            w.set("apply_replicas", wi, apply.replicas.get(wi).copied().unwrap_or(-1));
-        }
-        // Pods already running where the config places them.
-        let template = &ir.templates[wl.template - 1];
-        let mut slot = wl.first_slot;
-        let mut running = 0;
-        for &(node, count) in &wl.initial {
-            for _ in 0..count {
-                if slot >= wl.first_slot + wl.slots {
-                    break;
-                }
-                w.set("pod.node", slot, node as i64);
-                if wl.terminating {
-                    // The kubelet has the pod to remove.
-                    w.set("pod.status", slot, TERMINATING);
-                    kubelet_work += 1;
-                    slot += 1;
-                    continue;
-                }
-                w.set("pod.status", slot, RUNNING);
-                w.set("pod.warm", slot, 1);
-                running += 1;
-                if (template.no_execute >> node) & 1 == 1 {
-                    taint_work += 1;
-                }
-                slot += 1;
-            }
-        }
-        w.nonzero("running", wi, running);
-        if !wl.initial.is_empty() && running >= ir.min_available.get(wi).copied().unwrap_or(0) {
-            w.set("min_reached", wi, 1);
         }
     }
-    w.set("dc_work", 0, ir.workloads.len() as i64);
-    w.nonzero("taint_work", 0, taint_work);
-    w.nonzero("kubelet_work", 0, kubelet_work);
+    if let Some(a) = &wl.autoscaler {
+        w.set("workload_autoscaled", wi, 1);
+        w.set("hpa_min", wi, a.min);
+        w.set("hpa_max", wi, a.max);
+        w.set("hpa_target", wi, a.target);
+        w.set("hpa_metrics", wi, a.metrics.bits());
+        w.nonzero("hpa_memory_target", wi, a.metrics.memory);
+        for (table, index, value) in autoscaler_rules(a, wi, shape.hpa_policies) {
+            w.nonzero(table, index, value);
+        }
+        // The autoscaler has been running: its last recommendation, one sync period old,
+        // is the starting replicas, within [min, max] as the model keeps every one
+        // (templates/controllers/autoscaler.pml).
+        let sync = a.class(HPA_SYNC_SECONDS);
+        if sync < a.recommendation_expiry() {
+            w.set("hpa_rec", wi * shape.hpa_log, wl.replicas.max(a.min).min(a.max));
+            w.set("hpa_rec_age", wi * shape.hpa_log, sync);
+            w.set("hpa_rec_len", wi, 1);
+        }
+    }
+    if let Some(r) = &wl.rollout {
+        let kind = match (r.recreate, r.partition) {
+            (true, _) => 2,
+            (false, Some(_)) => 3,
+            (false, None) => 1,
+        };
+        w.set("rollout_kind", wi, kind);
+        w.nonzero("rollout_partition", wi, r.partition.unwrap_or(0));
+        w.nonzero("rollout_surge", wi, r.max_surge);
+        w.nonzero("rollout_unavailable", wi, r.max_unavailable);
+    }
+    w.nonzero("workload_stateful", wi, wl.stateful);
+    // A bare Pod already being deleted is not wanted any more: nothing recreates it while
+    // the kubelet finishes its termination.
+    let wanted = if wl.bare && wl.terminating { 0 } else { wl.replicas };
+    w.nonzero("spec", wi, wanted);
+    w.set("load", wi, wl.steady_level as i64);
+    w.set("dc_dirty", wi, 1);
+    w.nonzero("min_available", wi, ir.min_available.get(wi).copied().unwrap_or(0));
+    w.nonzero("min_resettable", wi, i64::from(ir.min_resettable));
+    w.nonzero("workload_bare", wi, i64::from(wl.bare));
+    w.nonzero("workload_batch", wi, i64::from(wl.batch));
+    w.nonzero(
+        "workload_symmetric",
+        wi,
+        i64::from(ir.symmetry && wl.interchangeable_pods()),
+    );
+    w.set("workload_manifest_replicas", wi, wl.manifest_replicas);
+    if let Some(apply) = &ir.apply {
+        w.set("apply_replicas", wi, apply.replicas.get(wi).copied().unwrap_or(-1));
+    }
+    // Pods already running where the config places them.
+    let template = &ir.templates[wl.template - 1];
+    let mut slot = wl.first_slot;
+    let mut running = 0;
+    for &(node, count) in &wl.initial {
+        for _ in 0..count {
+            if slot >= wl.first_slot + wl.slots {
+                break;
+            }
+            w.set("pod.node", slot, node as i64);
+            if wl.terminating {
+                // The kubelet has the pod to remove.
+                w.set("pod.status", slot, TERMINATING);
+                kubelet_work += 1;
+                slot += 1;
+                continue;
+            }
+            w.set("pod.status", slot, RUNNING);
+            w.set("pod.warm", slot, 1);
+            running += 1;
+            if (template.no_execute >> node) & 1 == 1 {
+                taint_work += 1;
+            }
+            slot += 1;
+        }
+    }
+    w.nonzero("running", wi, running);
+    if !wl.initial.is_empty() && running >= ir.min_available.get(wi).copied().unwrap_or(0) {
+        w.set("min_reached", wi, 1);
+    }
+    (taint_work, kubelet_work)
+}
+
+/// The node failures, the descheduler's static verdicts and the cluster autoscaler's pools.
+fn write_controllers(w: &mut Writer, ir: &Ir) {
     if let Some(f) = &ir.node_failure {
         w.set("failures_max", 0, i64::from(f.count));
     }
@@ -583,12 +486,6 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
             w.set("pool_nodes", i + 1, i64::from(p.count));
         }
     }
-    for (k, check) in ir.checks.iter().enumerate() {
-        if enabled.contains(check) {
-            w.set("check_on", k + 1, 1);
-        }
-    }
-    w.out
 }
 
 #[cfg(test)]

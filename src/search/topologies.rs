@@ -31,41 +31,10 @@ pub struct Plan {
 }
 
 pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> Plan {
-    let pools = &config.cluster.pools;
-    match scale {
-        Scale::Current => {
-            // An autoscaled workload starts where its HPA holds the manifests' count: a search
-            // that holds the autoscalers has no HPA of its own to clamp it.
-            let replicas = unit
-                .workloads()
-                .map(|w| {
-                    autoscaler_bounds(unit, objects, w).map(|(min, max)| {
-                        let desired = objects[w]
-                            .workload()
-                            .map_or(1, |wl| wl.desired_replicas().max(0) as u32);
-                        desired.clamp(min, max)
-                    })
-                })
-                .collect();
-            return Plan {
-                topologies: vec![Topology {
-                    replicas,
-                    ..Topology::current(config)
-                }],
-                bound: "one topology: the pools' `count`".into(),
-            };
-        }
-        Scale::Nodes(n) => {
-            return Plan {
-                topologies: vec![Topology {
-                    nodes_per_pool: vec![n; pools.len()],
-                    replicas: Vec::new(),
-                }],
-                bound: format!("one topology: --scale {n}"),
-            };
-        }
-        Scale::Search => {}
+    if let Some(fixed) = fixed_plan(unit, objects, config, scale) {
+        return fixed;
     }
+    let pools = &config.cluster.pools;
     let max_nodes = config.scaling.max_nodes;
     let pods_per_node = config.scaling.pods_per_node;
     // Pools the unit's pods cannot use stay at their smallest size: their size changes
@@ -183,6 +152,42 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
     Plan {
         topologies,
         bound: bound.join(", "),
+    }
+}
+
+/// The one topology of `--scale current` or `--scale N`; `None` for the search.
+fn fixed_plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> Option<Plan> {
+    match scale {
+        Scale::Current => {
+            // An autoscaled workload starts where its HPA holds the manifests' count: a search
+            // that holds the autoscalers has no HPA of its own to clamp it.
+            let replicas = unit
+                .workloads()
+                .map(|w| {
+                    autoscaler_bounds(unit, objects, w).map(|(min, max)| {
+                        let desired = objects[w]
+                            .workload()
+                            .map_or(1, |wl| wl.desired_replicas().max(0) as u32);
+                        desired.clamp(min, max)
+                    })
+                })
+                .collect();
+            Some(Plan {
+                topologies: vec![Topology {
+                    replicas,
+                    ..Topology::current(config)
+                }],
+                bound: "one topology: the pools' `count`".into(),
+            })
+        }
+        Scale::Nodes(n) => Some(Plan {
+            topologies: vec![Topology {
+                nodes_per_pool: vec![n; config.cluster.pools.len()],
+                replicas: Vec::new(),
+            }],
+            bound: format!("one topology: --scale {n}"),
+        }),
+        Scale::Search => None,
     }
 }
 

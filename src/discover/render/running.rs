@@ -26,28 +26,7 @@ pub(in crate::discover) fn run_renders(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((_, job)) = jobs.get(i) else { break };
                     let started = std::time::Instant::now();
-                    let result = match job {
-                        Job::Kustomize { root, build, staged, .. } => match &kustomize_renderer {
-                            Some(r) => kustomize::render(&staged.as_ref().map_or_else(|| root.clone(), |s| s.copy_of(root)), r, build)
-                                .map(|(text, wrapper)| Rendered::Kustomize { text, wrapper })
-                                .map_err(RenderFailure::Other),
-                            None => Err(RenderFailure::Other(
-                                "neither `kustomize` nor `kubectl` is on PATH: cannot build this kustomization".into(),
-                            )),
-                        },
-                        Job::Helm {
-                            chart,
-                            values,
-                            local,
-                            release,
-                            ..
-                        } => match &helm_binary {
-                            Some(h) => render_chart(h, chart, values, local, release.as_ref(), options),
-                            None => Err(RenderFailure::Other(
-                                "`helm` is not on PATH: cannot render this chart (install Helm, or add the chart to `exclude`)".into(),
-                            )),
-                        },
-                    };
+                    let result = render_job(job, kustomize_renderer.as_ref(), helm_binary.as_deref(), options);
                     let what = match job {
                         Job::Kustomize { root, .. } => root,
                         Job::Helm { chart, .. } => chart,
@@ -169,6 +148,43 @@ pub(in crate::discover) fn run_renders(
             }
             _ => unreachable!("each job yields its own kind of output"),
         }
+    }
+}
+
+/// One planned render, with the renderers found on this machine.
+fn render_job(
+    job: &Job,
+    kustomize_renderer: Option<&kustomize::Renderer>,
+    helm_binary: Option<&Path>,
+    options: &Options,
+) -> Result<Rendered, RenderFailure> {
+    match job {
+        Job::Kustomize {
+            root, build, staged, ..
+        } => match kustomize_renderer {
+            Some(r) => kustomize::render(
+                &staged.as_ref().map_or_else(|| root.clone(), |s| s.copy_of(root)),
+                r,
+                build,
+            )
+            .map(|(text, wrapper)| Rendered::Kustomize { text, wrapper })
+            .map_err(RenderFailure::Other),
+            None => Err(RenderFailure::Other(
+                "neither `kustomize` nor `kubectl` is on PATH: cannot build this kustomization".into(),
+            )),
+        },
+        Job::Helm {
+            chart,
+            values,
+            local,
+            release,
+            ..
+        } => match helm_binary {
+            Some(h) => render_chart(h, chart, values, local, release.as_ref(), options),
+            None => Err(RenderFailure::Other(
+                "`helm` is not on PATH: cannot render this chart (install Helm, or add the chart to `exclude`)".into(),
+            )),
+        },
     }
 }
 

@@ -13,40 +13,7 @@ pub(super) fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mu
                 r.value = to;
             }
         }
-        Edit::AddBudget { object, replicas } => {
-            let o = &objects[object];
-            let Some(w) = o.workload() else { return };
-            let budget = Object {
-                id: ObjectId {
-                    kind: "PodDisruptionBudget".into(),
-                    namespace: o.id.namespace.clone(),
-                    name: o.id.name.clone(),
-                },
-                api_version: "policy/v1".into(),
-                labels: Default::default(),
-                span: o.span,
-                embedded: false,
-                scope: o.scope,
-                shadowed: false,
-                invalid: false,
-                body: Body::PodDisruptionBudget(Box::new(PodDisruptionBudget {
-                    min_available: None,
-                    max_unavailable: Some(Spanned::new(IntOrPercent::Int(1), o.span)),
-                    selector: w.selector.clone(),
-                    unhealthy_pod_eviction_policy: UnhealthyPodEvictionPolicy::IfHealthyBudget,
-                })),
-                ignores: Vec::new(),
-            };
-            if let (Some(n), Body::Workload(w)) = (replicas, &mut objects[object].body) {
-                let span = w.replicas.as_ref().map_or(Span::default(), |r| r.span);
-                w.replicas = Some(Spanned::new(n, span));
-            }
-            members.push(Member {
-                object: objects.len(),
-                role: Role::DisruptionBudget,
-            });
-            objects.push(budget);
-        }
+        Edit::AddBudget { object, replicas } => add_budget(objects, members, object, replicas),
         Edit::ForgetAppliedReplicas { object } => {
             let id = &objects[object].id;
             if let Some(p) = config
@@ -158,6 +125,43 @@ pub(super) fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mu
             }
         }
     }
+}
+
+/// A PodDisruptionBudget (`maxUnavailable: 1`) for the pods of workload `object`, a member of
+/// the unit; with `replicas`, the workload's count raised so that the budget allows one.
+fn add_budget(objects: &mut Vec<Object>, members: &mut Vec<Member>, object: usize, replicas: Option<i32>) {
+    let o = &objects[object];
+    let Some(w) = o.workload() else { return };
+    let budget = Object {
+        id: ObjectId {
+            kind: "PodDisruptionBudget".into(),
+            namespace: o.id.namespace.clone(),
+            name: o.id.name.clone(),
+        },
+        api_version: "policy/v1".into(),
+        labels: Default::default(),
+        span: o.span,
+        embedded: false,
+        scope: o.scope,
+        shadowed: false,
+        invalid: false,
+        body: Body::PodDisruptionBudget(Box::new(PodDisruptionBudget {
+            min_available: None,
+            max_unavailable: Some(Spanned::new(IntOrPercent::Int(1), o.span)),
+            selector: w.selector.clone(),
+            unhealthy_pod_eviction_policy: UnhealthyPodEvictionPolicy::IfHealthyBudget,
+        })),
+        ignores: Vec::new(),
+    };
+    if let (Some(n), Body::Workload(w)) = (replicas, &mut objects[object].body) {
+        let span = w.replicas.as_ref().map_or(Span::default(), |r| r.span);
+        w.replicas = Some(Spanned::new(n, span));
+    }
+    members.push(Member {
+        object: objects.len(),
+        role: Role::DisruptionBudget,
+    });
+    objects.push(budget);
 }
 
 /// What a fix candidate verifies: the analysis's units, objects and config with the edit.

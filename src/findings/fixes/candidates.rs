@@ -232,6 +232,21 @@ fn workload_candidates(
     violation: &Violation,
     out: &mut Vec<Candidate>,
 ) {
+    placement_candidates(a, unit, object, w, at, violation, out);
+    runtime_candidates(a, unit, object, w, at, violation, out);
+}
+
+/// Changes to how a workload's pods spread: its spread constraints, required anti-affinity,
+/// and the replicas an HPA should own.
+fn placement_candidates(
+    a: &Analysis,
+    unit: usize,
+    object: usize,
+    w: &crate::manifest::Workload,
+    at: Span,
+    violation: &Violation,
+    out: &mut Vec<Candidate>,
+) {
     let o = &a.objects[object];
     let spec = &w.template.spec;
     for (index, c) in spec.topology_spread_constraints.iter().enumerate() {
@@ -300,6 +315,21 @@ fn workload_candidates(
             }
         }
     }
+}
+
+/// Changes to where a workload's pods may run and how they are replaced: their node name and
+/// tolerations, cpu request, applied replicas and rollout strategy.
+fn runtime_candidates(
+    a: &Analysis,
+    unit: usize,
+    object: usize,
+    w: &crate::manifest::Workload,
+    at: Span,
+    violation: &Violation,
+    out: &mut Vec<Candidate>,
+) {
+    let o = &a.objects[object];
+    let spec = &w.template.spec;
     // The taint eviction controller points at the pod spec: what brings the pods back is a
     // pinned node name or a time-limited toleration.
     let evicted_for_taints = at == spec.span && violation.by(Actor::TaintEvictionController);
