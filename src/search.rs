@@ -371,27 +371,7 @@ fn run_searches(
                     let Some(job) = job else { continue };
                     let t = Instant::now();
                     // A panic in a run must not leave the coordinator waiting for it.
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_point(
-                            plans[job.plan],
-                            job.point,
-                            &job.group,
-                            engine,
-                            options.verdicts_only,
-                            &job.cancel,
-                        )
-                    }))
-                    .unwrap_or_else(|_| {
-                        Some(PointResult {
-                            group: job.group.clone(),
-                            verdicts: inconclusive(
-                                &job.group,
-                                &engine::Inconclusive::EngineError("internal error (a bug in kivi-lint)".into()),
-                            ),
-                            timings: engine::Timings::default(),
-                            states: 0,
-                        })
-                    });
+                    let result = run_job(plans, &job, engine, options);
                     if done_tx
                         .send((job.id, job.plan, job.point, result, t.elapsed()))
                         .is_err()
@@ -410,46 +390,11 @@ fn run_searches(
                 }
             }
             // Accept what is consistent, cancel what no longer is, and queue the next runs.
-            let mut finished_units = 0;
-            let mut open_units = std::collections::BTreeSet::new();
-            let mut candidates: Vec<(usize, usize, Vec<CheckId>)> = Vec::new();
-            state.runs = 0;
-            state.runs_done = 0;
-            for (u, plan) in plans.iter().enumerate() {
-                let w = walk(plan, &results[u], options.all);
-                // Runs that can no longer be accepted are stopped (their results come back empty).
-                for (&point, (group, flag, _)) in &running[u] {
-                    if point < w.next || (point == w.next && *group != w.open) || w.open.is_empty() {
-                        flag.store(true, Ordering::Relaxed);
-                    }
-                }
-                let done = w.next >= plan.points.len()
-                    || w.open.is_empty()
-                    || plan.failure.is_some()
-                    || plan.bounded.is_some();
-                state.runs_done += results[u].iter().filter(|r| r.is_some()).count();
-                state.runs += if done {
-                    results[u].iter().filter(|r| r.is_some()).count()
-                } else {
-                    plan.points.len()
-                };
-                if done {
-                    finished_units += 1;
-                    continue;
-                }
-                open_units.insert(plan.unit);
-                // Speculate: later points run with the checks open now, which is what a
-                // one-by-one search will have unless an earlier point decides one.
-                for (point, result) in results[u].iter().enumerate().skip(w.next) {
-                    let wanted = result.as_ref().is_none_or(|r| r.group != w.open);
-                    let busy = running[u]
-                        .get(&point)
-                        .is_some_and(|(g, f, _)| *g == w.open && !f.load(Ordering::Relaxed));
-                    if wanted && !busy {
-                        candidates.push((point, u, w.open.clone()));
-                    }
-                }
-            }
+            let Scan {
+                finished_units,
+                open_units,
+                mut candidates,
+            } = scan(plans, &results, &running, options.all, &mut state);
             state.units_done = state.units - open_units.len();
             if finished_units == plans.len() || (cancel.load(Ordering::Relaxed) && in_flight == 0) {
                 // The last word is the final count (every run done), not the one before it.
@@ -503,6 +448,93 @@ fn run_searches(
         drop(wake_tx);
     });
     results.into_iter().zip(elapsed).collect()
+}
+
+/// One queued run: its point of its plan, monitoring its group. A panic in a run must not
+/// leave the coordinator waiting for it: it is an inconclusive result.
+fn run_job(plans: &[&UnitPlan], job: &Job, engine: &Engine, options: &Options) -> Option<PointResult> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_point(
+            plans[job.plan],
+            job.point,
+            &job.group,
+            engine,
+            options.verdicts_only,
+            &job.cancel,
+        )
+    }))
+    .unwrap_or_else(|_| {
+        Some(PointResult {
+            group: job.group.clone(),
+            verdicts: inconclusive(
+                &job.group,
+                &engine::Inconclusive::EngineError("internal error (a bug in kivi-lint)".into()),
+            ),
+            timings: engine::Timings::default(),
+            states: 0,
+        })
+    })
+}
+
+/// Where the searches stand: the plans that are done, the units still open, and the runs
+/// worth queueing (point, plan, the checks to monitor).
+struct Scan {
+    finished_units: usize,
+    open_units: std::collections::BTreeSet<usize>,
+    candidates: Vec<(usize, usize, Vec<CheckId>)>,
+}
+
+/// Accept what is consistent, cancel the runs that no longer are, and list the next runs;
+/// `state` counts the runs.
+fn scan(
+    plans: &[&UnitPlan],
+    results: &[Vec<Option<PointResult>>],
+    running: &[BTreeMap<usize, Running>],
+    all: bool,
+    state: &mut Progress,
+) -> Scan {
+    let mut finished_units = 0;
+    let mut open_units = std::collections::BTreeSet::new();
+    let mut candidates: Vec<(usize, usize, Vec<CheckId>)> = Vec::new();
+    state.runs = 0;
+    state.runs_done = 0;
+    for (u, plan) in plans.iter().enumerate() {
+        let w = walk(plan, &results[u], all);
+        // Runs that can no longer be accepted are stopped (their results come back empty).
+        for (&point, (group, flag, _)) in &running[u] {
+            if point < w.next || (point == w.next && *group != w.open) || w.open.is_empty() {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+        let done = w.next >= plan.points.len() || w.open.is_empty() || plan.failure.is_some() || plan.bounded.is_some();
+        state.runs_done += results[u].iter().filter(|r| r.is_some()).count();
+        state.runs += if done {
+            results[u].iter().filter(|r| r.is_some()).count()
+        } else {
+            plan.points.len()
+        };
+        if done {
+            finished_units += 1;
+            continue;
+        }
+        open_units.insert(plan.unit);
+        // Speculate: later points run with the checks open now, which is what a
+        // one-by-one search will have unless an earlier point decides one.
+        for (point, result) in results[u].iter().enumerate().skip(w.next) {
+            let wanted = result.as_ref().is_none_or(|r| r.group != w.open);
+            let busy = running[u]
+                .get(&point)
+                .is_some_and(|(g, f, _)| *g == w.open && !f.load(Ordering::Relaxed));
+            if wanted && !busy {
+                candidates.push((point, u, w.open.clone()));
+            }
+        }
+    }
+    Scan {
+        finished_units,
+        open_units,
+        candidates,
+    }
 }
 
 /// A topology in words: `3 nodes (zone-a 2, zone-b 1), php-apache from 5 replicas`.

@@ -121,6 +121,72 @@ fn no_source_file_is_over_600_lines() {
     assert!(long.is_empty(), "split these by concern: {long:?}");
 }
 
+/// The functions of `text` over `limit` lines, as `name (n lines)`: a `fn` item's lines from
+/// its signature to the `}` at its indentation (rustfmt's layout, which CI enforces).
+fn long_functions(text: &str, limit: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let signature = trimmed
+            .strip_prefix("pub ")
+            .or_else(|| trimmed.strip_prefix("pub(crate) "))
+            .or_else(|| trimmed.strip_prefix("pub(super) "))
+            .or_else(|| trimmed.strip_prefix("pub(in crate::discover) "))
+            .unwrap_or(trimmed);
+        let Some(rest) = signature
+            .strip_prefix("fn ")
+            .or_else(|| signature.strip_prefix("const fn "))
+        else {
+            continue;
+        };
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // A declaration without a body (a trait's) ends in `;` before any `{`.
+        let Some(open) =
+            (i..lines.len()).find(|&j| lines[j].trim_end().ends_with('{') || lines[j].trim_end().ends_with(';'))
+        else {
+            continue;
+        };
+        if lines[open].trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = (open + 1..lines.len()).find(|&j| lines[j] == close) {
+            let n = end - i + 1;
+            if n > limit {
+                long.push(format!("{name} ({n} lines)"));
+            }
+        }
+    }
+    long
+}
+
+/// A function a reader can hold: none over 150 lines (split it into the stages it goes
+/// through, as `model::ir::build` is).
+#[test]
+fn no_function_is_over_150_lines() {
+    let mut files = Vec::new();
+    sources(&common::root().join("src"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            long_functions(&std::fs::read_to_string(f).unwrap(), 150)
+                .into_iter()
+                .map(move |l| format!("{}: {l}", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split these into their stages: {long:?}");
+}
+
+#[test]
+fn the_length_check_sees_a_long_function() {
+    let body = "    let x = 1;\n".repeat(160);
+    let text =
+        format!("impl A {{\n    pub(super) fn long(&self) {{\n{body}    }}\n\n    fn short() {{}}\n}}\nfn f();\n");
+    assert_eq!(long_functions(&text, 150), vec!["long (162 lines)".to_string()]);
+}
+
 /// A function's inputs are a few plain values or one object that carries them (a `Verifier`,
 /// a `Subject`): no function silences clippy's argument count.
 #[test]

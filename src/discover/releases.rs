@@ -151,11 +151,7 @@ fn deployed_releases(
         .flat_map(|b| b.documents.iter().map(move |d| (b.scope, d)))
         .flat_map(|(scope, d)| {
             let releases = if flux::is_helm_release(&d.root) {
-                vec![flux::release(
-                    &d.root,
-                    &documents,
-                    &roots_near(roots, sources, &d.root),
-                )]
+                vec![flux::release(&d.root, &documents, &roots_near(roots, sources, &d.root))]
             } else if argocd::is_application(&d.root) {
                 argocd::releases(&d.root, &roots_near(roots, sources, &d.root))
             } else {

@@ -205,58 +205,7 @@ fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
     }
 
     for t in templates {
-        let IrTemplate {
-            workload: _,
-            cpu: _,
-            mem: _,
-            scalars: _,
-            score_cpu: _,
-            score_mem: _,
-            static_nodes,
-            affinity_raw,
-            taint_raw,
-            no_execute,
-            node_name,
-            hard,
-            soft,
-            affinity_terms,
-            require_all: _,
-            tolerates_cordon: _,
-            failure_eviction: _,
-            daemon: _,
-        } = t;
-        if *node_name as usize == n {
-            return None;
-        }
-        s.extend([bit(*static_nodes), bit(*no_execute)]);
-        s.push(affinity_raw.get(n).copied().unwrap_or(0));
-        s.push(taint_raw.get(n).copied().unwrap_or(0));
-        for c in hard.iter().chain(soft) {
-            let IrConstraint {
-                max_skew: _,
-                min_domains: _,
-                domains,
-                domain_count: _,
-                included,
-                policy_nodes,
-                counts_template: _,
-                self_match: _,
-                hostname: _,
-                same_revision: _,
-                honor_taints: _,
-            } = c;
-            s.extend([domain_of(domains), bit(*included), bit(*policy_nodes)]);
-        }
-        for term in affinity_terms {
-            let IrAffinityTerm {
-                anti: _,
-                domains,
-                domain_count: _,
-                counts: _,
-                self_match: _,
-            } = term;
-            s.push(domain_of(domains));
-        }
+        s.extend(template_signature(t, n, &bit, &domain_of)?);
     }
 
     for w in workloads {
@@ -267,42 +216,7 @@ fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
     }
 
     if let Some(d) = descheduler {
-        let IrDescheduler {
-            remove_duplicates: _,
-            duplicates_evictable: _,
-            spread: _,
-            spread_hard: _,
-            spread_soft: _,
-            spread_evictable: _,
-            balance_node_fit: _,
-            fit_nodes,
-            duplicate_keys: _,
-            duplicate_key_count: _,
-            duplicate_lists: _,
-            eviction_rank: _,
-            max_rank: _,
-            taints: _,
-            taints_evictable: _,
-            taint_violations,
-            affinity_required: _,
-            affinity_preferred: _,
-            affinity_evictable: _,
-            affinity_violations,
-            low_utilization,
-            node_fit: _,
-        } = d;
-        s.extend(fit_nodes.iter().map(|m| bit(*m)));
-        s.extend(taint_violations.iter().map(|m| bit(*m)));
-        s.extend(affinity_violations.iter().map(|m| bit(*m)));
-        if let Some(IrLowUtilization {
-            thresholds: _,
-            targets: _,
-            number_of_nodes: _,
-            evictable: _,
-        }) = low_utilization
-        {
-            // Per node only through its allocatable, above.
-        }
+        s.extend(descheduler_signature(d, &bit));
     }
     if let Some(IrClusterAutoscaler {
         pools: _,
@@ -312,6 +226,112 @@ fn signature(ir: &Ir, n: usize, view: Domains) -> Option<Vec<i64>> {
         // Per node only through its pool and zone, above.
     }
     Some(s)
+}
+
+/// What template `t` says of node `n`: its filters and domains there; `None` when the
+/// template names the node (`nodeName`).
+fn template_signature(
+    t: &IrTemplate,
+    n: usize,
+    bit: &dyn Fn(u32) -> i64,
+    domain_of: &dyn Fn(&[u32]) -> i64,
+) -> Option<Vec<i64>> {
+    let mut s = Vec::new();
+    let IrTemplate {
+        workload: _,
+        cpu: _,
+        mem: _,
+        scalars: _,
+        score_cpu: _,
+        score_mem: _,
+        static_nodes,
+        affinity_raw,
+        taint_raw,
+        no_execute,
+        node_name,
+        hard,
+        soft,
+        affinity_terms,
+        require_all: _,
+        tolerates_cordon: _,
+        failure_eviction: _,
+        daemon: _,
+    } = t;
+    if *node_name as usize == n {
+        return None;
+    }
+    s.extend([bit(*static_nodes), bit(*no_execute)]);
+    s.push(affinity_raw.get(n).copied().unwrap_or(0));
+    s.push(taint_raw.get(n).copied().unwrap_or(0));
+    for c in hard.iter().chain(soft) {
+        let IrConstraint {
+            max_skew: _,
+            min_domains: _,
+            domains,
+            domain_count: _,
+            included,
+            policy_nodes,
+            counts_template: _,
+            self_match: _,
+            hostname: _,
+            same_revision: _,
+            honor_taints: _,
+        } = c;
+        s.extend([domain_of(domains), bit(*included), bit(*policy_nodes)]);
+    }
+    for term in affinity_terms {
+        let IrAffinityTerm {
+            anti: _,
+            domains,
+            domain_count: _,
+            counts: _,
+            self_match: _,
+        } = term;
+        s.push(domain_of(domains));
+    }
+    Some(s)
+}
+
+/// What the descheduler's static verdicts say of a node (through `bit`, the node's bit of a mask).
+fn descheduler_signature(d: &IrDescheduler, bit: &dyn Fn(u32) -> i64) -> Vec<i64> {
+    let mut s = Vec::new();
+    let IrDescheduler {
+        remove_duplicates: _,
+        duplicates_evictable: _,
+        spread: _,
+        spread_hard: _,
+        spread_soft: _,
+        spread_evictable: _,
+        balance_node_fit: _,
+        fit_nodes,
+        duplicate_keys: _,
+        duplicate_key_count: _,
+        duplicate_lists: _,
+        eviction_rank: _,
+        max_rank: _,
+        taints: _,
+        taints_evictable: _,
+        taint_violations,
+        affinity_required: _,
+        affinity_preferred: _,
+        affinity_evictable: _,
+        affinity_violations,
+        low_utilization,
+        node_fit: _,
+    } = d;
+    s.extend(fit_nodes.iter().map(|m| bit(*m)));
+    s.extend(taint_violations.iter().map(|m| bit(*m)));
+    s.extend(affinity_violations.iter().map(|m| bit(*m)));
+    if let Some(IrLowUtilization {
+        thresholds: _,
+        targets: _,
+        number_of_nodes: _,
+        evictable: _,
+    }) = low_utilization
+    {
+        // Per node only through its allocatable, above.
+    }
+    s
 }
 
 /// A node's spread or affinity domain: 0 for none, -1 for a domain of its own (any two such

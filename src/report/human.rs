@@ -197,45 +197,85 @@ pub fn results(r: &Report, color: bool, full_traces: bool) -> String {
         for c in roots.iter().filter(|c| c.suppression.is_none() || full_traces) {
             out.push_str(&trace(u, c, color, full_traces));
         }
-        match &v.run {
-            Some(RunStats {
-                shares_runs_with: Some(unit),
-                ..
-            }) => {
-                let line = format!("the same models and inputs as unit {unit}: verdicts from its runs");
-                let _ = writeln!(out, "  {}", paint(color, dim, &line));
-            }
-            Some(run) if run.cached => {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    paint(
-                        color,
-                        dim,
-                        "verdicts from the result cache (--no-cache to verify again)"
-                    )
-                );
-            }
-            Some(run) => {
-                let t = &run.engine;
-                let line = format!(
-                    "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
-                    run.elapsed.as_secs_f64(),
-                    v.states,
-                    run.generate,
-                    t.spin,
-                    t.compile,
-                    t.pan,
-                    t.replay
-                );
-                let _ = writeln!(out, "  {}", paint(color, dim, &line));
-            }
-            None => {
-                let _ = writeln!(out, "  {}", paint(color, dim, &format!("{} states", v.states)));
-            }
-        }
+        out.push_str(&run_line(v, color));
         out.push('\n');
     }
+    out.push_str(&totals(
+        r,
+        Totals {
+            checked,
+            violated,
+            verified,
+            inconclusive,
+            partial,
+        },
+    ));
+    out
+}
+
+/// How a unit's verdicts were reached: its runs' time and states, or where they came from.
+fn run_line(v: &super::document::Verification, color: bool) -> String {
+    let mut out = String::new();
+    let dim = Style::new().dimmed();
+    match &v.run {
+        Some(RunStats {
+            shares_runs_with: Some(unit),
+            ..
+        }) => {
+            let line = format!("the same models and inputs as unit {unit}: verdicts from its runs");
+            let _ = writeln!(out, "  {}", paint(color, dim, &line));
+        }
+        Some(run) if run.cached => {
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    color,
+                    dim,
+                    "verdicts from the result cache (--no-cache to verify again)"
+                )
+            );
+        }
+        Some(run) => {
+            let t = &run.engine;
+            let line = format!(
+                "{:.2} s, {} states (generate {:.0?}, spin -a {:.0?}, compile {:.0?}, pan {:.0?}, replay {:.0?})",
+                run.elapsed.as_secs_f64(),
+                v.states,
+                run.generate,
+                t.spin,
+                t.compile,
+                t.pan,
+                t.replay
+            );
+            let _ = writeln!(out, "  {}", paint(color, dim, &line));
+        }
+        None => {
+            let _ = writeln!(out, "  {}", paint(color, dim, &format!("{} states", v.states)));
+        }
+    }
+    out
+}
+
+/// The units checked and their verdicts, counted as every report counts them.
+struct Totals {
+    checked: usize,
+    violated: usize,
+    verified: usize,
+    inconclusive: usize,
+    partial: usize,
+}
+
+/// The last lines: the verdicts counted, the coverage, PR mode's and a shard's share.
+fn totals(r: &Report, t: Totals) -> String {
+    let Totals {
+        checked,
+        violated,
+        verified,
+        inconclusive,
+        partial,
+    } = t;
+    let mut out = String::new();
     let suppressed = r
         .outcomes()
         .filter(|(_, c)| c.verdict == VerdictKind::Violated && c.caused_by.is_none() && c.suppression.is_some())

@@ -86,57 +86,9 @@ pub(super) fn descheduler(
             _ => None,
         })?;
     let templates = workloads.len() + 1;
-    let mut ir = IrDescheduler {
-        remove_duplicates: false,
-        duplicates_evictable: 0,
-        spread: false,
-        spread_hard: false,
-        spread_soft: false,
-        spread_evictable: 0,
-        balance_node_fit: false,
-        fit_nodes: vec![0; templates],
-        duplicate_keys: vec![0; templates],
-        duplicate_key_count: 0,
-        duplicate_lists: vec![0; templates],
-        eviction_rank: vec![0; templates],
-        max_rank: 0,
-        taints: false,
-        taints_evictable: 0,
-        taint_violations: vec![0; templates],
-        affinity_required: false,
-        affinity_preferred: false,
-        affinity_evictable: 0,
-        affinity_violations: vec![0; templates],
-        low_utilization: None,
-        node_fit: false,
-    };
-    let priority_of_class = |name: &str| {
-        objects.iter().find_map(|o| match &o.body {
-            Body::PriorityClass { value, .. } if o.id.name == name && !o.shadowed => Some(i64::from(*value)),
-            _ => None,
-        })
-    };
-    let default_priority = objects
-        .iter()
-        .find_map(|o| match &o.body {
-            Body::PriorityClass {
-                value,
-                global_default: true,
-            } if !o.shadowed => Some(i64::from(*value)),
-            _ => None,
-        })
-        .unwrap_or(0);
-    // Each template's pod priority, as the Priority admission plugin resolves it.
-    let priorities: Vec<i64> = workloads
-        .iter()
-        .map(|&w| {
-            let spec = &objects[w].workload().expect("a workload").template.spec;
-            spec.priority_class_name
-                .as_ref()
-                .and_then(|p| priority_of_class(&p.value))
-                .unwrap_or(default_priority)
-        })
-        .collect();
+    let mut ir = IrDescheduler::none(templates);
+    let priority_of_class = |name: &str| priority_of_class(objects, name);
+    let priorities = pod_priorities(objects, workloads);
     fill_pod_identities(&mut ir, objects, workloads, nodes, &priorities);
     for (profile, plugin) in policy.plugins() {
         // thresholdPriority(ClassName); by default system-cluster-critical's value.
@@ -152,51 +104,7 @@ pub(super) fn descheduler(
                     .and_then(priority_of_class)
             })
             .unwrap_or(SYSTEM_CRITICAL_PRIORITY);
-        let excluded_kinds: &[String] = match &plugin.args {
-            PluginArgs::RemoveDuplicates { exclude_owner_kinds } => exclude_owner_kinds,
-            _ => &[],
-        };
-        let evictable = workloads.iter().enumerate().fold(0u32, |mask, (i, &w)| {
-            let o = &objects[w];
-            let workload = o.workload().expect("a workload");
-            let template = &workload.template;
-            let owners = owners_of(o, workload);
-            let critical = priorities[i] >= SYSTEM_CRITICAL_PRIORITY
-                || template
-                    .spec
-                    .priority_class_name
-                    .as_ref()
-                    .is_some_and(|p| p.value.starts_with("system-"));
-            let priority = priorities[i];
-            // DefaultEvictor's constraints (pkg/framework/plugins/defaultevictor): owned, not by a
-            // DaemonSet, not a mirror or static pod, no local storage (unless allowed), no PVC
-            // under ignorePvcPods.
-            let owned = !owners.is_empty() && !owners.iter().any(|(kind, _)| kind == "DaemonSet");
-            let mirror = template.annotations.contains_key("kubernetes.io/config.mirror");
-            let static_pod = template
-                .annotations
-                .get("kubernetes.io/config.source")
-                .is_some_and(|s| s != "api");
-            let admitted = owned
-                && !mirror
-                && !static_pod
-                && (!template.spec.volumes.local_storage || profile.evictor.evict_local_storage_pods)
-                && (!template.spec.volumes.persistent_claim || !profile.evictor.ignore_pvc_pods)
-                && !owners.iter().any(|(kind, _)| excluded_kinds.contains(kind))
-                && (!critical || profile.evictor.evict_system_critical_pods)
-                && (priority < threshold || profile.evictor.evict_system_critical_pods)
-                && plugin.namespaces.admits(o.namespace())
-                && plugin
-                    .label_selector
-                    .as_ref()
-                    .is_none_or(|s| s.matches(&workload.template.labels))
-                && profile
-                    .evictor
-                    .label_selector
-                    .as_ref()
-                    .is_none_or(|s| s.matches(&workload.template.labels));
-            if admitted { mask | (1 << (i + 1)) } else { mask }
-        });
+        let evictable = evictable_by(objects, workloads, &priorities, profile, plugin, threshold);
         ir.node_fit |= profile.evictor.node_fit;
         match (plugin.name.value.as_str(), &plugin.args) {
             ("RemoveDuplicates", _) => {
@@ -232,24 +140,13 @@ pub(super) fn descheduler(
                 spans[3].get_or_insert(plugin.name.span);
                 ir.taints = true;
                 ir.taints_evictable |= evictable;
-                for (i, &w) in workloads.iter().enumerate() {
-                    let spec = &objects[w].workload().expect("a workload").template.spec;
-                    ir.taint_violations[i + 1] |= bitmask(nodes.iter().map(|(_, _, pool)| {
-                        pool.taints.iter().any(|t| {
-                            let effect_counts = t.effect == TaintEffect::NoSchedule
-                                || (*include_prefer_no_schedule && t.effect == TaintEffect::PreferNoSchedule);
-                            // `key` or `key=value`, as the plugin's args write them.
-                            let named = |list: &[String]| {
-                                list.iter()
-                                    .any(|e| *e == t.key || *e == format!("{}={}", t.key, t.value))
-                            };
-                            effect_counts
-                                && !named(excluded_taints)
-                                && (included_taints.is_empty() || named(included_taints))
-                                && !spec.tolerations.iter().any(|tol| tol.tolerates(t))
-                        })
-                    }));
-                }
+                taint_violations(
+                    &mut ir,
+                    objects,
+                    workloads,
+                    nodes,
+                    (excluded_taints, included_taints, *include_prefer_no_schedule),
+                );
             }
             ("RemovePodsViolatingNodeAffinity", PluginArgs::NodeAffinity { required, preferred }) => {
                 spans[4].get_or_insert(plugin.name.span);
@@ -296,6 +193,157 @@ pub(super) fn descheduler(
         || ir.affinity_preferred
         || ir.low_utilization.is_some();
     any.then_some((ir, spans))
+}
+
+/// The templates (bitmask) whose pods `plugin` of `profile` may evict: the DefaultEvictor's
+/// filters (its priority `threshold` among them), the plugin's namespaces and label selector.
+fn evictable_by(
+    objects: &[Object],
+    workloads: &[usize],
+    priorities: &[i64],
+    profile: &crate::manifest::descheduler::DeschedulerProfile,
+    plugin: &crate::manifest::descheduler::DeschedulerPlugin,
+    threshold: i64,
+) -> u32 {
+    use crate::manifest::descheduler::PluginArgs;
+    let excluded_kinds: &[String] = match &plugin.args {
+        PluginArgs::RemoveDuplicates { exclude_owner_kinds } => exclude_owner_kinds,
+        _ => &[],
+    };
+    workloads.iter().enumerate().fold(0u32, |mask, (i, &w)| {
+        let o = &objects[w];
+        let workload = o.workload().expect("a workload");
+        let template = &workload.template;
+        let owners = owners_of(o, workload);
+        let critical = priorities[i] >= SYSTEM_CRITICAL_PRIORITY
+            || template
+                .spec
+                .priority_class_name
+                .as_ref()
+                .is_some_and(|p| p.value.starts_with("system-"));
+        let priority = priorities[i];
+        // DefaultEvictor's constraints (pkg/framework/plugins/defaultevictor): owned, not by a
+        // DaemonSet, not a mirror or static pod, no local storage (unless allowed), no PVC
+        // under ignorePvcPods.
+        let owned = !owners.is_empty() && !owners.iter().any(|(kind, _)| kind == "DaemonSet");
+        let mirror = template.annotations.contains_key("kubernetes.io/config.mirror");
+        let static_pod = template
+            .annotations
+            .get("kubernetes.io/config.source")
+            .is_some_and(|s| s != "api");
+        let admitted = owned
+            && !mirror
+            && !static_pod
+            && (!template.spec.volumes.local_storage || profile.evictor.evict_local_storage_pods)
+            && (!template.spec.volumes.persistent_claim || !profile.evictor.ignore_pvc_pods)
+            && !owners.iter().any(|(kind, _)| excluded_kinds.contains(kind))
+            && (!critical || profile.evictor.evict_system_critical_pods)
+            && (priority < threshold || profile.evictor.evict_system_critical_pods)
+            && plugin.namespaces.admits(o.namespace())
+            && plugin
+                .label_selector
+                .as_ref()
+                .is_none_or(|s| s.matches(&workload.template.labels))
+            && profile
+                .evictor
+                .label_selector
+                .as_ref()
+                .is_none_or(|s| s.matches(&workload.template.labels));
+        if admitted { mask | (1 << (i + 1)) } else { mask }
+    })
+}
+
+/// RemovePodsViolatingNodeTaints: per template, the nodes with a taint of the counted effects
+/// (`excluded`, `included`, `PreferNoSchedule` as the plugin's args say) its pods do not tolerate.
+fn taint_violations(
+    ir: &mut IrDescheduler,
+    objects: &[Object],
+    workloads: &[usize],
+    nodes: &[(String, Labels, &NodePool)],
+    (excluded_taints, included_taints, include_prefer_no_schedule): (&[String], &[String], bool),
+) {
+    for (i, &w) in workloads.iter().enumerate() {
+        let spec = &objects[w].workload().expect("a workload").template.spec;
+        ir.taint_violations[i + 1] |= bitmask(nodes.iter().map(|(_, _, pool)| {
+            pool.taints.iter().any(|t| {
+                let effect_counts = t.effect == TaintEffect::NoSchedule
+                    || (include_prefer_no_schedule && t.effect == TaintEffect::PreferNoSchedule);
+                // `key` or `key=value`, as the plugin's args write them.
+                let named = |list: &[String]| {
+                    list.iter()
+                        .any(|e| *e == t.key || *e == format!("{}={}", t.key, t.value))
+                };
+                effect_counts
+                    && !named(excluded_taints)
+                    && (included_taints.is_empty() || named(included_taints))
+                    && !spec.tolerations.iter().any(|tol| tol.tolerates(t))
+            })
+        }));
+    }
+}
+
+impl IrDescheduler {
+    /// No plugin yet, with a mask per template (index 0 unused).
+    fn none(templates: usize) -> IrDescheduler {
+        IrDescheduler {
+            remove_duplicates: false,
+            duplicates_evictable: 0,
+            spread: false,
+            spread_hard: false,
+            spread_soft: false,
+            spread_evictable: 0,
+            balance_node_fit: false,
+            fit_nodes: vec![0; templates],
+            duplicate_keys: vec![0; templates],
+            duplicate_key_count: 0,
+            duplicate_lists: vec![0; templates],
+            eviction_rank: vec![0; templates],
+            max_rank: 0,
+            taints: false,
+            taints_evictable: 0,
+            taint_violations: vec![0; templates],
+            affinity_required: false,
+            affinity_preferred: false,
+            affinity_evictable: 0,
+            affinity_violations: vec![0; templates],
+            low_utilization: None,
+            node_fit: false,
+        }
+    }
+}
+
+/// The value of the PriorityClass `name`, if the unit's objects define it.
+fn priority_of_class(objects: &[Object], name: &str) -> Option<i64> {
+    objects.iter().find_map(|o| match &o.body {
+        Body::PriorityClass { value, .. } if o.id.name == name && !o.shadowed => Some(i64::from(*value)),
+        _ => None,
+    })
+}
+
+/// Each template's pod priority, as the Priority admission plugin resolves it (index 0: the
+/// first workload).
+fn pod_priorities(objects: &[Object], workloads: &[usize]) -> Vec<i64> {
+    let default_priority = objects
+        .iter()
+        .find_map(|o| match &o.body {
+            Body::PriorityClass {
+                value,
+                global_default: true,
+            } if !o.shadowed => Some(i64::from(*value)),
+            _ => None,
+        })
+        .unwrap_or(0);
+    // Each template's pod priority, as the Priority admission plugin resolves it.
+    workloads
+        .iter()
+        .map(|&w| {
+            let spec = &objects[w].workload().expect("a workload").template.spec;
+            spec.priority_class_name
+                .as_ref()
+                .and_then(|p| priority_of_class(objects, &p.value))
+                .unwrap_or(default_priority)
+        })
+        .collect()
 }
 
 /// The owners of a workload's pods as `(kind, name)`: a Deployment's pods belong to its

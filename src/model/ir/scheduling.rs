@@ -167,71 +167,27 @@ pub(super) fn build_template(
         );
         taint_raw.push(untolerated_prefer_no_schedule(&spec.tolerations, pool));
     }
-    let counts = |selector: Option<&LabelSelector>| -> Vec<bool> {
-        std::iter::once(false)
-            .chain(workloads.iter().map(|&o| {
-                let other = &objects[o];
-                other.namespace() == object.namespace()
-                    && selector.is_some_and(|s| s.matches(&other.workload().expect("a workload").template.labels))
-            }))
-            .collect()
-    };
-    let constraint = |key: &str,
-                      max_skew: i64,
-                      min_domains: i64,
-                      selector: Option<&LabelSelector>,
-                      match_label_keys: &[String],
-                      affinity_policy: InclusionPolicy,
-                      taints_policy: InclusionPolicy| {
-        let (domains, domain_count) = domains_of(key, nodes);
-        // matchLabelKeys: the selector also requires the incoming pod's own value of each key
-        // it has. pod-template-hash differs per workload and revision.
-        let own_labels = &workload.template.labels;
-        // Controllers add pod-template-hash; a bare Pod carries the labels its manifest writes.
-        let generated_hash = workload.kind != WorkloadKind::Pod;
-        let same_revision = generated_hash && match_label_keys.iter().any(|k| k == POD_TEMPLATE_HASH);
-        let mut counts_template = counts(selector);
-        for (t, &o) in workloads.iter().enumerate() {
-            let labels = &objects[o].workload().expect("a workload").template.labels;
-            let keys_match = match_label_keys
-                .iter()
-                .filter(|k| !(generated_hash && *k == POD_TEMPLATE_HASH))
-                .all(|k| own_labels.get(k).is_none_or(|v| labels.get(k) == Some(v)));
-            if !keys_match || (same_revision && o != w) {
-                counts_template[t + 1] = false;
-            }
-        }
-        let included = bitmask((0..nodes.len()).map(|i| {
-            (affinity_policy == InclusionPolicy::Ignore || pass_affinity[i])
-                && (taints_policy == InclusionPolicy::Ignore || tolerated[i])
-        }));
-        IrConstraint {
-            max_skew,
-            min_domains,
-            domains,
-            domain_count,
-            included,
-            policy_nodes: included,
-            counts_template,
-            self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
-            hostname: key == HOSTNAME_KEY,
-            same_revision,
-            honor_taints: taints_policy == InclusionPolicy::Honor,
-        }
+    let spread = SpreadContext {
+        objects,
+        workloads,
+        w,
+        nodes,
+        pass_affinity: &pass_affinity,
+        tolerated: &tolerated,
     };
     let mut hard = Vec::new();
     let mut soft = Vec::new();
     let mut hard_spans = Vec::new();
     for (k, tsc) in spec.topology_spread_constraints.iter().enumerate() {
-        let c = constraint(
-            &tsc.topology_key.value,
-            i64::from(tsc.max_skew.value),
-            tsc.min_domains.as_ref().map_or(1, |m| i64::from(m.value)),
-            tsc.label_selector.as_ref(),
-            &tsc.match_label_keys,
-            tsc.node_affinity_policy,
-            tsc.node_taints_policy,
-        );
+        let c = spread.constraint(Spread {
+            key: &tsc.topology_key.value,
+            max_skew: i64::from(tsc.max_skew.value),
+            min_domains: tsc.min_domains.as_ref().map_or(1, |m| i64::from(m.value)),
+            selector: tsc.label_selector.as_ref(),
+            match_label_keys: &tsc.match_label_keys,
+            affinity_policy: tsc.node_affinity_policy,
+            taints_policy: tsc.node_taints_policy,
+        });
         if tsc.when_unsatisfiable.value == WhenUnsatisfiable::DoNotSchedule {
             hard.push(c);
             hard_spans.push((k, tsc.max_skew.span));
@@ -257,36 +213,7 @@ pub(super) fn build_template(
         None
     };
     if let Some(default_selector) = &default_selector {
-        // The cluster's default constraints (the scheduler profile's list, else the system
-        // defaults: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway), counting the pods
-        // the Services and the owning controller select (DefaultSelector).
-        let selector = Some(&default_selector.selector);
-        let revision = if default_selector.same_revision {
-            vec![POD_TEMPLATE_HASH.to_string()]
-        } else {
-            Vec::new()
-        };
-        let system = [
-            (HOSTNAME_KEY.to_string(), 3, WhenUnsatisfiable::ScheduleAnyway),
-            (ZONE_KEY.to_string(), 5, WhenUnsatisfiable::ScheduleAnyway),
-        ];
-        let defaults: Vec<(String, i64, WhenUnsatisfiable)> = match default_constraints {
-            Some(list) => list
-                .iter()
-                .map(|c| (c.topology_key.clone(), i64::from(c.max_skew), c.when_unsatisfiable))
-                .collect(),
-            None => system.to_vec(),
-        };
-        for (key, skew, when) in defaults {
-            let c = constraint(
-                &key,
-                skew,
-                1,
-                selector,
-                &revision,
-                InclusionPolicy::Honor,
-                InclusionPolicy::Ignore,
-            );
+        for (c, when) in default_spread(&spread, default_selector, default_constraints) {
             if when == WhenUnsatisfiable::DoNotSchedule {
                 hard.push(c);
                 // Not in the manifest: the finding names the scheduler configuration.
@@ -323,6 +250,135 @@ pub(super) fn build_template(
         },
         hard_spans,
     )
+}
+
+/// The spread constraints of a pod that has none of its own, with their `whenUnsatisfiable`.
+fn default_spread(
+    spread: &SpreadContext,
+    default_selector: &crate::manifest::workload::DefaultSpreadSelector,
+    default_constraints: Option<&[crate::manifest::scheduler_config::DefaultSpreadConstraint]>,
+) -> Vec<(IrConstraint, WhenUnsatisfiable)> {
+    // The cluster's default constraints (the scheduler profile's list, else the system
+    // defaults: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway), counting the pods
+    // the Services and the owning controller select (DefaultSelector).
+    let selector = Some(&default_selector.selector);
+    let revision = if default_selector.same_revision {
+        vec![POD_TEMPLATE_HASH.to_string()]
+    } else {
+        Vec::new()
+    };
+    let system = [
+        (HOSTNAME_KEY.to_string(), 3, WhenUnsatisfiable::ScheduleAnyway),
+        (ZONE_KEY.to_string(), 5, WhenUnsatisfiable::ScheduleAnyway),
+    ];
+    let defaults: Vec<(String, i64, WhenUnsatisfiable)> = match default_constraints {
+        Some(list) => list
+            .iter()
+            .map(|c| (c.topology_key.clone(), i64::from(c.max_skew), c.when_unsatisfiable))
+            .collect(),
+        None => system.to_vec(),
+    };
+    defaults
+        .into_iter()
+        .map(|(key, skew, when)| {
+            let c = spread.constraint(Spread {
+                key: &key,
+                max_skew: skew,
+                min_domains: 1,
+                selector,
+                match_label_keys: &revision,
+                affinity_policy: InclusionPolicy::Honor,
+                taints_policy: InclusionPolicy::Ignore,
+            });
+            (c, when)
+        })
+        .collect()
+}
+
+/// What the spread constraints of workload `w`'s pods are evaluated against: the unit's
+/// workloads and nodes, and which nodes pass the pods' node affinity and taints.
+struct SpreadContext<'a> {
+    objects: &'a [Object],
+    workloads: &'a [usize],
+    w: usize,
+    nodes: &'a [(String, Labels, &'a NodePool)],
+    pass_affinity: &'a [bool],
+    tolerated: &'a [bool],
+}
+
+/// A topology spread constraint as written (or as the scheduler's defaults give it).
+struct Spread<'a> {
+    key: &'a str,
+    max_skew: i64,
+    min_domains: i64,
+    selector: Option<&'a LabelSelector>,
+    match_label_keys: &'a [String],
+    affinity_policy: InclusionPolicy,
+    taints_policy: InclusionPolicy,
+}
+
+impl SpreadContext<'_> {
+    /// The constraint in the model: its domains, the nodes it counts and the templates whose
+    /// pods it counts.
+    fn constraint(&self, c: Spread) -> IrConstraint {
+        let Spread {
+            key,
+            max_skew,
+            min_domains,
+            selector,
+            match_label_keys,
+            affinity_policy,
+            taints_policy,
+        } = c;
+        let (objects, workloads, w, nodes) = (self.objects, self.workloads, self.w, self.nodes);
+        let (pass_affinity, tolerated) = (self.pass_affinity, self.tolerated);
+        let object = &objects[w];
+        let workload = object.workload().expect("a workload");
+        let counts = |selector: Option<&LabelSelector>| -> Vec<bool> {
+            std::iter::once(false)
+                .chain(workloads.iter().map(|&o| {
+                    let other = &objects[o];
+                    other.namespace() == object.namespace()
+                        && selector.is_some_and(|s| s.matches(&other.workload().expect("a workload").template.labels))
+                }))
+                .collect()
+        };
+        let (domains, domain_count) = domains_of(key, nodes);
+        // matchLabelKeys: the selector also requires the incoming pod's own value of each key
+        // it has. pod-template-hash differs per workload and revision.
+        let own_labels = &workload.template.labels;
+        // Controllers add pod-template-hash; a bare Pod carries the labels its manifest writes.
+        let generated_hash = workload.kind != WorkloadKind::Pod;
+        let same_revision = generated_hash && match_label_keys.iter().any(|k| k == POD_TEMPLATE_HASH);
+        let mut counts_template = counts(selector);
+        for (t, &o) in workloads.iter().enumerate() {
+            let labels = &objects[o].workload().expect("a workload").template.labels;
+            let keys_match = match_label_keys
+                .iter()
+                .filter(|k| !(generated_hash && *k == POD_TEMPLATE_HASH))
+                .all(|k| own_labels.get(k).is_none_or(|v| labels.get(k) == Some(v)));
+            if !keys_match || (same_revision && o != w) {
+                counts_template[t + 1] = false;
+            }
+        }
+        let included = bitmask((0..nodes.len()).map(|i| {
+            (affinity_policy == InclusionPolicy::Ignore || pass_affinity[i])
+                && (taints_policy == InclusionPolicy::Ignore || tolerated[i])
+        }));
+        IrConstraint {
+            max_skew,
+            min_domains,
+            domains,
+            domain_count,
+            included,
+            policy_nodes: included,
+            counts_template,
+            self_match: selector.is_some_and(|s| s.matches(&workload.template.labels)),
+            hostname: key == HOSTNAME_KEY,
+            same_revision,
+            honor_taints: taints_policy == InclusionPolicy::Honor,
+        }
+    }
 }
 
 /// The required InterPodAffinity terms that filter nodes for workload `w`'s pods
