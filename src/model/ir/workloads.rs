@@ -235,32 +235,13 @@ pub(super) struct WorkloadInputs<'a> {
     pub node_capacity: usize,
 }
 
-impl WorkloadInputs<'_> {
-    /// The unit's HorizontalPodAutoscaler of workload `w`.
-    fn autoscaler_of(&self, w: usize) -> Option<&crate::manifest::HorizontalPodAutoscaler> {
-        let (unit, objects) = (self.unit, self.objects);
-        unit.members
-            .iter()
-            .filter(|m| m.role == Role::Autoscaler)
-            .find_map(|m| match &objects[m.object].body {
-                Body::HorizontalPodAutoscaler(h)
-                    if h.scale_target_ref.kind == objects[w].id.kind
-                        && h.scale_target_ref.name == objects[w].id.name =>
-                {
-                    Some(h.as_ref())
-                }
-                _ => None,
-            })
-    }
-}
-
 /// The IR of the `wi`-th workload of the unit (object `w`), its pods in the slots from
 /// `next_slot`; with the replicas the `apply` event sets (-1: it leaves them) and whether it
 /// changes the pod template.
 pub(super) fn workload(inputs: &WorkloadInputs, wi: usize, w: usize, next_slot: usize) -> (IrWorkload, i64, bool) {
     let config = inputs.config;
     let workload = inputs.objects[w].workload().expect("a workload member");
-    let hpa = inputs.autoscaler_of(w);
+    let hpa = inputs.unit.autoscaler_of(inputs.objects, w).map(|(_, h)| h);
     let daemon_nodes = daemon_nodes(workload, inputs.nodes, inputs.node_labels);
     // A bare Pod being deleted where its nodeName puts it.
     let deleting_on: Option<(usize, i64)> = (workload.kind == WorkloadKind::Pod && workload.template.deleting)
