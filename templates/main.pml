@@ -24,8 +24,8 @@ hidden byte pod_count;
 #define AFFINITY_TERMS {{ term_count }}
 #define MAX_DOMAIN {{ shape.max_domain }}
 #define BUDGETS {{ ir.disruption_budgets|length }}
-#define EVICTION_LOOPS {{ ir.params["no-eviction-loop"].loops }}   /* no-eviction-loop: alternations that make a loop */
-#define CHECKS {{ check_names|length }}
+{% for d in param_defines %}#define {{ d.name }} {{ d.value }}   /* {{ d.check }}: {{ d.description }} */
+{% endfor %}#define CHECKS {{ check_names|length }}
 /* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
 {{ trace_defines }}
 #define SCALING_POOLS {{ (ir.cluster_autoscaler.pools|length) if ir.cluster_autoscaler else 1 }}
@@ -279,11 +279,8 @@ hidden byte check_on[CHECKS + 1];              /* the checks this run monitors *
 /* The bookkeeping of a check (min_reached, evicted and loops, at_max) changes only in runs that
    monitor it: in the others it would tell apart states that are otherwise the same (5.7 times
    as many on a unit with an autoscaler, a descheduler and a rollout). */
-#define MONITORS_MIN_REPLICAS ({% for c in check_names %}{% if c == "min-replicas-available" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
-#define MONITORS_EVICTION_LOOP ({% for c in check_names %}{% if c == "no-eviction-loop" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
-#define MONITORS_OSCILLATION ({% for c in check_names %}{% if c == "no-replica-oscillation" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
-#define MONITORS_PODS_BALANCED ({% for c in check_names %}{% if c == "pods-balanced" %}check_on[{{ loop.index }}] || {% endif %}{% endfor %}0)
-hidden byte node_pool[MAX_NODES + 1];          /* cluster-autoscaler: the node's scaled pool, 0 for none */
+{% for b in bookkeeping %}#define {{ b.name }} ({% for i in b.runs %}check_on[{{ i }}] || {% endfor %}0)
+{% endfor %}hidden byte node_pool[MAX_NODES + 1];          /* cluster-autoscaler: the node's scaled pool, 0 for none */
 hidden byte node_zone[MAX_NODES + 1];          /* ... its zone among the pool's zones */
 hidden byte pool_min[SCALING_POOLS + 1];
 hidden byte pool_max[SCALING_POOLS + 1];

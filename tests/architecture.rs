@@ -10,11 +10,16 @@ mod common;
 
 /// Every `.rs` file under `dir`.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_with_extension(dir, "rs", out);
+}
+
+/// Every file under `dir` whose extension is `ext`, in directory order.
+fn files_with_extension(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_with_extension(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
     }
@@ -203,6 +208,68 @@ fn no_function_takes_too_many_arguments() {
         .map(|f| f.display().to_string())
         .collect();
     assert!(allowed.is_empty(), "bundle these arguments: {allowed:?}");
+}
+
+/// The ids of the registered checks, from their folders (`pods_schedulable/` is
+/// `pods-schedulable`).
+fn check_ids(root: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(root.join("src/checks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().replace('_', "-"))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A source file's code, without its tests (`#[cfg(test)]` to the end, as rustfmt and this
+/// repository lay them out).
+fn without_tests(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
+}
+
+#[test]
+fn nothing_outside_a_checks_folder_names_a_check() {
+    let root = common::root();
+    let ids = check_ids(&root);
+    assert!(ids.len() >= 9, "{ids:?}");
+    let mut named = Vec::new();
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    for f in files.iter().filter(|f| !f.starts_with(root.join("src/checks"))) {
+        let name = f.file_name().unwrap().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = without_tests(&text);
+        for (i, line) in code.lines().enumerate() {
+            let code_part = line.split("//").next().unwrap();
+            let variant = code_part
+                .match_indices("CheckId::")
+                .any(|(at, m)| code_part[at + m.len()..].starts_with(|c: char| c.is_ascii_uppercase()));
+            let quoted = ids.iter().any(|id| code_part.contains(&format!("\"{id}\"")));
+            if variant || quoted {
+                named.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    let mut templates = Vec::new();
+    files_with_extension(&root.join("templates"), "pml", &mut templates);
+    files_with_extension(&root.join("src/events"), "pml", &mut templates);
+    for f in &templates {
+        for (i, line) in std::fs::read_to_string(f).unwrap().lines().enumerate() {
+            if ids.iter().any(|id| line.contains(&format!("\"{id}\""))) {
+                named.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "ask the registry what the unit's checks need (crate::checks::any, a Check field) instead of naming a check:\n{}",
+        named.join("\n")
+    );
 }
 
 #[test]

@@ -189,6 +189,12 @@ pub struct Param {
     pub default: Option<i64>,
     /// The smallest value the config may set.
     pub minimum: i64,
+    /// The macro main.pml defines to the value, for the monitor and the controllers'
+    /// bookkeeping (`None`: the monitor reads `ir.params` itself).
+    pub define: Option<&'static str>,
+    /// The value, when the config sets it, replaces every workload's availability bound in the
+    /// model (`min_available`, else minReplicas or spec.replicas lowered by a budget).
+    pub bounds_availability: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -223,6 +229,14 @@ pub struct Check {
     pub proctype: &'static str,
     /// The trace event the monitor prints before it fails, and how a finding tells it.
     pub violation: MonitorEvent,
+    /// The macro controllers test before they keep the state this check's monitor reads
+    /// (`min_reached`, `evicted`, `at_max`, a balance check after a descheduler run): main.pml
+    /// defines it true in the runs that monitor the check, so that the others do not tell
+    /// apart states that differ only there.
+    pub bookkeeping: Option<&'static str>,
+    /// Its finding is the scheduler's: the decisive step is the scheduler's "no feasible node"
+    /// for the pod the finding is located at, not the monitor's conclusion.
+    pub told_by_scheduler: bool,
 }
 
 /// A kind of fix candidate only some checks' violations get.
@@ -384,6 +398,25 @@ impl Check {
         ));
         out
     }
+}
+
+/// Whether a check of `checks` matches `what`: shared code asks what the unit's checks need
+/// (rollouts modelled, a drain of its own, progress labels), never which check it is.
+pub fn any(checks: &[CheckId], what: impl Fn(&Check) -> bool) -> bool {
+    checks.iter().any(|c| what(c.check()))
+}
+
+/// The config's value of the param that replaces every workload's availability bound, if it
+/// sets one ([`Param::bounds_availability`]).
+pub fn availability_bound(
+    params: &std::collections::BTreeMap<CheckId, std::collections::BTreeMap<&'static str, i64>>,
+) -> Option<i64> {
+    CHECKS.iter().find_map(|c| {
+        c.params
+            .iter()
+            .filter(|p| p.bounds_availability)
+            .find_map(|p| params.get(&c.id).and_then(|set| set.get(p.name)).copied())
+    })
 }
 
 /// Find a check by id or alias.

@@ -12,7 +12,7 @@ use serde::Serialize;
 pub use input::{Shape, input};
 pub use ir::{Ir, IrError, Names, Topology};
 
-use crate::checks::CheckId;
+use crate::checks::{Applies, CheckId};
 
 /// The templates, by name, as shipped (embedded from `templates/`).
 macro_rules! templates {
@@ -149,10 +149,18 @@ struct Context<'a> {
     autoscaled: bool,
     /// Some workload has a startup usage.
     startup: bool,
-    /// A new revision is applied to each Deployment (the unit checks rollout-completes).
+    /// A new revision is applied to each Deployment (a check of the unit needs rollouts).
     rollouts: bool,
+    /// A check of the model is a liveness property: the environment's steps are progress.
+    liveness: bool,
     /// The checks in the model, numbered from 1 for `check_on`.
     check_names: &'a [CheckId],
+    /// The `#define`s of the checks' params that have one ([`crate::checks::Param::define`]).
+    param_defines: Vec<ParamDefine>,
+    /// Every registered check's bookkeeping macro, with the model's numbers of the check
+    /// (none when the unit does not check it), and the macros of the checks in the model.
+    bookkeeping: Vec<Bookkeeping>,
+    monitored: Vec<&'static str>,
     /// Their monitors, in the same order, from the registry ([`crate::checks::CHECKS`]).
     monitors: Vec<Monitor>,
     /// The templates of the environment events it includes, in the registry's order
@@ -164,6 +172,22 @@ struct Context<'a> {
     input_tables: Vec<String>,
     /// The trace events' `#define`s ([`trace_defines`]).
     trace_defines: String,
+}
+
+/// A check param's `#define` in main.pml.
+#[derive(Serialize)]
+struct ParamDefine {
+    name: &'static str,
+    value: i64,
+    check: CheckId,
+    description: &'static str,
+}
+
+/// A check's bookkeeping macro, true in the runs whose `check_on[i]` is set for one of `runs`.
+#[derive(Serialize)]
+struct Bookkeeping {
+    name: &'static str,
+    runs: Vec<usize>,
 }
 
 /// A check's monitor: the template that defines its proctype.
@@ -183,9 +207,22 @@ impl<'a> Context<'a> {
             term_count: terms.len(),
             autoscaled: ir.workloads.iter().any(|w| w.autoscaler.is_some()),
             startup: ir.workloads.iter().any(|w| w.startup_level > 0),
-            rollouts: ir.checks.contains(&CheckId::RolloutCompletes)
+            rollouts: crate::checks::any(&ir.checks, |c| c.applies == Applies::WithRollout)
                 && ir.workloads.iter().any(|w| w.rollout.is_some()),
+            liveness: crate::checks::any(&ir.checks, |c| c.liveness),
             check_names: &ir.checks,
+            param_defines: param_defines(ir),
+            bookkeeping: crate::checks::CHECKS
+                .iter()
+                .filter_map(|c| {
+                    let runs = ir.checks.iter().enumerate().filter(|(_, id)| **id == c.id);
+                    Some(Bookkeeping {
+                        name: c.bookkeeping?,
+                        runs: runs.map(|(i, _)| i + 1).collect(),
+                    })
+                })
+                .collect(),
+            monitored: ir.checks.iter().filter_map(|c| c.check().bookkeeping).collect(),
             monitors: ir
                 .checks
                 .iter()
@@ -203,6 +240,22 @@ impl<'a> Context<'a> {
             trace_defines: trace_defines(),
         }
     }
+}
+
+/// The params with a `#define`, with the values the model checks them with.
+fn param_defines(ir: &Ir) -> Vec<ParamDefine> {
+    crate::checks::CHECKS
+        .iter()
+        .flat_map(|c| c.params.iter().map(move |p| (c, p)))
+        .filter_map(|(c, p)| {
+            Some(ParamDefine {
+                name: p.define?,
+                value: *ir.params.get(&c.id)?.get(p.name)?,
+                check: c.id,
+                description: p.description,
+            })
+        })
+        .collect()
 }
 
 /// The `#define` of every trace event, the controllers', the environment events' and the

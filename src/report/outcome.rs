@@ -7,7 +7,7 @@ impl CheckOutcome {
     /// unschedulable pod, the scheduler's reasons.
     pub fn decisive_step(&self) -> Option<&StepOut> {
         let scheduler = crate::findings::Actor::Scheduler.as_str();
-        if self.check == "pods-schedulable" {
+        if crate::checks::find(&self.check).is_some_and(|c| c.told_by_scheduler) {
             // The pod the finding is located at: a waiting batch pod's step is not it.
             let waits = |s: &&StepOut| s.actor == scheduler && s.message.starts_with("no feasible node");
             let located = |s: &&StepOut| s.file.is_some() && (&s.file, s.line) == (&self.file, self.line);

@@ -122,7 +122,7 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
         // Events may or may not happen, so every other search explores the cluster without
         // them too: the steady one adds only the rollout, or autoscalers no other one runs.
         let others = out.iter().any(|s| matches!(s.part, Part::Alone(_)));
-        if unit.checks.contains(&CheckId::RolloutCompletes) || steady.autoscalers || !others {
+        if crate::checks::any(&unit.checks, |c| c.applies == Applies::WithRollout) || steady.autoscalers || !others {
             out.push(steady);
         }
     }
@@ -150,8 +150,8 @@ pub fn searches(unit: &Unit, config: &Config) -> Vec<Search> {
 fn monitors(search: &Search, unit: &Unit, check: CheckId) -> bool {
     let applies = check.check().applies;
     match search.part {
-        Part::ImplicitDrain => check == CheckId::DrainCompletes,
-        Part::Combined => !(unit.drain_alone && check == CheckId::DrainCompletes),
+        Part::ImplicitDrain => applies == Applies::WithDrainEvents,
+        Part::Combined => !(unit.drain_alone && applies == Applies::WithDrainEvents),
         Part::Alone(kind) => match applies {
             Applies::WithDrainEvents => kind == "node-drain",
             Applies::WithRollout => false,

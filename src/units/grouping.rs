@@ -98,7 +98,7 @@ impl<'a> Graph<'a> {
             .collect();
         let judged: Vec<usize> = workloads.iter().copied().filter(|&w| !self.batch(w)).collect();
         let checks = self.applicable_checks(&judged, &attached);
-        let drain_alone = checks.contains(&CheckId::DrainCompletes)
+        let drain_alone = crate::checks::any(&checks, |c| c.applies == Applies::WithDrainEvents)
             && !self.config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain));
         Unit {
             id,

@@ -9,13 +9,13 @@ end_descheduler:
   do
   :: atomic {
        QUIESCENT_VIEW && ENVIRONMENT_SETTLED ->
-       d_step { descheduler_run(); canonical() }{% if "pods-balanced" in check_names %};
+       d_step { descheduler_run(); canonical() }{% if "MONITORS_PODS_BALANCED" in monitored %};
        /* pods-balanced is checked here, after a run that moved nothing (checks/pods_balanced.pml) */
        if
        :: ds_evictions == 0 && QUIESCENT && MONITORS_PODS_BALANCED -> check_pods_balanced()
        :: else -> skip
        fi{% endif %}
-     }{% if "eventually-stable" in check_names %};
-       progress_descheduler_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_descheduler_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

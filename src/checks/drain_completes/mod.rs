@@ -38,6 +38,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: None,
+    told_by_scheduler: false,
 };
 
 /// `KIVI:35:slot:node:left`: the pod no eviction can take, its node, the pods left on it.

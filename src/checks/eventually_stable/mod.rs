@@ -38,6 +38,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::Scheduling,
     },
+    bookkeeping: None,
+    told_by_scheduler: false,
 };
 
 /// `KIVI:37:workload:running:desired:pending:rolling`, at the start of the cycle (workload 0:

@@ -22,6 +22,8 @@ pub const CHECK: Check = Check {
         description: "the bound to hold instead of minReplicas or spec.replicas",
         default: None,
         minimum: 0,
+        define: None,
+        bounds_availability: true,
     }],
     tags: &["reliability", "availability", "disruption", "hpa"],
     example: "A PodDisruptionBudget allows 1 unavailable pod of a 3-replica Deployment, but the descheduler also evicts a pod whose replacement cannot be scheduled: available replicas fall to 1.",
@@ -42,6 +44,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: Some("MONITORS_MIN_REPLICAS"),
+    told_by_scheduler: false,
 };
 
 /// `KIVI:13:workload:running:bound`.

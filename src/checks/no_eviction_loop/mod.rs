@@ -18,6 +18,8 @@ pub const CHECK: Check = Check {
         description: "evict/recreate repetitions that count as a loop",
         default: Some(3),
         minimum: 1,
+        define: Some("EVICTION_LOOPS"),
+        bounds_availability: false,
     }],
     tags: &["reliability", "descheduler", "taints", "scheduling"],
     example: "The descheduler's RemovePodsViolatingTopologySpreadConstraint evicts a pod that the scheduler can only place on the same node again, because a node affinity pins it there: evict, recreate, evict, forever.",
@@ -38,6 +40,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::Scheduling,
     },
+    bookkeeping: Some("MONITORS_EVICTION_LOOP"),
+    told_by_scheduler: false,
 };
 
 /// `KIVI:14:workload:alternations`.

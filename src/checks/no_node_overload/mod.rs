@@ -31,6 +31,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: None,
+    told_by_scheduler: false,
 };
 
 /// `KIVI:18:node`.

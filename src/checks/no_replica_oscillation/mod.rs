@@ -32,6 +32,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: Some("MONITORS_OSCILLATION"),
+    told_by_scheduler: false,
 };
 
 /// `KIVI:22:workload:max:replicas`.

@@ -17,6 +17,8 @@ pub const CHECK: Check = Check {
         description: "largest allowed difference of pod counts between two nodes",
         default: Some(1),
         minimum: 0,
+        define: None,
+        bounds_availability: false,
     }],
     tags: &["reliability", "scheduling", "topology-spread", "balance"],
     example: "After a node comes back from maintenance, all replicas stay on the other nodes because a soft spread constraint never moves running pods and no descheduler rebalances them.",
@@ -40,6 +42,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: Some("MONITORS_PODS_BALANCED"),
+    told_by_scheduler: false,
 };
 
 /// `KIVI:23:workload:node:pods:node:pods:skew`.

@@ -34,6 +34,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::Scheduling,
     },
+    bookkeeping: None,
+    told_by_scheduler: true,
 };
 
 /// `KIVI:9`: the cluster has settled with a pod Pending (the scheduler's earlier step says why).

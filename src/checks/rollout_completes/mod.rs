@@ -36,6 +36,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: None,
+    told_by_scheduler: false,
 };
 
 /// `KIVI:26:workload:old:new`: the old and new ReplicaSets' replicas (a StatefulSet's old and

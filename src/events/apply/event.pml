@@ -26,7 +26,7 @@ end_apply:
 {% endif %}{% endfor %}
          skip
        }
-     }{% if "eventually-stable" in check_names %};
-       progress_apply_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_apply_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -13,7 +13,7 @@ end_load_change:
        :: load[{{ wi }}] != {{ loop.index }} -> load[{{ wi }}] = {{ loop.index }}; at_max[{{ wi }}] = 0; printf("KIVI:%d:{{ wi }}:{{ l }}\n", EVENT_LOAD_CHANGED); mark_hpa({{ wi }})
 {% endfor %}{% endif %}{% endfor %}
        fi
-     }{% if "eventually-stable" in check_names %};
-       progress_load_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_load_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

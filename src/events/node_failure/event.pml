@@ -69,8 +69,8 @@ end_node_failure:
 {% endfor %}
        fi;
        canonical()
-     }{% if "eventually-stable" in check_names %};
-       progress_failure_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_failure_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        /* the tolerations run out (300 s by default) long after the controllers have reacted */
        lost_work > 0 && CONTROLLERS_IDLE ->
@@ -87,8 +87,8 @@ end_node_failure:
          f_q = 0;
          canonical()
        }
-     }{% if "eventually-stable" in check_names %};
-       progress_failure_2: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_failure_2: skip  /* a liveness check: this is the environment acting */{% endif %}
 {% if ir.node_failure.recover %}
   :: atomic {
        CONTROLLERS_IDLE && nodes_down > 0 ->
@@ -98,8 +98,8 @@ end_node_failure:
 {% endfor %}
        fi;
        canonical()
-     }{% if "eventually-stable" in check_names %};
-       progress_failure_3: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_failure_3: skip  /* a liveness check: this is the environment acting */{% endif %}
 {% endif %}
   od
 }

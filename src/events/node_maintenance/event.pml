@@ -16,8 +16,8 @@ end_node_maintenance:
 {% endfor %}
        fi;
        canonical()
-     }{% if "eventually-stable" in check_names %};
-       progress_maintenance_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_maintenance_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        QUIESCENT && in_maintenance > 0 ->
        d_step {
@@ -26,7 +26,7 @@ end_node_maintenance:
          retry_unschedulable();
          canonical()
        }
-     }{% if "eventually-stable" in check_names %};
-       progress_maintenance_2: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_maintenance_2: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

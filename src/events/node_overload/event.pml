@@ -51,8 +51,8 @@ end_node_overload:
        fi;
        o_over = 0;
        canonical()
-     }{% if "eventually-stable" in check_names %};
-       progress_overload_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_overload_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        QUIESCENT && restarting > 0 ->
        d_step {
@@ -61,7 +61,7 @@ end_node_overload:
          retry_unschedulable();
          canonical()
        }
-     }{% if "eventually-stable" in check_names %};
-       progress_overload_2: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_overload_2: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -19,7 +19,7 @@ end_rollout:
        :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:%d:{{ wi }}\n", EVENT_ROLLOUT_APPLIED); mark_dc({{ wi }})
 {% endfor %}
        fi
-     }{% if "eventually-stable" in check_names %};
-       progress_rollout_1: skip  /* eventually-stable: this is the environment acting */{% endif %}
+     }{% if liveness %};
+       progress_rollout_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

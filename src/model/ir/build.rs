@@ -117,18 +117,14 @@ fn build_capped(
     // Only manifests that write spec.replicas can drift from what the cluster runs.
     let gitops_sync = config.has_event(|e| matches!(e, EnvironmentEvent::GitopsSync))
         && workloads.iter().any(|w| w.manifest_replicas >= 0);
-    let param = |check: CheckId, name: &str| config.checks.params.get(&check).and_then(|p| p.get(name)).copied();
+    let availability_bound = crate::checks::availability_bound(&config.checks.params);
     let (disruption_budgets, budget_objects) = disruption_budgets(unit, objects, &workload_objects);
     let descheduler = descheduler(unit, objects, &workload_objects, &node_labels).map(|(d, spans)| {
         names.descheduler_plugins = spans;
         d
     });
     names.disruption_budgets = budget_objects;
-    let min_available = min_available(
-        &workloads,
-        &disruption_budgets,
-        param(CheckId::MinReplicasAvailable, "min"),
-    );
+    let min_available = min_available(&workloads, &disruption_budgets, availability_bound);
     let rollout_order = rollout_order(&workloads, &templates);
     let scalar_names = scalar_resources(
         objects,
@@ -166,7 +162,7 @@ fn build_capped(
                 .unwrap_or(0),
             checks: unit.checks.clone(),
             min_available,
-            min_resettable: param(CheckId::MinReplicasAvailable, "min").is_none(),
+            min_resettable: availability_bound.is_none(),
             disruption_budgets,
             node_failure,
             node_drain: config.has_event(|e| matches!(e, EnvironmentEvent::NodeDrain)),

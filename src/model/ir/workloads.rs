@@ -280,8 +280,11 @@ pub(super) fn workload(inputs: &WorkloadInputs, wi: usize, w: usize, next_slot: 
         (Some(p), None) if p.replicas.is_some() => 1,
         (Some(_), None) => -1,
     };
-    let rollout =
-        rollout_of(workload).filter(|_| inputs.unit.checks.contains(&CheckId::RolloutCompletes) || template_changed);
+    let rollout = rollout_of(workload).filter(|_| {
+        crate::checks::any(&inputs.unit.checks, |c| {
+            c.applies == crate::checks::Applies::WithRollout
+        }) || template_changed
+    });
     // A StatefulSet's pod k lives in the k-th slot (its ordinal): its replacement, after a
     // rollout's deletion or a failed node's, waits for that slot (controllers/deployment.pml).
     // Slots beyond its replicas would stay FREE and only lengthen every state.

@@ -13,6 +13,8 @@ pub const EVENT: EventKind = EventKind {
         description: "how many pods are deleted, at most",
         default: Some(1),
         minimum: 1,
+        define: None,
+        bounds_availability: false,
     }]),
     templates: &[("events/toy_pod_kill.pml", include_str!("event.pml"))],
     included: None,

@@ -16,6 +16,8 @@ pub const CHECK: Check = Check {
         description: "the most running pods a workload may have",
         default: Some(100),
         minimum: 0,
+        define: None,
+        bounds_availability: false,
     }],
     tags: &["capacity"],
     example: "A Deployment of 3 replicas under a `max` of 2.",
@@ -32,6 +34,8 @@ pub const CHECK: Check = Check {
         tell,
         blame: Blame::CheckField,
     },
+    bookkeeping: None,
+    told_by_scheduler: false,
 };
 
 /// `KIVI:90:workload:running:max`.
