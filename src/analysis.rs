@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::checks::CheckId;
-use crate::config::{Config, EnvironmentEvent, PreviousWorkload};
+use crate::config::{Config, Environment, EnvironmentEvent, PreviousWorkload};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::discover::{self, Scope};
 use crate::manifest::{self, Body, Object, Skipped};
@@ -50,7 +50,10 @@ pub struct Timings {
 #[derive(Debug)]
 pub struct Analysis {
     pub sources: SourceMap,
+    /// The config as written.
     pub config: Config,
+    /// What the scan read of the files it names.
+    pub environment: Environment,
     pub scopes: Vec<Scope>,
     pub objects: Vec<Object>,
     pub skipped: Vec<Skipped>,
@@ -87,15 +90,7 @@ pub fn analyze(request: &Request) -> Analysis {
     let mut diags = Diagnostics::default();
     let config = load_config(request, &mut sources, &mut diags);
     // The previous revision of an `apply` event is history, not part of the scan.
-    let config = Config {
-        exclude: config
-            .exclude
-            .iter()
-            .cloned()
-            .chain(previous_revision_dir(&config))
-            .collect(),
-        ..config
-    };
+    let history = previous_revision_dir(&config);
 
     // The config may turn the network on and narrow the hosts; only the command line may
     // trust a host on a private range.
@@ -116,6 +111,7 @@ pub fn analyze(request: &Request) -> Analysis {
             repository: request.repository.as_deref(),
             strict: request.strict,
             network: &network,
+            history: &history,
         },
         &mut sources,
         &mut diags,
@@ -154,19 +150,13 @@ pub fn analyze(request: &Request) -> Analysis {
     }
     let mut scopes = discovery.scopes;
     crate::scopes::split_file_scopes(&mut objects, &mut scopes, &sources);
-    // The config as the scan uses it, built once from the loaded one and never changed after:
-    // what the config names (the scheduler's profile, the previous revision) read. An assumed
-    // cluster is widened per unit, once the units are known.
+    // What the config names (the scheduler's profile, the previous revision), read once; the
+    // config stays as written. An assumed cluster is widened per unit, once the units are known.
     let policy = config_policy(&config, &mut objects, &mut sources, &mut diags);
-    let profile = load_scheduler_config(&config, &mut sources, &mut diags);
-    let previous = previous_revision(&config, request, &mut diags);
-    let config = Config {
-        scheduler: crate::config::SchedulerOptions {
-            profile,
-            ..config.scheduler
-        },
-        previous_revision: previous,
-        ..config
+    let environment = Environment {
+        scheduler_profile: load_scheduler_config(&config, &mut sources, &mut diags),
+        previous_revision: previous_revision(&config, request, &mut diags),
+        history,
     };
     check_duplicates(&mut objects, &scopes, &sources, &mut diags);
     check_config_references(&config, &objects, &mut diags);
@@ -184,6 +174,7 @@ pub fn analyze(request: &Request) -> Analysis {
     Analysis {
         sources,
         config,
+        environment,
         scopes,
         objects,
         skipped,
@@ -383,6 +374,7 @@ fn previous_revision(config: &Config, request: &Request, diags: &mut Diagnostics
             repository: None,
             strict: false,
             network: &request.network,
+            history: &[],
         },
         &mut sources,
         &mut old_diags,

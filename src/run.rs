@@ -315,7 +315,7 @@ fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
             effort: Default::default(),
             shape: Default::default(),
             topologies: Vec::new(),
-            unmodelled_events: crate::search::unmodelled_events(&analysis.config),
+            unmodelled_events: crate::search::unmodelled_events(&analysis.config, &analysis.environment),
         })
         .collect();
     let policy = crate::findings::Policy {

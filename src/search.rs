@@ -40,12 +40,15 @@ use crate::units::Unit;
 pub use topologies::{Plan, Scale};
 
 /// Environment events of the config the model does not explore yet: verdicts hold without them.
-pub fn unmodelled_events(config: &crate::config::Config) -> Vec<&'static str> {
+pub fn unmodelled_events(
+    config: &crate::config::Config,
+    environment: &crate::config::Environment,
+) -> Vec<&'static str> {
     use crate::config::EnvironmentEvent::*;
     let mut out: Vec<&'static str> = config
         .events
         .iter()
-        .filter(|e| matches!(e.value, Apply { .. }) && config.previous_revision.is_none())
+        .filter(|e| matches!(e.value, Apply { .. }) && environment.previous_revision.is_none())
         .map(|e| e.value.type_name())
         .collect();
     out.dedup();
@@ -216,6 +219,7 @@ pub struct Subject<'a> {
     pub units: &'a [Unit],
     pub objects: &'a [Object],
     pub config: &'a Config,
+    pub environment: &'a crate::config::Environment,
 }
 
 impl<'a> Subject<'a> {
@@ -224,6 +228,7 @@ impl<'a> Subject<'a> {
             units: &analysis.units,
             objects: &analysis.objects,
             config: &analysis.config,
+            environment: &analysis.environment,
         }
     }
 }

@@ -62,9 +62,6 @@ pub struct InitialPods {
 pub struct SchedulerOptions {
     pub scoring_strategy: Option<Spanned<ScoringStrategy>>,
     pub config: Option<Spanned<PathBuf>>,
-    /// The `default-scheduler` profile of the KubeSchedulerConfiguration at `config`, once the
-    /// analysis has read it.
-    pub profile: Option<crate::manifest::scheduler_config::SchedulerProfile>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -205,7 +202,21 @@ pub struct Suppression {
     pub span: Span,
 }
 
-/// A loaded configuration, with every relative path resolved against `base_dir`.
+/// What a scan reads of the files the config names, beside the config as written
+/// ([`Config`]): the analysis builds it once, and the model and the fixes read it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Environment {
+    /// The `default-scheduler` profile of the KubeSchedulerConfiguration at
+    /// `scheduler.config`.
+    pub scheduler_profile: Option<crate::manifest::scheduler_config::SchedulerProfile>,
+    /// The workloads of the `apply` event's previous revision.
+    pub previous_revision: Option<Vec<PreviousWorkload>>,
+    /// Globs discovery leaves out beside `exclude`: the previous revision's directory, when it
+    /// is inside the scanned tree.
+    pub history: Vec<String>,
+}
+
+/// A configuration as written, with every relative path resolved against `base_dir`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// The file it was read from; `None` for the embedded default.
@@ -235,8 +246,6 @@ pub struct Config {
     /// controllers (off: it waits until they have no work, as their reactions take
     /// milliseconds and its own seconds).
     pub controller_lag: Option<Span>,
-    /// The workloads of the `apply` event's previous revision, once the analysis has read it.
-    pub previous_revision: Option<Vec<PreviousWorkload>>,
     /// `featureGates.TaintTolerationComparisonOperators` (alpha): tolerations with `Gt` and
     /// `Lt` compare numbers when on (the default here); off, they tolerate nothing.
     pub comparison_operators: bool,

@@ -235,7 +235,6 @@ impl ConfigReader<'_, '_> {
             suppressions: self.suppressions(root),
             stale_reads: faults.stale_reads,
             controller_lag: faults.controller_lag,
-            previous_revision: None,
             comparison_operators: self.feature_gates(root),
         }
     }
@@ -478,7 +477,6 @@ impl ConfigReader<'_, '_> {
                 .one_of(node, "scoringStrategy", &["LeastAllocated", "MostAllocated"])
                 .map(|s| s.map(|s| ScoringStrategy::parse(&s).expect("checked by one_of"))),
             config: self.path(node, "config"),
-            profile: None,
         }
     }
 

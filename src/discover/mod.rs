@@ -148,13 +148,15 @@ pub struct Options<'a> {
     pub strict: bool,
     /// Whether remote charts may be fetched, and from where (`fetch`).
     pub network: &'a fetch::Network,
+    /// Globs left out beside the config's `exclude` (the `apply` event's previous revision).
+    pub history: &'a [String],
 }
 
 /// Discover, render and parse everything under `options.paths`.
 pub fn discover(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Discovery {
     let mut discovery = Discovery::default();
     let fetcher = fetch::Fetcher::new(options.network.clone());
-    let filter = Filter::new(options.config);
+    let filter = Filter::new(options.config, options.history);
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     let mut named_files_scope: Option<usize> = None;
     for path in options.paths {

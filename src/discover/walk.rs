@@ -13,7 +13,7 @@ pub(super) struct Filter {
 }
 
 impl Filter {
-    pub(super) fn new(config: &Config) -> Filter {
+    pub(super) fn new(config: &Config, history: &[String]) -> Filter {
         let build = |globs: &[String]| {
             let mut b = GlobSetBuilder::new();
             for g in globs {
@@ -26,7 +26,7 @@ impl Filter {
         Filter {
             base: std::fs::canonicalize(&config.base_dir).unwrap_or_else(|_| config.base_dir.clone()),
             include: build(&config.include),
-            exclude: build(&config.exclude),
+            exclude: build(&[config.exclude.as_slice(), history].concat()),
             testdata: config.include.iter().any(|g| g.contains(TESTDATA)),
         }
     }

@@ -68,6 +68,9 @@ pub struct EventKind {
     pub included: Option<&'static str>,
     /// The proctype `init` runs.
     pub proctype: &'static str,
+    /// A search of this event alone runs the HorizontalPodAutoscalers: it changes the load or
+    /// the replicas they read, so its counterexamples show how the load gets there.
+    pub runs_autoscalers: bool,
     /// The trace events its templates print.
     pub prints: &'static [Printed],
 }

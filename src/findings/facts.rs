@@ -56,7 +56,7 @@ pub fn describe(subject: Subject<'_>, result: &mut UnitResult) {
             (t, facts)
         })
         .collect();
-    result.unmodelled_events = crate::search::unmodelled_events(subject.config);
+    result.unmodelled_events = crate::search::unmodelled_events(subject.config, subject.environment);
 }
 
 impl UnitResult {

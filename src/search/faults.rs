@@ -57,7 +57,7 @@ pub struct Search {
 /// Event types that run the autoscalers: the load they read, or a change of the replicas they
 /// own (an apply, a GitOps sync resetting `spec.replicas`).
 fn runs_autoscalers(kind: &str) -> bool {
-    matches!(kind, "load-change" | "apply" | "gitops-sync" | "node-overload")
+    crate::events::find(kind).is_some_and(|e| e.runs_autoscalers)
 }
 
 /// The cluster autoscaler is a controller of the cluster, not a disruption: every part has it.
@@ -239,14 +239,9 @@ pub fn config_for(unit: &Unit, search: &Search, config: &Config, objects: &[crat
     } else {
         search.events.clone()
     };
-    let applies = events.iter().any(|e| matches!(e.value, EnvironmentEvent::Apply { .. }));
-    let config = unit.config(config).into_owned();
     Config {
         events,
-        // The previous revision runs only until an `apply` applies the new one: a search
-        // without that event starts from the new revision.
-        previous_revision: config.previous_revision.filter(|_| applies),
-        ..config
+        ..unit.config(config).into_owned()
     }
 }
 

@@ -96,7 +96,7 @@ pub(super) fn plan_unit(
     }
     let mut built = Vec::new();
     for topology in topologies.topologies {
-        match model::ir::build(&model_unit, subject.objects, &config, &topology) {
+        match model::ir::build(&model_unit, subject.objects, &config, subject.environment, &topology) {
             Ok((ir, names)) => built.push((topology, ir, names)),
             // A larger topology than the model holds ends the search there.
             Err(e) if !built.is_empty() => {

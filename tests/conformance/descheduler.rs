@@ -171,8 +171,14 @@ pub fn run(case: &Json, engine: &Engine, generator: &Generator) -> Result<(), St
         cluster: None,
         drain_alone: false,
     };
-    let (mut built, names) =
-        ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;
+    let (mut built, names) = ir::build(
+        &unit,
+        &objects,
+        &config,
+        &Default::default(),
+        &Topology::current(&config),
+    )
+    .map_err(|e| format!("no model: {e}"))?;
     built.probe = Some(PROBE);
     // Upstream's test cluster starts with every pod running where `nodeName` puts it: so does
     // the model (as `cluster.initialPods` would), rather than scheduling them one by one.

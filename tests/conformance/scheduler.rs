@@ -235,7 +235,10 @@ impl<'a> Scenario<'a> {
             // labels lacks every topology key, so no constraint counts it.
             config.cluster.pools.push(pool(1, &json!({"name": "placeholder"}))?);
         }
-        config.scheduler.profile = Some(scheduler_profile(&mut sources, &case["config"])?);
+        let environment = kivi_lint::config::Environment {
+            scheduler_profile: Some(scheduler_profile(&mut sources, &case["config"])?),
+            ..Default::default()
+        };
         let mut documents = Vec::new();
         for (i, service) in case["services"].as_array().into_iter().flatten().enumerate() {
             if service["kind"] != json!("Service") {
@@ -284,8 +287,8 @@ impl<'a> Scenario<'a> {
             cluster: None,
             drain_alone: false,
         };
-        let (mut built, names) =
-            ir::build(&unit, &objects, &config, &Topology::current(&config)).map_err(|e| format!("no model: {e}"))?;
+        let (mut built, names) = ir::build(&unit, &objects, &config, &environment, &Topology::current(&config))
+            .map_err(|e| format!("no model: {e}"))?;
         built.probe = Some(PROBE);
         isolate(&mut built);
         let trace = run_probe(

@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/apply.pml", include_str!("event.pml"))],
     included: Some("ir.apply"),
     proctype: "Apply",
+    runs_autoscalers: true,
     prints: &[Printed {
         code: 34,
         define: "EVENT_APPLY_REPLICAS",

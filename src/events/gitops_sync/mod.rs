@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/gitops_sync.pml", include_str!("event.pml"))],
     included: Some("ir.gitops_sync"),
     proctype: "GitopsSync",
+    runs_autoscalers: true,
     prints: &[Printed {
         code: 20,
         define: "EVENT_GITOPS_RESET",

@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/load_change.pml", include_str!("event.pml"))],
     included: Some("ir.load_change"),
     proctype: "LoadChange",
+    runs_autoscalers: true,
     prints: &[Printed {
         code: 8,
         define: "EVENT_LOAD_CHANGED",

@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/node_drain.pml", include_str!("event.pml"))],
     included: Some("ir.node_drain"),
     proctype: "NodeDrain",
+    runs_autoscalers: false,
     prints: &[
         Printed {
             code: 31,

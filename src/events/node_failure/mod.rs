@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/node_failure.pml", include_str!("event.pml"))],
     included: Some("ir.node_failure"),
     proctype: "NodeFailure",
+    runs_autoscalers: false,
     prints: &[
         Printed {
             code: 28,

@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[NODE_DOWN, ("events/node_maintenance.pml", include_str!("event.pml"))],
     included: Some("ir.node_maintenance"),
     proctype: "NodeMaintenance",
+    runs_autoscalers: false,
     prints: &[
         Printed {
             code: 10,

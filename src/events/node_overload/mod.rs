@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[NODE_DOWN, ("events/node_overload.pml", include_str!("event.pml"))],
     included: Some("ir.overload_threshold"),
     proctype: "NodeOverload",
+    runs_autoscalers: true,
     prints: &[
         Printed {
             code: 17,

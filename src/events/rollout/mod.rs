@@ -11,5 +11,6 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/rollout.pml", include_str!("event.pml"))],
     included: Some("rollouts"),
     proctype: "Rollout",
+    runs_autoscalers: false,
     prints: &[],
 };

@@ -10,6 +10,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/startup.pml", include_str!("event.pml"))],
     included: Some("startup"),
     proctype: "StartupEnds",
+    runs_autoscalers: false,
     prints: &[Printed {
         code: 21,
         define: "EVENT_STARTUP_ENDED",

@@ -1,9 +1,14 @@
-//! A candidate fix applied to a copy of the analysis: the edited objects, config and unit
-//! members, on the cluster of the counterexample.
+//! A candidate fix applied to a copy of the analysis: the edited objects, unit members and
+//! previous revision, on the cluster of the counterexample.
 
 use super::*;
 
-pub(super) fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mut Vec<Member>, edit: &Edit) {
+pub(super) fn apply(
+    objects: &mut Vec<Object>,
+    environment: &mut crate::config::Environment,
+    members: &mut Vec<Member>,
+    edit: &Edit,
+) {
     match *edit {
         Edit::CpuRequest { object, container, to } => {
             if let Some(r) = spec_mut(&mut objects[object])
@@ -16,7 +21,7 @@ pub(super) fn apply(objects: &mut Vec<Object>, config: &mut Config, members: &mu
         Edit::AddBudget { object, replicas } => add_budget(objects, members, object, replicas),
         Edit::ForgetAppliedReplicas { object } => {
             let id = &objects[object].id;
-            if let Some(p) = config
+            if let Some(p) = environment
                 .previous_revision
                 .as_mut()
                 .and_then(|p| p.iter_mut().find(|pw| pw.id == *id))
@@ -168,6 +173,7 @@ fn add_budget(objects: &mut Vec<Object>, members: &mut Vec<Member>, object: usiz
 pub(super) struct Edited {
     objects: Vec<crate::manifest::Object>,
     config: Config,
+    environment: crate::config::Environment,
     units: Vec<crate::units::Unit>,
 }
 
@@ -177,6 +183,7 @@ impl Edited {
             units: &self.units,
             objects: &self.objects,
             config: &self.config,
+            environment: &self.environment,
         }
     }
 }
@@ -186,6 +193,7 @@ impl Edited {
 pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::model::Topology>) -> Edited {
     let mut objects = a.objects.clone();
     let mut config = a.config.clone();
+    let mut environment = a.environment.clone();
     let mut units = a.units.clone();
     // The counterexample's starting replicas first (an autoscaled workload starts where its
     // HPA was held or started, not at the manifests' count), then the edit, which may drop them.
@@ -195,7 +203,7 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
         let workloads: Vec<usize> = units[unit].workloads().collect();
         for (&w, n) in workloads.iter().zip(&t.replicas) {
             let id = &objects[w].id;
-            if config
+            if environment
                 .previous_revision
                 .as_ref()
                 .is_some_and(|p| p.iter().any(|pw| pw.id == *id))
@@ -208,7 +216,7 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
             }
         }
     }
-    apply(&mut objects, &mut config, &mut units[unit].members, edit);
+    apply(&mut objects, &mut environment, &mut units[unit].members, edit);
     // The edit may change what the pods require of nodes: assumed again for the edited unit.
     crate::units::assumed::reassume(&config.cluster, &objects, &mut units[unit]);
     if let Some(t) = at {
@@ -221,5 +229,10 @@ pub(super) fn edited(a: &Analysis, unit: usize, edit: &Edit, at: Option<&crate::
             pool.count = n;
         }
     }
-    Edited { objects, config, units }
+    Edited {
+        objects,
+        config,
+        environment,
+        units,
+    }
 }

@@ -378,7 +378,7 @@ fn runtime_candidates(
     // out: the documented migration to an HPA removes it from the last-applied first.
     if w.replicas.is_none()
         && (at == o.span || at == w.spec_key)
-        && a.config
+        && a.environment
             .previous_revision
             .as_ref()
             .and_then(|p| p.iter().find(|pw| pw.id == o.id))

@@ -307,10 +307,9 @@ mod tests {
         let mut diags = crate::diagnostics::Diagnostics::default();
         let (_, loaded) = crate::manifest::load_text(&mut sources, "pdb.yaml", text, &mut diags);
         let mut objects = loaded.objects;
-        let mut config = Config::default_for(std::path::Path::new("."), &mut sources);
         apply(
             &mut objects,
-            &mut config,
+            &mut crate::config::Environment::default(),
             &mut Vec::new(),
             &Edit::BudgetAllowsOne { object: 0 },
         );

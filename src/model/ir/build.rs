@@ -4,6 +4,7 @@
 //! model's units.
 
 use super::*;
+use crate::config::Environment;
 
 /// Build the IR of `unit` on `topology`. A unit whose HPAs could scale it past the pod slots
 /// one model holds (`maxReplicas: 10000`) is built with their `maxReplicas` lowered until it
@@ -11,8 +12,14 @@ use super::*;
 /// on starting replicas): what the lowered autoscalers can reach is still searched, and a
 /// violation there still found, where before the whole topology went unexplored. The cap is
 /// in `Names::replica_cap`, for the search to say.
-pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topology) -> Result<(Ir, Names), IrError> {
-    let needed = match build_capped(unit, objects, config, topology, None) {
+pub fn build(
+    unit: &Unit,
+    objects: &[Object],
+    config: &Config,
+    environment: &Environment,
+    topology: &Topology,
+) -> Result<(Ir, Names), IrError> {
+    let needed = match build_capped(unit, objects, (config, environment), topology, None) {
         Err(IrError::TooManyPods(needed)) => needed,
         built => return built,
     };
@@ -32,7 +39,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
     let mut cap =
         (per_node * i64::from(topology_size(topology).max(1))).clamp(floor, MAX_AUTOSCALER_REPLICAS.max(floor));
     loop {
-        match build_capped(unit, objects, config, topology, Some(cap)) {
+        match build_capped(unit, objects, (config, environment), topology, Some(cap)) {
             Ok((ir, mut names)) => {
                 names.replica_cap = Some(cap);
                 return Ok((ir, names));
@@ -46,7 +53,7 @@ pub fn build(unit: &Unit, objects: &[Object], config: &Config, topology: &Topolo
 fn build_capped(
     unit: &Unit,
     objects: &[Object],
-    config: &Config,
+    (config, environment): (&Config, &Environment),
     topology: &Topology,
     replica_cap: Option<i64>,
 ) -> Result<(Ir, Names), IrError> {
@@ -74,6 +81,7 @@ fn build_capped(
     });
     let node_names = names.nodes.clone();
     let inputs = WorkloadInputs {
+        environment,
         unit,
         objects,
         config,
@@ -109,7 +117,7 @@ fn build_capped(
         v
     });
 
-    let profile = config.scheduler.profile.clone().unwrap_or_default();
+    let profile = environment.scheduler_profile.clone().unwrap_or_default();
     let mut templates = pod_templates(unit, objects, &workload_objects, &node_labels, &profile, &mut names);
     let scoring = scoring(config, &profile);
     let load_change = config.has_event(|e| matches!(e, EnvironmentEvent::LoadChange { .. }))

@@ -171,7 +171,14 @@ fn a_pod_with_a_deletion_timestamp_starts_terminating() {
     assert!(diags.is_empty(), "{diags:?}");
     let config = Config::default_for(std::path::Path::new("."), &mut sources);
     let unit = one_workload_unit(&config, Vec::new());
-    let (ir, names) = build(&unit, &loaded.objects, &config, &Topology::current(&config)).unwrap();
+    let (ir, names) = build(
+        &unit,
+        &loaded.objects,
+        &config,
+        &Default::default(),
+        &Topology::current(&config),
+    )
+    .unwrap();
     let node = names.nodes.iter().position(|n| n == "zone-b-1").unwrap() + 1;
     assert!(ir.workloads[0].terminating);
     assert_eq!(ir.workloads[0].initial, vec![(node, 1)]);
@@ -253,7 +260,14 @@ fn a_statefulset_needs_one_slot_per_ordinal_through_rollouts_and_failures() {
             span: crate::source::Span::default(),
         });
         let unit = one_workload_unit(&config, vec![CheckId::RolloutCompletes]);
-        let (ir, _) = build(&unit, &loaded.objects, &config, &Topology::current(&config)).unwrap();
+        let (ir, _) = build(
+            &unit,
+            &loaded.objects,
+            &config,
+            &Default::default(),
+            &Topology::current(&config),
+        )
+        .unwrap();
         ir.pod_slots
     };
     assert_eq!(slots("StatefulSet"), 3);

@@ -223,6 +223,7 @@ pub(super) struct WorkloadInputs<'a> {
     pub unit: &'a Unit,
     pub objects: &'a [Object],
     pub config: &'a Config,
+    pub environment: &'a crate::config::Environment,
     pub topology: &'a Topology,
     pub replica_cap: Option<i64>,
     pub nodes: &'a [IrNode],
@@ -266,9 +267,11 @@ pub(super) fn workload(inputs: &WorkloadInputs, wi: usize, w: usize, next_slot: 
     // would only multiply the states.
     // The `apply` event: the cluster runs the previous revision of this workload (if it has
     // one) until the new one is applied.
-    let previous = config
-        .previous_revision
-        .as_ref()
+    // The previous revision runs only until an `apply` applies the new one: a search without
+    // that event starts from the new revision.
+    let applies = config.has_event(|e| matches!(e, crate::config::EnvironmentEvent::Apply { .. }));
+    let previous = (inputs.environment.previous_revision.as_ref())
+        .filter(|_| applies)
         .and_then(|p| p.iter().find(|pw| pw.id == inputs.objects[w].id));
     let template_changed = previous
         .is_some_and(|p| p.template_hash != workload.template_hash && workload.kind == WorkloadKind::Deployment);

@@ -19,6 +19,7 @@ pub const EVENT: EventKind = EventKind {
     templates: &[("events/toy_pod_kill.pml", include_str!("event.pml"))],
     included: None,
     proctype: "ToyPodKill",
+    runs_autoscalers: false,
     prints: &[Printed {
         code: 91,
         define: "EVENT_TOY_POD_KILLED",
