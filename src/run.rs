@@ -131,6 +131,67 @@ impl Session {
             // engine error, exit 2) in every report asked for, rather than no report at all.
             Err(e) => return Ok(unverifiable(analysis, scan, &e.to_string())),
         };
+        let parts = Parts::new(tools, scan)?;
+        let base = match &scan.changed_since {
+            None => None,
+            Some(git_ref) => Some(
+                crate::changes::analyze_base(&scan.request, git_ref)
+                    .map_err(|e| Stopped::Error(format!("--changed-since {git_ref}: {e}")))?,
+            ),
+        };
+        let mut context = Context {
+            shard: scan.shard,
+            changed_since: scan.changed_since.clone(),
+            ..Default::default()
+        };
+        let selection = select(analysis, scan, base.as_ref(), &parts, &mut context);
+        let on_progress = |p: &search::Progress| progress.update(p);
+        let verifier = search::Verifier {
+            generator: &parts.generator,
+            engine: &parts.engine,
+            options: &parts.options,
+            cancel: &self.cancel,
+            progress: &on_progress,
+        };
+        let subject = search::Subject::of(analysis);
+        let mut results = crate::findings::verify_plans_or_fewer(&verifier, subject, selection.plans);
+        if let Some(base) = &base {
+            crate::changes::mark_existing(analysis, &mut results, base, selection.base_plans, &verifier);
+        }
+        if let Some(level) = scan.fixes_for {
+            crate::findings::fixes::suggest(analysis, &mut results, level, &verifier, &|what: &str| {
+                progress.phase(what)
+            });
+        }
+        let timed_out = self
+            .timed_out
+            .load(Ordering::Relaxed)
+            .then(|| self.timeout.unwrap_or_default());
+        if let Some(limit) = timed_out {
+            crate::findings::mark_timed_out(&mut results, limit);
+        } else if self.interrupted() {
+            return Err(Stopped::Interrupted);
+        }
+        context.judgements = judge(analysis, scan, &results);
+        Ok(Verified {
+            results,
+            context,
+            timed_out,
+            unverifiable: None,
+        })
+    }
+}
+
+/// What the verifier is made of: the model generator, the engine with its cache, and the
+/// search's options.
+struct Parts {
+    generator: crate::model::Generator,
+    engine: crate::engine::Engine,
+    options: search::Options,
+}
+
+impl Parts {
+    fn new(tools: crate::engine::Tools, scan: &Scan) -> Result<Parts, Stopped> {
         let cache_dir = scan
             .cache_dir
             .as_ref()
@@ -167,125 +228,122 @@ impl Session {
                     .map_err(|e| Stopped::Error(e.to_string()))?
             }
         };
-        let mut context = Context {
-            shard: scan.shard,
-            changed_since: scan.changed_since.clone(),
-            ..Default::default()
-        };
-        let policy = crate::findings::Policy {
-            today: Some(crate::config::Date::today()),
-            inline_suppressions: !scan.no_inline_suppressions,
-            all_findings: scan.all_findings,
-        };
-        let mut selected: Vec<usize> = (0..analysis.units.len()).collect();
-        let base = match &scan.changed_since {
-            None => None,
-            Some(git_ref) => match crate::changes::analyze_base(&scan.request, git_ref) {
-                Ok(base) => Some(base),
-                Err(e) => return Err(Stopped::Error(format!("--changed-since {git_ref}: {e}"))),
-            },
-        };
-        // PR mode plans every unit of both revisions once: for the fingerprints that tell the
-        // changed units, then for the searches.
-        let mut plans = None;
-        let mut base_plans = Vec::new();
-        if let Some(base) = &base {
-            let current = search::plan(search::Subject::of(analysis), &selected, &generator, &options);
-            let before: Vec<usize> = (0..base.analysis.units.len()).collect();
-            base_plans = search::plan(search::Subject::of(&base.analysis), &before, &generator, &options);
-            let unchanged = crate::changes::unchanged_units(analysis, &current, base, &base_plans, &engine, &options);
-            plans = Some(current);
-            tracing::info!(
-                "{} of {} units unchanged since {}",
-                unchanged.len(),
-                selected.len(),
-                base.revision
-            );
-            selected.retain(|u| !unchanged.contains(u));
-            context
-                .not_verified
-                .extend(unchanged.into_iter().map(|u| (u, NotVerified::Unchanged)));
-        }
-        if let Some(shard) = scan.shard {
-            let mine = shard_units(&selected, shard);
-            context.not_verified.extend(
-                selected
-                    .iter()
-                    .filter(|u| !mine.contains(u))
-                    .map(|&u| (u, NotVerified::OtherShard)),
-            );
-            selected = mine;
-        }
-        let on_progress = |p: &search::Progress| progress.update(p);
-        let cancel = &*self.cancel;
-        let subject = search::Subject::of(analysis);
-        let plans = match plans {
-            // A unit has a plan per search of its fault model, consecutive, in unit order.
-            Some(all) => all.into_iter().filter(|p| selected.contains(&p.unit())).collect(),
-            None => search::plan(subject, &selected, &generator, &options),
-        };
-        let verifier = search::Verifier {
-            generator: &generator,
-            engine: &engine,
-            options: &options,
-            cancel,
-            progress: &on_progress,
-        };
-        let mut results = crate::findings::verify_plans_or_fewer(&verifier, subject, plans);
-        if let Some(base) = &base {
-            crate::changes::mark_existing(analysis, &mut results, base, base_plans, &verifier);
-        }
-        if let Some(level) = scan.fixes_for {
-            crate::findings::fixes::suggest(analysis, &mut results, level, &verifier, &|what: &str| {
-                progress.phase(what)
-            });
-        }
-        let timed_out = self
-            .timed_out
-            .load(Ordering::Relaxed)
-            .then(|| self.timeout.unwrap_or_default());
-        if let Some(limit) = timed_out {
-            crate::findings::mark_timed_out(&mut results, limit);
-        } else if self.interrupted() {
-            return Err(Stopped::Interrupted);
-        }
-        // What the report shows of each result, decided here: its level, suppression and
-        // PR-mode hiding.
-        context.judgements = results
-            .iter()
-            .flat_map(|r| {
-                r.results
-                    .iter()
-                    .map(move |c| ((r.unit, c.check), policy.judge(analysis, r.unit, c)))
-            })
-            .collect();
-        Ok(Verified {
-            results,
-            context,
-            timed_out,
-            unverifiable: None,
+        Ok(Parts {
+            generator,
+            engine,
+            options,
         })
     }
+}
+
+/// The searches of the units a scan verifies, and in PR mode the base revision's.
+struct Selection {
+    plans: Vec<search::UnitPlan>,
+    base_plans: Vec<search::UnitPlan>,
+}
+
+/// The units to verify: in PR mode those that changed since the base revision, in a shard its
+/// share; `context` hears of the others and why.
+fn select(
+    analysis: &Analysis,
+    scan: &Scan,
+    base: Option<&crate::changes::Base>,
+    parts: &Parts,
+    context: &mut Context,
+) -> Selection {
+    let mut selected: Vec<usize> = (0..analysis.units.len()).collect();
+    // PR mode plans every unit of both revisions once: for the fingerprints that tell the
+    // changed units, then for the searches.
+    let mut plans = None;
+    let mut base_plans = Vec::new();
+    if let Some(base) = base {
+        let current = search::plan(
+            search::Subject::of(analysis),
+            &selected,
+            &parts.generator,
+            &parts.options,
+        );
+        let before: Vec<usize> = (0..base.analysis.units.len()).collect();
+        base_plans = search::plan(
+            search::Subject::of(&base.analysis),
+            &before,
+            &parts.generator,
+            &parts.options,
+        );
+        let unchanged =
+            crate::changes::unchanged_units(analysis, &current, base, &base_plans, &parts.engine, &parts.options);
+        plans = Some(current);
+        tracing::info!(
+            "{} of {} units unchanged since {}",
+            unchanged.len(),
+            selected.len(),
+            base.revision
+        );
+        selected.retain(|u| !unchanged.contains(u));
+        context
+            .not_verified
+            .extend(unchanged.into_iter().map(|u| (u, NotVerified::Unchanged)));
+    }
+    selected = in_shard(selected, scan.shard, context);
+    let plans = match plans {
+        // A unit has a plan per search of its fault model, consecutive, in unit order.
+        Some(all) => all.into_iter().filter(|p| selected.contains(&p.unit())).collect(),
+        None => search::plan(
+            search::Subject::of(analysis),
+            &selected,
+            &parts.generator,
+            &parts.options,
+        ),
+    };
+    Selection { plans, base_plans }
+}
+
+/// The units of `selected` in `shard` (all without one); `context` hears of the others.
+fn in_shard(selected: Vec<usize>, shard: Option<Shard>, context: &mut Context) -> Vec<usize> {
+    let Some(shard) = shard else {
+        return selected;
+    };
+    let mine = shard_units(&selected, shard);
+    context.not_verified.extend(
+        selected
+            .iter()
+            .filter(|u| !mine.contains(u))
+            .map(|&u| (u, NotVerified::OtherShard)),
+    );
+    mine
+}
+
+/// What the report shows of each result: its level, suppression and PR-mode hiding.
+fn judge(
+    analysis: &Analysis,
+    scan: &Scan,
+    results: &[UnitResult],
+) -> std::collections::BTreeMap<(usize, crate::checks::CheckId), crate::findings::Judgement> {
+    let policy = crate::findings::Policy {
+        today: Some(crate::config::Date::today()),
+        inline_suppressions: !scan.no_inline_suppressions,
+        all_findings: scan.all_findings,
+    };
+    results
+        .iter()
+        .flat_map(|r| {
+            let policy = &policy;
+            r.results
+                .iter()
+                .map(move |c| ((r.unit, c.check), policy.judge(analysis, r.unit, c)))
+        })
+        .collect()
 }
 
 /// What a scan that cannot run the model checker reports: each check of each unit it would
 /// have verified is inconclusive with the engine's error.
 fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
-    let all: Vec<usize> = (0..analysis.units.len()).collect();
-    let selected = match scan.shard {
-        Some(shard) => shard_units(&all, shard),
-        None => all.clone(),
-    };
     let mut context = Context {
         shard: scan.shard,
         changed_since: scan.changed_since.clone(),
         ..Default::default()
     };
-    context.not_verified.extend(
-        all.iter()
-            .filter(|u| !selected.contains(u))
-            .map(|&u| (u, NotVerified::OtherShard)),
-    );
+    let selected = in_shard((0..analysis.units.len()).collect(), scan.shard, &mut context);
     let results: Vec<UnitResult> = selected
         .iter()
         .map(|&u| UnitResult {
@@ -318,20 +376,7 @@ fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
             unmodelled_events: crate::search::unmodelled_events(&analysis.config, &analysis.environment),
         })
         .collect();
-    let policy = crate::findings::Policy {
-        today: Some(crate::config::Date::today()),
-        inline_suppressions: !scan.no_inline_suppressions,
-        all_findings: scan.all_findings,
-    };
-    context.judgements = results
-        .iter()
-        .flat_map(|r| {
-            let policy = &policy;
-            r.results
-                .iter()
-                .map(move |c| ((r.unit, c.check), policy.judge(analysis, r.unit, c)))
-        })
-        .collect();
+    context.judgements = judge(analysis, scan, &results);
     Verified {
         results,
         context,
