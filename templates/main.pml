@@ -237,7 +237,7 @@ hidden byte hpa_event_expiry[WORKLOADS + 1];   /* from this class an event is in
 hidden byte rollout_kind[WORKLOADS + 1];       /* 0: none, 1: RollingUpdate, 2: Recreate, 3: StatefulSet RollingUpdate */
 hidden byte workload_bare[WORKLOADS + 1];      /* a bare Pod: nothing replaces it once it is gone */
 hidden byte workload_batch[WORKLOADS + 1];     /* pods that run to completion: no check judges them */
-/* Volumes (model/ir/volumes.rs): each claim, by the slot that names it, and the zone its volume
+/* Volumes (src/controllers/scheduler/volumes.rs): each claim, by the slot that names it, and the zone its volume
    is in once it has one. An Immediate claim gets its zone at the start; a WaitForFirstConsumer
    one where its first pod is bound. */
 {% if ir.volumes %}byte vol_zone[MAX_PODS + 1];{% else %}hidden byte vol_zone[MAX_PODS + 1];{% endif %}

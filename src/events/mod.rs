@@ -6,7 +6,7 @@
 //! [`EVENTS`] lists them; the model includes and runs them, defines their trace events and
 //! the decoder tells their steps from it.
 //!
-//! The controllers (`templates/controllers/`) and the events they print (`crate::trace`) are
+//! The controllers (`src/controllers/`) and the events they print (`crate::trace`) are
 //! not in this registry: they run in every model.
 
 use std::collections::BTreeMap;

@@ -401,7 +401,7 @@ fn read_rules(r: &mut Reader, behavior: &Node, key: &str) -> Option<ScalingRules
 }
 
 /// Whether an HPA object scales on cpu; the model's load level is then a percent of the cpu
-/// request, else of its custom metrics' targets (templates/controllers/autoscaler.pml).
+/// request, else of its custom metrics' targets (src/controllers/autoscaler/autoscaler.pml).
 pub fn scales_on_cpu(hpa: &crate::manifest::Object) -> bool {
     matches!(&hpa.body, crate::manifest::Body::HorizontalPodAutoscaler(a)
         if a.metrics.iter().any(|m| matches!(m, Metric::Resource { resource, .. } if resource == "cpu")))

@@ -133,7 +133,7 @@ pub fn counts_mask(c: &IrConstraint) -> u32 {
 /// if it had aged out (docs/conformance.md).
 const HPA_MODEL_LOG: usize = 2;
 
-/// An autoscaler's rules as the model's tables (templates/controllers/autoscaler_normalization.pml)
+/// An autoscaler's rules as the model's tables (src/controllers/autoscaler/autoscaler_normalization.pml)
 /// for workload `wi`, with `policies` entries per direction: `(table, index, value)`, durations
 /// as age classes.
 pub fn autoscaler_rules(a: &IrAutoscaler, wi: usize, policies: usize) -> Vec<(&'static str, usize, i64)> {
@@ -387,7 +387,7 @@ fn write_workload(w: &mut Writer, ir: &Ir, shape: &Shape, i: usize, wl: &super::
         }
         // The autoscaler has been running: its last recommendation, one sync period old,
         // is the starting replicas, within [min, max] as the model keeps every one
-        // (templates/controllers/autoscaler.pml).
+        // (src/controllers/autoscaler/autoscaler.pml).
         let sync = a.class(HPA_SYNC_SECONDS);
         if sync < a.recommendation_expiry() {
             w.set("hpa_rec", wi * shape.hpa_log, wl.replicas.max(a.min).min(a.max));

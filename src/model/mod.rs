@@ -14,32 +14,76 @@ pub use ir::{Ir, IrError, Names, Topology};
 
 use crate::checks::{Applies, CheckId};
 
-/// The templates, by name, as shipped (embedded from `templates/`).
-macro_rules! templates {
-    ($($name:literal),* $(,)?) => {
-        &[$(($name, include_str!(concat!("../../templates/", $name)))),*]
-    };
-}
-
-const TEMPLATES: &[(&str, &str)] = templates!(
-    "main.pml",
-    "controllers/scheduler.pml",
-    "controllers/deployment.pml",
-    "controllers/rolling_update.pml",
-    "controllers/kubelet.pml",
-    "controllers/autoscaler.pml",
-    "controllers/replica_calculator.pml",
-    "controllers/autoscaler_normalization.pml",
-    "controllers/taint_eviction.pml",
-    "controllers/descheduler.pml",
-    "controllers/descheduler_process.pml",
-    "controllers/cluster_autoscaler.pml",
-    "controllers/informer.pml",
-    "probes/scheduler.pml",
-    "probes/autoscaler.pml",
-    "probes/deployment.pml",
-    "probes/descheduler.pml",
-);
+/// The templates, by the name main.pml includes them by, as shipped: main.pml and the
+/// probes from `templates/`, each controller's from its folder (src/controllers/<controller>/),
+/// beside its part of the IR and its decoder.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("main.pml", include_str!("../../templates/main.pml")),
+    (
+        "controllers/scheduler.pml",
+        include_str!("../controllers/scheduler/scheduler.pml"),
+    ),
+    (
+        "controllers/deployment.pml",
+        include_str!("../controllers/workloads/deployment.pml"),
+    ),
+    (
+        "controllers/rolling_update.pml",
+        include_str!("../controllers/workloads/rolling_update.pml"),
+    ),
+    (
+        "controllers/kubelet.pml",
+        include_str!("../controllers/kubelet/kubelet.pml"),
+    ),
+    (
+        "controllers/autoscaler.pml",
+        include_str!("../controllers/autoscaler/autoscaler.pml"),
+    ),
+    (
+        "controllers/replica_calculator.pml",
+        include_str!("../controllers/autoscaler/replica_calculator.pml"),
+    ),
+    (
+        "controllers/autoscaler_normalization.pml",
+        include_str!("../controllers/autoscaler/autoscaler_normalization.pml"),
+    ),
+    (
+        "controllers/taint_eviction.pml",
+        include_str!("../controllers/taint_eviction/taint_eviction.pml"),
+    ),
+    (
+        "controllers/descheduler.pml",
+        include_str!("../controllers/descheduler/descheduler.pml"),
+    ),
+    (
+        "controllers/descheduler_process.pml",
+        include_str!("../controllers/descheduler/descheduler_process.pml"),
+    ),
+    (
+        "controllers/cluster_autoscaler.pml",
+        include_str!("../controllers/cluster_autoscaler/cluster_autoscaler.pml"),
+    ),
+    (
+        "controllers/informer.pml",
+        include_str!("../controllers/informer/informer.pml"),
+    ),
+    (
+        "probes/scheduler.pml",
+        include_str!("../../templates/probes/scheduler.pml"),
+    ),
+    (
+        "probes/autoscaler.pml",
+        include_str!("../../templates/probes/autoscaler.pml"),
+    ),
+    (
+        "probes/deployment.pml",
+        include_str!("../../templates/probes/deployment.pml"),
+    ),
+    (
+        "probes/descheduler.pml",
+        include_str!("../../templates/probes/descheduler.pml"),
+    ),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -336,15 +380,24 @@ mod tests {
     /// Every template file is embedded: one left out would only fail when a model needs it.
     #[test]
     fn every_template_file_is_embedded() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
-        let mut files = Vec::new();
-        for dir in ["", "controllers", "probes"] {
-            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-                let path = entry.unwrap().path();
-                if path.extension().is_some_and(|e| e == "pml") {
-                    files.push(path.strip_prefix(&root).unwrap().to_string_lossy().into_owned());
-                }
-            }
+        let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let pml = |dir: &std::path::Path| -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "pml"))
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        let root = crate_dir.join("templates");
+        let mut files = pml(&root);
+        files.extend(pml(&root.join("probes")).into_iter().map(|f| format!("probes/{f}")));
+        // A controller's templates are in its folder, included as `controllers/<file>`.
+        for entry in std::fs::read_dir(crate_dir.join("src/controllers")).unwrap() {
+            let folder = entry.unwrap().path();
+            files.extend(pml(&folder).into_iter().map(|f| format!("controllers/{f}")));
         }
         files.sort();
         let mut embedded: Vec<String> = TEMPLATES.iter().map(|(name, _)| name.to_string()).collect();

@@ -1,6 +1,6 @@
 //! A counterexample's trace events (`KIVI:` lines) told as steps in Kubernetes terms, each
 //! located at the manifest field that drives it. The controllers' events (`crate::trace`) are
-//! told here, by controller; an environment event's by its folder (`crate::events`), a
+//! told here, each by its controller's decoder (src/controllers/<controller>/decode.rs); an environment event's by its folder (`crate::events`), a
 //! check's violation by the check's (`crate::checks`).
 
 use super::namer::Namer;
@@ -8,10 +8,24 @@ use super::*;
 use crate::checks;
 use crate::trace::{Changed, Event};
 
-mod autoscalers;
+// Each controller's decoder lives in its folder (src/controllers/<controller>/, beside its
+// templates and its part of the IR) and is a module of this one: it tells steps, as this
+// stage does, from what this module gives it.
+#[path = "../../controllers/autoscaler/decode.rs"]
+mod autoscaler;
+#[path = "../../controllers/cluster_autoscaler/decode.rs"]
+mod cluster_autoscaler;
+#[path = "../../controllers/descheduler/decode.rs"]
 mod descheduler;
-mod nodes;
+#[path = "../../controllers/informer/decode.rs"]
+mod informer;
+#[path = "../../controllers/kubelet/decode.rs"]
+mod kubelet;
+#[path = "../../controllers/scheduler/decode.rs"]
 mod scheduler;
+#[path = "../../controllers/taint_eviction/decode.rs"]
+mod taint_eviction;
+#[path = "../../controllers/workloads/decode.rs"]
 mod workloads;
 
 /// A decoded step before its effect is attached.
@@ -42,22 +56,26 @@ struct Scene<'a> {
     objects: &'a [Object],
 }
 
-/// A controller's event, told by the module of the controller that prints it.
+/// A controller's event, told by the decoder of the controller that prints it.
 fn tell_controller(event: Event, v: &[i64], scene: &Scene) -> DecodedStep {
     match event {
         Event::PodCreated | Event::PodDeleted | Event::RolloutApplied | Event::RolloutDone => {
             workloads::tell(event, v, scene)
         }
-        Event::PodBound | Event::PodUnschedulable => scheduler::tell(event, v, scene),
-        Event::HpaScaled
-        | Event::NodeAdded
+        Event::PodBound | Event::PodUnschedulable | Event::VolumeProvisioned | Event::VolumeProvisionedWithPod => {
+            scheduler::tell(event, v, scene)
+        }
+        Event::HpaScaled => autoscaler::tell(event, v, scene),
+        Event::NodeAdded
         | Event::ScaleDownStarted
         | Event::AutoscalerEvicted
         | Event::AutoscalerRefused
         | Event::NodeRemoved
-        | Event::ScaleUpWanted => autoscalers::tell(event, v, scene),
+        | Event::ScaleUpWanted => cluster_autoscaler::tell(event, v, scene),
         Event::DeschedulerDeclined | Event::DeschedulerEvicted => descheduler::tell(event, v, scene),
-        _ => nodes::tell(event, v, scene),
+        Event::TaintEvicted => taint_eviction::tell(event, v, scene),
+        Event::InformerCaughtUp | Event::StaleDeletion => informer::tell(event, v, scene),
+        _ => kubelet::tell(event, v, scene),
     }
 }
 

@@ -5,9 +5,10 @@
 //! PROMELA model receives indices, amounts and bitmasks; no name, label or value from a manifest
 //! reaches it as text. `Names` keeps the way back, for counterexamples.
 //!
-//! `build` assembles the IR; its parts live beside it, split as `templates/controllers/` is:
-//! `topology` (nodes, pools, domains), `scheduling` (per-template filters, scores, spread and
-//! affinity), `workloads` (replicas, rollouts, disruption budgets), `autoscaling` (HPAs) and
+//! `build` assembles the IR; `topology` (nodes, pools, domains) is beside it, and each
+//! controller's part is in the controller's folder (src/controllers/): `scheduling`
+//! (per-template filters, scores, spread and affinity) and `volumes` (the scheduler's),
+//! `workloads` (replicas, rollouts, disruption budgets), `autoscaling` (HPAs) and
 //! `descheduler` (its plugins' verdicts). The parts share this module's imports.
 
 use std::collections::BTreeMap;
@@ -27,12 +28,19 @@ use crate::manifest::{Body, Object, WorkloadKind};
 use crate::source::Span;
 use crate::units::{Role, Unit};
 
+// A controller's part of the IR lives in its folder (src/controllers/<controller>/, beside
+// its templates and its decoder) and is a module of this one.
+#[path = "../../controllers/autoscaler/ir.rs"]
 mod autoscaling;
 mod build;
+#[path = "../../controllers/descheduler/ir.rs"]
 mod descheduler;
+#[path = "../../controllers/scheduler/ir.rs"]
 mod scheduling;
 mod topology;
+#[path = "../../controllers/scheduler/volumes.rs"]
 mod volumes;
+#[path = "../../controllers/workloads/ir.rs"]
 mod workloads;
 
 pub use volumes::{IrVolume, IrVolumes};

@@ -1,5 +1,6 @@
-//! kube-scheduler's steps (templates/controllers/scheduler.pml): a binding, or the filters
-//! that left a pod without a feasible node, located at the field that rejects it.
+//! kube-scheduler's steps (scheduler.pml beside this file): a binding, the filters that left
+//! a pod without a feasible node, located at the field that rejects it, and the volume
+//! provisioning its VolumeBinding plugin waits for (main.pml, scheduler.pml).
 
 use super::*;
 
@@ -11,8 +12,33 @@ pub(super) fn tell(event: Event, v: &[i64], s: &Scene) -> DecodedStep {
             format!("binds {} to {}", s.namer.pod(at(1)), s.namer.node(at(2))),
             None,
         ),
+        Event::VolumeProvisioned | Event::VolumeProvisionedWithPod => provisioned(event, v, s),
         _ => unschedulable(v, s),
     }
+}
+
+/// `KIVI:…:slot:zone`: a claim's volume provisioned in a zone, before or with its pod.
+fn provisioned(event: Event, v: &[i64], s: &Scene) -> DecodedStep {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let pod = s.namer.pod(at(1));
+    let zone =
+        s.ir.volumes
+            .as_ref()
+            .and_then(|v| v.zones.get((at(2) - 1).max(0) as usize))
+            .cloned()
+            .unwrap_or_else(|| format!("zone #{}", at(2)));
+    let when = if event == Event::VolumeProvisioned {
+        "before the pod is scheduled (volumeBindingMode: Immediate)"
+    } else {
+        "where it was bound (volumeBindingMode: WaitForFirstConsumer): its pods can run in no other zone"
+    };
+    DecodedStep::new(
+        Actor::VolumeProvisioner,
+        format!("provisions the volume of {pod}'s claim in {zone}, {when}"),
+        s.namer
+            .owner(at(1))
+            .and_then(|(w, _)| s.names.volume_spans.get(w).copied().flatten()),
+    )
 }
 
 /// `KIVI:3:slot:...`: the filters' counts of nodes that rejected the pod, and why.

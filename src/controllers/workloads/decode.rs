@@ -1,5 +1,5 @@
-//! The workload controllers' steps (templates/controllers/deployment.pml and
-//! rolling_update.pml): pods created and deleted, rollouts started and finished.
+//! The workload controllers' steps (deployment.pml and rolling_update.pml beside this file):
+//! pods created and deleted, rollouts started and finished.
 
 use super::*;
 

@@ -40,7 +40,7 @@ pub struct IrMetrics {
 }
 
 impl IrMetrics {
-    /// The bits of the model's `hpa_metrics` table (templates/controllers/autoscaler.pml).
+    /// The bits of the model's `hpa_metrics` table (src/controllers/autoscaler/autoscaler.pml).
     pub fn bits(self) -> i64 {
         i64::from(self.cpu)
             | i64::from(self.pods) << 1

@@ -1,4 +1,4 @@
-//! The descheduler's steps (templates/controllers/descheduler.pml): an eviction by one of its
+//! The descheduler's steps (descheduler.pml beside this file): an eviction by one of its
 //! plugins, located at where the policy enables the plugin, or the evictor declining one.
 
 use super::*;
