@@ -14,6 +14,8 @@ pub use planning::plan;
 use planning::{emit, plan_unit};
 mod results;
 mod runs;
+mod simulation;
+pub use simulation::{SimulatedRun, simulate};
 pub mod topologies;
 mod verifier;
 mod walk;

@@ -98,6 +98,8 @@ events! {
     PodsSwapped = 48, "EVENT_PODS_SWAPPED";
     /// The symmetry reduction swaps two nodes.
     NodesSwapped = 49, "EVENT_NODES_SWAPPED";
+    /// `kivi-lint simulate`: the run ends, the cluster settled after the environment acted.
+    SimulationEnded = 53, "EVENT_SIMULATION_ENDED";
 }
 
 /// Who acts in a step of a counterexample: a controller, an environment event, or the check.

@@ -26,7 +26,11 @@ hidden byte pod_count;
 #define BUDGETS {{ ir.disruption_budgets|length }}
 {% for d in param_defines %}#define {{ d.name }} {{ d.value }}   /* {{ d.check }}: {{ d.description }} */
 {% endfor %}#define CHECKS {{ check_names|length }}
-/* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
+{% if simulation %}#define SIMULATION_ROUNDS {{ simulation.rounds }}   /* kivi-lint simulate: the environment's steps before the run may end */
+byte environment_acted;
+bit simulation_done;             /* the run's end: the environment acts no more */
+#define ENVIRONMENT_ACTED if :: environment_acted < 255 -> environment_acted++ :: else -> skip fi
+{% endif %}/* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
 {{ trace_defines }}
 #define SCALING_POOLS {{ (ir.cluster_autoscaler.pools|length) if ir.cluster_autoscaler else 1 }}
 
@@ -655,6 +659,25 @@ inline terminate_running(q) {
 {# the checks' monitors, from the registry (src/checks/) #}
 {% for m in monitors %}{% include m.template %}{% endfor %}
 {% if ir.descheduler %}{% include "controllers/descheduler_process.pml" %}{% endif %}
+{% if simulation %}
+
+/*
+ * `kivi-lint simulate`: one run, from the cluster as the input starts it. It ends at the first
+ * moment the cluster has settled (the controllers idle, no node down or draining) after the
+ * environment acted SIMULATION_ROUNDS times, at once in a model without events: the events
+ * and the descheduler stop (`provided`), and when nothing else can move (`timeout`) the run
+ * ends; a check whose monitor fails in that state ends it with its violation instead.
+ */
+proctype Simulation() {
+  atomic { environment_acted >= SIMULATION_ROUNDS && QUIESCENT && ENVIRONMENT_SETTLED -> simulation_done = 1 };
+  /* the environment stops; a check whose monitor fails in this state ends the run first */
+  atomic {
+    timeout ->
+    printf("KIVI:%d\n", EVENT_SIMULATION_ENDED);
+    assert(false)
+  }
+}
+{% endif %}
 
 /*
  * The topology, read in init from the file named by KIVI_INPUT: lines of
@@ -720,6 +743,7 @@ init {
 {% endif %}{% if ir.descheduler %}    run Descheduler();
 {% endif %}{% for p in event_proctypes %}    run {{ p }}();
 {% endfor %}{% for m in monitors %}    if :: check_on[{{ loop.index }}] -> run {{ m.proctype }}() :: else -> skip fi;
-{% endfor %}    skip
+{% endfor %}{% if simulation %}    run Simulation();
+{% endif %}    skip
   }
 }

@@ -314,7 +314,7 @@ pub(crate) fn subcommand_first(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::O
     while let Some(width) = args.get(i).and_then(|a| a.to_str()).and_then(shared) {
         i += width;
     }
-    let with_shared = ["units", "merge"];
+    let with_shared = ["units", "merge", "simulate"];
     match args.get(i).and_then(|a| a.to_str()) {
         Some(name) if i > 1 && with_shared.contains(&name) => {
             let mut out = vec![args[0].clone(), args[i].clone()];

@@ -5,6 +5,7 @@ mod args;
 mod merge;
 mod output;
 mod settings;
+mod simulate;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -45,6 +46,24 @@ pub struct Cli {
 enum Command {
     /// Print the verification units.
     Units {
+        #[command(flatten)]
+        scan: Box<ScanArgs>,
+        #[command(flatten)]
+        global: GlobalArgs,
+    },
+    /// One seeded run of each unit's model as a timeline: what the controllers do on the
+    /// cluster the config describes, with every configured event, until the cluster settles
+    /// after the environment acted `--steps` times (or a check fails on the way: exit 1).
+    Simulate {
+        /// The run's seed: the same seed, the same run.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        seed: u32,
+        /// The environment's steps (its events) before the run may end.
+        #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=200))]
+        steps: u32,
+        /// Only the unit with this id or name (`kivi-lint units` lists them).
+        #[arg(long, value_name = "UNIT")]
+        unit: Option<String>,
         #[command(flatten)]
         scan: Box<ScanArgs>,
         #[command(flatten)]
@@ -96,6 +115,21 @@ pub fn run() -> Result<u8> {
             Ok(exit::OK)
         }
         Some(Command::Units { scan, global }) => scan_command(&scan, &global, true),
+        Some(Command::Simulate {
+            seed,
+            steps,
+            unit,
+            scan,
+            global,
+        }) => simulate::simulate_command(
+            &scan,
+            &global,
+            &simulate::Request {
+                seed,
+                steps,
+                unit: unit.as_deref(),
+            },
+        ),
         Some(Command::Merge {
             files,
             fail_on,

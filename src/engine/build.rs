@@ -68,6 +68,9 @@ impl Engine {
                         tracing::info!("this SPIN's pan.c is not the one kivi-lint packs: its states are stored whole")
                     }
                 }
+                if let Ok(text) = std::str::from_utf8(&bytes) {
+                    bytes = packing::portable_rand(text).into_bytes();
+                }
             }
             files.push((name, bytes));
         }

@@ -16,6 +16,7 @@ mod packing;
 pub use inconclusive::Inconclusive;
 mod pan;
 pub mod pan_output;
+mod simulate;
 
 use pan::Run;
 

@@ -12,9 +12,34 @@
 /// before SPIN's `compress`.
 const PACKER: &str = include_str!("pack_state.c");
 
-/// A digest of the packer, part of every build's key.
+/// A random run's choices from one portable generator (SplitMix64) instead of the C
+/// library's `rand`, so that a seed draws the same run on every machine (glibc's and musl's
+/// `rand` differ). pan's own definitions of `rand` and `srand` take the library's place
+/// (pan.m defines `rand` as a macro and undefines it, so a macro would not do). Inserted
+/// after pan.c's `<stdlib.h>`, for the randomised builds only.
+const PORTABLE_RAND: &str = "\n#if defined(T_RAND) || defined(P_RAND)
+/* kivi-lint: one generator for random runs on every machine (SplitMix64) */
+static unsigned long long kivi_rand_state = 1;
+void srand(unsigned int s) { kivi_rand_state = s; }
+int rand(void)
+{	unsigned long long z = (kivi_rand_state += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return (int) ((z ^ (z >> 31)) >> 33);
+}
+#endif
+";
+
+/// A digest of the packer and the generator, part of every build's key.
 pub(super) static PACKER_DIGEST: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| blake3::hash(PACKER.as_bytes()).to_hex()[..16].to_string());
+    std::sync::LazyLock::new(|| blake3::hash(format!("{PACKER}{PORTABLE_RAND}").as_bytes()).to_hex()[..16].to_string());
+
+/// `pan_c` with its random choices drawn by [`PORTABLE_RAND`], or as it is when it does not
+/// include `<stdlib.h>` where this expects.
+pub(super) fn portable_rand(pan_c: &str) -> String {
+    const STDLIB: &str = "#include <stdlib.h>\n";
+    pan_c.replacen(STDLIB, &format!("{STDLIB}{PORTABLE_RAND}"), 1)
+}
 
 /// The builds whose stored states are only compared (pan's other modes read what compress
 /// wrote, or keep their own tables).

@@ -126,7 +126,18 @@ impl Generator {
     /// one model (and one compiled pan). Every check of `ir.checks` is in the model; the input
     /// says which a run monitors.
     pub fn render(&self, ir: &Ir, shape: &Shape) -> Result<String, ModelError> {
+        self.render_context(Context::new(ir, shape))
+    }
+
+    /// The model `kivi-lint simulate` runs: the same, with a process that ends the run at the
+    /// first moment the cluster has settled after the environment acted `rounds` times.
+    pub fn render_simulation(&self, ir: &Ir, shape: &Shape, rounds: u32) -> Result<String, ModelError> {
         let mut context = Context::new(ir, shape);
+        context.simulation = Some(SimulationContext { rounds });
+        self.render_context(context)
+    }
+
+    fn render_context(&self, mut context: Context<'_>) -> Result<String, ModelError> {
         for event in self.included_events(&context)? {
             for (name, _) in event.templates {
                 if !context.event_templates.contains(name) {
@@ -216,6 +227,14 @@ struct Context<'a> {
     input_tables: Vec<String>,
     /// The trace events' `#define`s ([`trace_defines`]).
     trace_defines: String,
+    /// `kivi-lint simulate`'s model: one run that ends when the cluster settles.
+    simulation: Option<SimulationContext>,
+}
+
+#[derive(Serialize)]
+struct SimulationContext {
+    /// The environment's steps before the run may end.
+    rounds: u32,
 }
 
 /// A check param's `#define` in main.pml.
@@ -282,6 +301,7 @@ impl<'a> Context<'a> {
             event_proctypes: Vec::new(),
             input_tables: input::assignments(),
             trace_defines: trace_defines(),
+            simulation: None,
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod merge;
 mod outcome;
 mod project;
 pub mod sarif;
+pub mod simulation;
 pub mod violation;
 
 pub use document::Report;

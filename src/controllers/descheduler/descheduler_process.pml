@@ -4,7 +4,7 @@
  * monitors' templates because it makes the pods-balanced check itself, after a run that
  * evicted nothing (checks/pods_balanced.pml).
  */
-proctype Descheduler() {
+proctype Descheduler(){% if simulation %} provided (!simulation_done){% endif %} {
 end_descheduler:
   do
   :: atomic {

@@ -8,7 +8,7 @@
  */
 bit applied;
 
-proctype Apply() {
+proctype Apply(){% if simulation %} provided (!simulation_done){% endif %} {
 end_apply:
   do
   :: atomic {
@@ -26,7 +26,7 @@ end_apply:
 {% endif %}{% endfor %}
          skip
        }
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_apply_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -4,7 +4,7 @@
  * back, whatever an autoscaler decided (kubectl apply / server-side apply semantics). It
  * acts at settled moments, as often as drift appears.
  */
-proctype GitopsSync() {
+proctype GitopsSync(){% if simulation %} provided (!simulation_done){% endif %} {
 end_gitops_sync:
   do
   :: atomic {

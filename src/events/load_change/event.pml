@@ -3,7 +3,7 @@
  * (percent of the request, from the config's `max`, and around the HPA's target). It happens
  * when the cluster has settled, as often as it likes.
  */
-proctype LoadChange() {
+proctype LoadChange(){% if simulation %} provided (!simulation_done){% endif %} {
 end_load_change:
   do
   :: atomic {
@@ -13,7 +13,7 @@ end_load_change:
        :: load[{{ wi }}] != {{ loop.index }} -> load[{{ wi }}] = {{ loop.index }}; at_max[{{ wi }}] = 0; printf("KIVI:%d:{{ wi }}:{{ l }}\n", EVENT_LOAD_CHANGED); mark_hpa({{ wi }})
 {% endfor %}{% endif %}{% endfor %}
        fi
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_load_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -9,7 +9,7 @@
 bit drained[MAX_NODES + 1];
 hidden int e_q, e_left, e_victim;
 
-proctype NodeDrain() {
+proctype NodeDrain(){% if simulation %} provided (!simulation_done){% endif %} {
 end_node_drain:
   do
   :: atomic {
@@ -19,7 +19,7 @@ end_node_drain:
        :: node_ready[{{ n }}] && !drained[{{ n }}] -> draining = {{ n }}; cordoned[{{ n }}] = 1; printf("KIVI:%d:{{ n }}\n", EVENT_DRAIN_STARTED)
 {% endfor %}
        fi
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_drain_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        draining > 0 ->
@@ -60,7 +60,7 @@ end_node_drain:
          e_victim = 0; e_left = 0;
          canonical()
        }
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_drain_2: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -58,7 +58,7 @@ inline recover_node(n) {
   retry_unschedulable()
 }
 {% endif %}
-proctype NodeFailure() {
+proctype NodeFailure(){% if simulation %} provided (!simulation_done){% endif %} {
 end_node_failure:
   do
   :: atomic {
@@ -69,7 +69,7 @@ end_node_failure:
 {% endfor %}
        fi;
        canonical()
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_failure_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        /* the tolerations run out (300 s by default) long after the controllers have reacted */
@@ -87,7 +87,7 @@ end_node_failure:
          f_q = 0;
          canonical()
        }
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_failure_2: skip  /* a liveness check: this is the environment acting */{% endif %}
 {% if ir.node_failure.recover %}
   :: atomic {
@@ -98,7 +98,7 @@ end_node_failure:
 {% endfor %}
        fi;
        canonical()
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_failure_3: skip  /* a liveness check: this is the environment acting */{% endif %}
 {% endif %}
   od

@@ -4,7 +4,7 @@
  * elsewhere. When the cluster has settled again, the node comes back. One node at a time,
  * each node once; no Eviction API and so no PodDisruptionBudget (that is `node-drain`).
  */
-proctype NodeMaintenance() {
+proctype NodeMaintenance(){% if simulation %} provided (!simulation_done){% endif %} {
 end_node_maintenance:
   do
   :: atomic {
@@ -16,7 +16,7 @@ end_node_maintenance:
 {% endfor %}
        fi;
        canonical()
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_maintenance_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        QUIESCENT && in_maintenance > 0 ->
@@ -26,7 +26,7 @@ end_node_maintenance:
          retry_unschedulable();
          canonical()
        }
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_maintenance_2: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -18,7 +18,7 @@ inline crash(n) {
   take_down(n)
 }
 
-proctype NodeOverload() {
+proctype NodeOverload(){% if simulation %} provided (!simulation_done){% endif %} {
 end_node_overload:
   do
   :: atomic {
@@ -51,7 +51,7 @@ end_node_overload:
        fi;
        o_over = 0;
        canonical()
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_overload_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   :: atomic {
        QUIESCENT && restarting > 0 ->
@@ -61,7 +61,7 @@ end_node_overload:
          retry_unschedulable();
          canonical()
        }
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_overload_2: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

@@ -8,7 +8,7 @@
  */
 bit rollout_applied;
 
-proctype Rollout() {
+proctype Rollout(){% if simulation %} provided (!simulation_done){% endif %} {
 end_rollout:
   do
   :: atomic {
@@ -19,7 +19,7 @@ end_rollout:
        :: !rolled[{{ wi }}] -> rolled[{{ wi }}] = 1; printf("KIVI:%d:{{ wi }}\n", EVENT_ROLLOUT_APPLIED); mark_dc({{ wi }})
 {% endfor %}
        fi
-     }{% if liveness %};
+     }{% if simulation %}; ENVIRONMENT_ACTED{% endif %}{% if liveness %};
        progress_rollout_1: skip  /* a liveness check: this is the environment acting */{% endif %}
   od
 }

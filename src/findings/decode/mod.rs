@@ -75,6 +75,11 @@ fn tell_controller(event: Event, v: &[i64], scene: &Scene) -> DecodedStep {
         Event::DeschedulerDeclined | Event::DeschedulerEvicted => descheduler::tell(event, v, scene),
         Event::TaintEvicted => taint_eviction::tell(event, v, scene),
         Event::InformerCaughtUp | Event::StaleDeletion => informer::tell(event, v, scene),
+        Event::SimulationEnded => DecodedStep::new(
+            Actor::Model,
+            "the cluster has settled: the simulated run ends here".to_string(),
+            None,
+        ),
         _ => kubelet::tell(event, v, scene),
     }
 }

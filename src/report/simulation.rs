@@ -1,0 +1,156 @@
+//! `kivi-lint simulate`'s output: one run of a unit as a timeline, each step located at the
+//! manifest field behind it as a finding's steps are, in human or JSON form.
+
+use serde::Serialize;
+
+use crate::analysis::Analysis;
+use crate::diagnostics::terminal_safe;
+use crate::findings::Step;
+
+/// One simulated run, told.
+#[derive(Clone, Debug, Serialize)]
+pub struct Simulation {
+    pub unit: String,
+    pub seed: u32,
+    /// The environment's steps before the run could end.
+    pub environment_steps: u32,
+    /// The cluster it ran on, in words.
+    pub cluster: String,
+    /// The checks its monitors watched.
+    pub checks: Vec<String>,
+    pub steps: Vec<SimulatedStep>,
+    pub outcome: SimulationOutcome,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimulatedStep {
+    pub actor: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+/// How the run ended.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum SimulationOutcome {
+    /// The cluster settled: nothing more happens until the environment acts again.
+    Settled,
+    /// A check's monitor failed on the way: the run is a counterexample of it.
+    Violated { check: String },
+    /// No run could be told, and why.
+    NotRun { why: String },
+}
+
+impl Simulation {
+    /// A run's decoded steps, located in `analysis`'s files.
+    pub fn told(analysis: &Analysis, steps: &[Step]) -> Vec<SimulatedStep> {
+        steps
+            .iter()
+            .map(|s| {
+                let at = s.location;
+                SimulatedStep {
+                    actor: s.actor.as_str().to_string(),
+                    message: s.message.clone(),
+                    file: at.map(|a| analysis.sources.path(a.file).display().to_string()),
+                    line: at.map(|a| a.start.line),
+                    column: at.map(|a| a.start.column),
+                }
+            })
+            .collect()
+    }
+
+    /// The timeline for a terminal: numbered steps, each with where it comes from.
+    pub fn human(&self) -> String {
+        let mut out = format!(
+            "unit {}: seed {}, {} on {}\n",
+            self.unit,
+            self.seed,
+            crate::diagnostics::plural(self.environment_steps as usize, "environment step"),
+            self.cluster
+        );
+        if !self.checks.is_empty() {
+            out.push_str(&format!("  monitored: {}\n", self.checks.join(", ")));
+        }
+        for (i, s) in self.steps.iter().enumerate() {
+            let at = match (&s.file, s.line) {
+                (Some(f), Some(l)) => format!("  ({f}:{l})"),
+                _ => String::new(),
+            };
+            out.push_str(&format!("  {:>3}. {}: {}{at}\n", i + 1, s.actor, s.message));
+        }
+        out.push_str(&match &self.outcome {
+            SimulationOutcome::Settled => "  the run ends: the cluster has settled, no check failed\n".to_string(),
+            SimulationOutcome::Violated { check } => {
+                format!("  the run ends: {check} is violated (this run is a counterexample of it)\n")
+            }
+            SimulationOutcome::NotRun { why } => format!("  no run: {why}\n"),
+        });
+        terminal_safe(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(outcome: SimulationOutcome) -> Simulation {
+        Simulation {
+            unit: "web\u{1b}[2J".into(),
+            seed: 7,
+            environment_steps: 1,
+            cluster: "3 nodes (zone-a 2, zone-b 1)".into(),
+            checks: vec!["pods-schedulable".into()],
+            steps: vec![
+                SimulatedStep {
+                    actor: "horizontal-pod-autoscaler".into(),
+                    message: "scales web from 5 to 6 replicas".into(),
+                    file: Some("deploy/web.yaml".into()),
+                    line: Some(49),
+                    column: Some(3),
+                },
+                SimulatedStep {
+                    actor: "check".into(),
+                    message: "the cluster has settled with a pod that no node can take".into(),
+                    file: None,
+                    line: None,
+                    column: None,
+                },
+            ],
+            outcome,
+        }
+    }
+
+    #[test]
+    fn the_timeline_numbers_and_locates_each_step() {
+        let text = run(SimulationOutcome::Violated {
+            check: "pods-schedulable".into(),
+        })
+        .human();
+        assert!(text.starts_with("unit web"), "{text}");
+        assert!(
+            !text.contains('\u{1b}'),
+            "a terminal escape from a manifest reaches the terminal"
+        );
+        assert!(
+            text.contains("    1. horizontal-pod-autoscaler: scales web from 5 to 6 replicas  (deploy/web.yaml:49)\n"),
+            "{text}"
+        );
+        assert!(text.contains("    2. check: the cluster has settled"), "{text}");
+        assert!(text.ends_with("the run ends: pods-schedulable is violated (this run is a counterexample of it)\n"));
+    }
+
+    #[test]
+    fn the_json_names_the_outcome() {
+        let json = serde_json::to_value(run(SimulationOutcome::Settled)).unwrap();
+        assert_eq!(json["outcome"]["kind"], "settled");
+        assert_eq!(json["steps"][0]["line"], 49);
+        assert!(json["steps"][1].get("file").is_none());
+        let not_run = serde_json::to_value(run(SimulationOutcome::NotRun { why: "x".into() })).unwrap();
+        assert_eq!(not_run["outcome"], serde_json::json!({"kind": "not-run", "why": "x"}));
+    }
+}
