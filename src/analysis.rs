@@ -37,6 +37,9 @@ pub struct Request {
     /// `--allow-network` and `--allow-host`, and where fetched charts are cached; the
     /// config's `render` section is added to it.
     pub network: discover::fetch::Network,
+    /// `--cluster-state`: the running cluster (its nodes, and its pods on them) in place of
+    /// the config's cluster and initial pods.
+    pub cluster_state: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,9 +91,22 @@ impl Analysis {
 pub fn analyze(request: &Request) -> Analysis {
     let mut sources = SourceMap::numbered_from(request.file_ids_from);
     let mut diags = Diagnostics::default();
-    let config = load_config(request, &mut sources, &mut diags);
-    // The previous revision of an `apply` event is history, not part of the scan.
-    let history = previous_revision_dir(&config);
+    let mut config = load_config(request, &mut sources, &mut diags);
+    // The command line's running cluster takes the place of the config's.
+    let cluster_state = (request.cluster_state.as_deref())
+        .map(|path| crate::config::cluster_state::load(path, &mut sources, &mut diags));
+    if let Some(cluster) = cluster_state.as_ref().and_then(|s| s.cluster.clone()) {
+        config.cluster = cluster;
+    }
+    // The previous revision of an `apply` event is history, not part of the scan; a saved
+    // cluster state in the tree is input, not manifests.
+    let mut history = previous_revision_dir(&config);
+    history.extend(
+        request
+            .cluster_state
+            .as_deref()
+            .and_then(|p| inside(&config.base_dir, p)),
+    );
 
     // The config may turn the network on and narrow the hosts; only the command line may
     // trust a host on a private range.
@@ -140,6 +156,10 @@ pub fn analyze(request: &Request) -> Analysis {
         no_objects(request, discovery.not_rendered.len(), &mut sources, &mut diags);
     }
     mark_invalid(&mut objects, &diags);
+    if let Some(state) = cluster_state.as_ref().filter(|s| !s.pods.is_empty()) {
+        config.initial_pods =
+            crate::config::cluster_state::initial_pods(state, &config.cluster, &objects, state.at, &mut diags);
+    }
     if !config.comparison_operators {
         for span in objects.iter_mut().flat_map(|o| o.without_comparison_operators()) {
             diags.push(Diagnostic::note(
@@ -339,6 +359,12 @@ fn previous_revision_dir(config: &Config) -> Vec<String> {
         return Vec::new();
     }
     vec![rel.clone(), format!("{rel}/**")]
+}
+
+/// `path` relative to `base`, when it is inside it.
+fn inside(base: &std::path::Path, path: &std::path::Path) -> Option<String> {
+    let (base, path) = (std::fs::canonicalize(base).ok()?, std::fs::canonicalize(path).ok()?);
+    Some(path.strip_prefix(base).ok()?.to_str()?.to_string()).filter(|r| !r.is_empty())
 }
 
 /// Read the `apply` event's previous revision: its workloads' replicas and pod templates. Its

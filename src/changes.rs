@@ -75,6 +75,8 @@ pub fn analyze_base(request: &Request, git_ref: &str) -> Result<Base, String> {
         file_ids_from: BASE_FILE_IDS,
         strict: request.strict,
         network: request.network.clone(),
+        // The same running cluster: the base's changes land on it too.
+        cluster_state: request.cluster_state.clone(),
     });
     let errors = analysis.diagnostics.count(crate::diagnostics::Severity::Error);
     if errors > 0 {

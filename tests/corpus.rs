@@ -66,6 +66,7 @@ fn raw_counts_match_stats_json() {
             file_ids_from: 0,
             strict: false,
             network: Default::default(),
+            cluster_state: None,
         });
         let counts = analysis.objects_by_kind();
         let deliberate = |kind: &str| -> i64 {

@@ -270,6 +270,7 @@ fn analyse_and_model(dir: &Path, repository: &Repository) {
         file_ids_from: 0,
         strict: false,
         network: Default::default(),
+        cluster_state: None,
     });
     for d in analysis.diagnostics.iter() {
         assert!(d.span.start.line >= 1 && d.span.start.column >= 1, "{d:?}");

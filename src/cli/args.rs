@@ -140,6 +140,13 @@ pub(crate) struct ScanArgs {
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(16..))]
     pub(crate) run_memory: Option<u32>,
 
+    /// The running cluster as the model's start: a file of `kubectl get
+    /// nodes,pods,deployments,replicasets,statefulsets,daemonsets,hpa,pdb -A -o yaml` (what
+    /// `kivi-lint snapshot` writes). Its nodes replace the config's cluster, its running pods
+    /// start on their nodes.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cluster_state: Option<PathBuf>,
+
     /// After a model-checker run that cannot finish (memory, time or depth limit), N seeded
     /// random runs (randomised bitstate searches of a fixed size): a violation one finds is
     /// reported with its trace; none leaves the check inconclusive, never verified.

@@ -6,6 +6,7 @@ mod merge;
 mod output;
 mod settings;
 mod simulate;
+mod snapshot;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -68,6 +69,17 @@ enum Command {
         scan: Box<ScanArgs>,
         #[command(flatten)]
         global: GlobalArgs,
+    },
+    /// Save the running cluster for `--cluster-state` (`kubectl get nodes,pods,deployments,
+    /// replicasets,statefulsets,daemonsets,hpa,pdb -A -o json`), with Secrets, ConfigMaps,
+    /// environment values and last-applied configurations dropped.
+    Snapshot {
+        /// Write it here (default: stdout).
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// The kubeconfig context to read (default: the current one).
+        #[arg(long, value_name = "NAME")]
+        context: Option<String>,
     },
     /// List the checks: ids, aliases, default levels and definitions.
     Rules {
@@ -136,6 +148,9 @@ pub fn run() -> Result<u8> {
             require_complete,
             global,
         }) => merge::merge_command(&files, fail_on, require_complete, &global),
+        Some(Command::Snapshot { output, context }) => {
+            snapshot::snapshot_command(&snapshot::Request { output, context })
+        }
         Some(Command::Rules { format }) => {
             std::io::stdout().write_all(report::rules(format).as_bytes())?;
             Ok(exit::OK)

@@ -105,6 +105,7 @@ fn plan(scan: &ScanArgs) -> Option<Scan> {
             file_ids_from: 0,
             strict: scan.strict,
             network,
+            cluster_state: scan.cluster_state.clone(),
         },
         engine,
         cache_dir: args::cache_dir(scan),

@@ -4,6 +4,7 @@
 //! Without a file the embedded default (`default.yaml`) is used.
 
 pub mod cluster;
+pub mod cluster_state;
 mod date;
 mod reader;
 

@@ -75,9 +75,25 @@ impl Graph<'_> {
                         wanted > capacity
                     })
                     .collect();
+                // Room in all is not room on one node: the others' pods can leave every node
+                // with less than one of a workload's pods needs (one api pod per node, and no
+                // node left for a pod that needs a whole one).
+                let fragmented = demands.iter().any(|(w, d, _)| {
+                    let pod = self.workload_spec(*w).effective_request();
+                    let nodes = i64::from(pool.max);
+                    let usable = pool.usable();
+                    let others_cpu = demand.cpu_millis.saturating_sub(d.cpu_millis);
+                    let others_memory = demand.memory_bytes.saturating_sub(d.memory_bytes);
+                    (pod.cpu_millis > 0 && others_cpu > nodes.saturating_mul(usable.cpu_millis - pod.cpu_millis))
+                        || (pod.memory_bytes > 0
+                            && others_memory > nodes.saturating_mul(usable.memory_bytes - pod.memory_bytes))
+                });
                 let competing: Vec<usize> = if pods > pod_slots {
                     sharing.clone()
-                } else if demand.cpu_millis > capacity.cpu_millis || demand.memory_bytes > capacity.memory_bytes {
+                } else if demand.cpu_millis > capacity.cpu_millis
+                    || demand.memory_bytes > capacity.memory_bytes
+                    || fragmented
+                {
                     demands
                         .iter()
                         .filter(|(_, d, _)| d.cpu_millis > 0 || d.memory_bytes > 0)
@@ -95,16 +111,23 @@ impl Graph<'_> {
                     }
                 }
                 competing.sort_unstable();
+                let exceeded = pods > pod_slots
+                    || demand.cpu_millis > capacity.cpu_millis
+                    || demand.memory_bytes > capacity.memory_bytes;
+                let reason = if exceeded || !fragmented {
+                    format!(
+                        "their requests together exceed node pool {} at its largest size",
+                        pool.name
+                    )
+                } else {
+                    format!(
+                        "the others' pods can leave no node of pool {} with the room one pod needs",
+                        pool.name
+                    )
+                };
                 if competing.len() > 1 {
                     for pair in competing.windows(2) {
-                        new_edges.push((
-                            pair[0],
-                            pair[1],
-                            format!(
-                                "their requests together exceed node pool {} at its largest size",
-                                pool.name
-                            ),
-                        ));
+                        new_edges.push((pair[0], pair[1], reason.clone()));
                     }
                 }
             }

@@ -109,7 +109,7 @@ fn effect(changed: Option<Changed>, v: &[i64], namer: &Namer) -> Option<Effect> 
 /// Decode the `KIVI:` lines of a trail (see the templates' printf calls).
 pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) -> (Vec<Step>, Option<Span>) {
     let mut namer = Namer::new(ir, names, objects);
-    let mut steps = Vec::new();
+    let mut steps = initial_pods(ir, &namer);
     let mut location = None;
     for event in trace {
         let v = &event.values;
@@ -188,6 +188,41 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
         .or_else(|| steps.iter().find_map(|s| s.location))
         .or_else(|| names.workloads.first().and_then(|&o| objects.get(o)).map(|o| o.span));
     (steps, location)
+}
+
+/// The pods running when the run starts (`cluster.initialPods`, `--cluster-state`), each on
+/// its node, as the trail's first steps: what follows starts from there.
+fn initial_pods(ir: &Ir, namer: &Namer) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for w in &ir.workloads {
+        let slots = w.first_slot..w.first_slot + w.slots;
+        let mut slot = w.first_slot;
+        for &(node, count) in &w.initial {
+            for _ in 0..count {
+                if !slots.contains(&slot) {
+                    break;
+                }
+                let (pod, node) = (namer.pod(slot as i64), namer.node(node as i64));
+                let message = if w.terminating {
+                    format!("{pod} is being deleted from {node} as the run starts")
+                } else {
+                    format!("{pod} runs on {node} as the run starts")
+                };
+                steps.push(Step {
+                    actor: Actor::Kubelet,
+                    message,
+                    location: None,
+                    effect: Some(Effect {
+                        change: Change::PodStarted,
+                        pod: Some(pod),
+                        node: Some(node),
+                    }),
+                });
+                slot += 1;
+            }
+        }
+    }
+    steps
 }
 
 /// What a check's decoder asks of the counterexample (`checks::Counterexample`).

@@ -1,0 +1,165 @@
+//! `--cluster-state FILE`: the running cluster as the model's start, from what `kubectl get
+//! nodes,pods,... -A -o yaml` prints (`kivi-lint snapshot` writes it). Its Nodes become the
+//! cluster's pools as `cluster.fromNodes` reads them; its running Pods, on their nodes, become
+//! the initial pods of the workloads that own them (a Deployment's through its ReplicaSet).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{Cluster, InitialPods, ObjectId};
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::manifest::{self, Body, Object, WorkloadKind};
+use crate::source::{SourceMap, Span};
+
+/// What a cluster-state file says: the nodes and the pods running on them.
+pub struct ClusterState {
+    /// The file's start, where notes about it point.
+    pub at: Span,
+    /// `None` when the file holds no Node (the config's cluster stays).
+    pub cluster: Option<Cluster>,
+    pub pods: Vec<RunningPod>,
+}
+
+/// A pod bound to a node and not being deleted, by the object that owns it.
+pub struct RunningPod {
+    /// Its owner as the repository names it: a ReplicaSet's pods are its Deployment's
+    /// (`<deployment>-<pod-template-hash>`, the Deployment controller's naming).
+    pub owner: ObjectId,
+    pub node: String,
+    pub span: Span,
+}
+
+/// Read the cluster-state file at `path`; one that cannot be read is an error there.
+pub fn load(path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> ClusterState {
+    match crate::source::read_text(path) {
+        Ok(text) => read(&text, path, sources, diags),
+        Err(message) => {
+            let file = sources.add(crate::source::display_path(path), "");
+            let at = Span::point(file, crate::source::Location::START);
+            diags.push(Diagnostic::error(at, format!("--cluster-state: {message}")));
+            ClusterState {
+                at,
+                cluster: None,
+                pods: Vec::new(),
+            }
+        }
+    }
+}
+
+/// Read a cluster-state file (YAML: a `List` or documents).
+pub fn read(text: &str, path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> ClusterState {
+    let shown = crate::source::display_path(path);
+    let file = sources.add(shown, text);
+    let stream = crate::yaml::parse(text, file, &crate::yaml::Limits::default());
+    for e in &stream.errors {
+        diags.error(e.span, e.message.clone());
+    }
+    let mut quiet = Diagnostics::default();
+    let loaded = manifest::load(&stream.documents, "default", sources, &mut quiet);
+    let has_nodes = loaded.objects.iter().any(|o| matches!(o.body, Body::Node(_)));
+    let cluster = has_nodes.then(|| super::cluster::from_snapshot(text, path, sources, diags));
+    let pods = loaded.objects.iter().filter_map(running_pod).collect();
+    ClusterState {
+        at: Span::point(file, crate::source::Location::START),
+        cluster,
+        pods,
+    }
+}
+
+/// A Pod object that runs on a node, with its owner; `None` for anything else, a pod not
+/// bound yet, one being deleted, or a Job's (it runs to completion and leaves).
+fn running_pod(o: &Object) -> Option<RunningPod> {
+    let w = o.workload().filter(|w| w.kind == WorkloadKind::Pod)?;
+    let node = w.template.spec.node_name.as_ref()?.value.clone();
+    if w.template.deleting {
+        return None;
+    }
+    let namespace = o.id.namespace.clone();
+    let owner = match w.template.owners.first() {
+        None => o.id.clone(),
+        Some(r) if r.kind == "ReplicaSet" => {
+            let hash = w.template.labels.get("pod-template-hash");
+            let deployment = hash.and_then(|h| r.name.strip_suffix(&format!("-{h}")));
+            match deployment {
+                Some(name) => ObjectId {
+                    kind: "Deployment".into(),
+                    namespace,
+                    name: name.to_string(),
+                },
+                None => ObjectId {
+                    kind: "ReplicaSet".into(),
+                    namespace,
+                    name: r.name.clone(),
+                },
+            }
+        }
+        Some(r) if matches!(r.kind.as_str(), "StatefulSet" | "DaemonSet" | "ReplicationController") => ObjectId {
+            kind: r.kind.clone(),
+            namespace,
+            name: r.name.clone(),
+        },
+        Some(_) => return None,
+    };
+    Some(RunningPod {
+        owner,
+        node,
+        span: o.span,
+    })
+}
+
+/// The initial pods of the scanned workloads, per workload and node, from the running pods;
+/// a note counts those of workloads the scan does not have.
+pub fn initial_pods(
+    state: &ClusterState,
+    cluster: &Cluster,
+    objects: &[Object],
+    at: Span,
+    diags: &mut Diagnostics,
+) -> Vec<InitialPods> {
+    let scanned = |id: &ObjectId| objects.iter().any(|o| !o.embedded && &o.id == id);
+    let mut counted: BTreeMap<(String, String), InitialPods> = BTreeMap::new();
+    let mut elsewhere = 0;
+    let mut unknown_node = 0;
+    for pod in &state.pods {
+        if !scanned(&pod.owner) {
+            elsewhere += 1;
+            continue;
+        }
+        if !cluster.has_node(&pod.node) {
+            unknown_node += 1;
+            continue;
+        }
+        counted
+            .entry((pod.owner.to_string(), pod.node.clone()))
+            .and_modify(|p| p.count += 1)
+            .or_insert_with(|| InitialPods {
+                workload: pod.owner.clone(),
+                node: pod.node.clone(),
+                count: 1,
+                span: pod.span,
+            });
+    }
+    if elsewhere > 0 {
+        diags.push(Diagnostic::note(
+            at,
+            format!(
+                "{} of workloads this scan does not have {} left out: the room {} on {} is not modelled",
+                crate::diagnostics::plural(elsewhere, "running pod"),
+                if elsewhere == 1 { "is" } else { "are" },
+                if elsewhere == 1 { "it takes" } else { "they take" },
+                if elsewhere == 1 { "its node" } else { "their nodes" },
+            ),
+        ));
+    }
+    if unknown_node > 0 {
+        diags.push(Diagnostic::warning(
+            at,
+            format!(
+                "{} on nodes the cluster state does not list {} left out",
+                crate::diagnostics::plural(unknown_node, "running pod"),
+                if unknown_node == 1 { "is" } else { "are" },
+            ),
+        ));
+    }
+    counted.into_values().collect()
+}

@@ -1,0 +1,116 @@
+//! `--cluster-state`: the running cluster (its nodes, its pods on them) as the model's start,
+//! through the binary with the real spin and C compiler.
+
+mod common;
+
+use common::kivi;
+use serde_json::Value;
+
+const FIXTURE: &str = "fixtures/cluster-state-placement";
+
+fn scan(args: &[&str]) -> (i32, Value) {
+    let out = kivi()
+        .args(["--no-fixes", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        out.status.code().unwrap(),
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+    )
+}
+
+fn pods_schedulable(report: &Value) -> &Value {
+    report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["verification"]["results"].as_array().unwrap())
+        .find(|c| c["check"] == "pods-schedulable")
+        .expect("pods-schedulable is checked")
+}
+
+/// The violation exists only because of where the pods run now: from an empty cluster the
+/// same manifests are verified; from the saved state, the report-builder has no node, and the
+/// counterexample starts where the state file has the api pods.
+#[test]
+fn the_current_placement_decides_the_verdict() {
+    let (code, empty) = scan(&[FIXTURE]);
+    assert_eq!(code, 0, "{empty:#}");
+    assert_eq!(pods_schedulable(&empty)["verdict"], "verified");
+
+    let state = format!("{FIXTURE}/cluster-state.yaml");
+    let (code, running) = scan(&["--cluster-state", &state, FIXTURE]);
+    assert_eq!(code, 1, "{running:#}");
+    let check = pods_schedulable(&running);
+    assert_eq!(check["verdict"], "violated");
+    assert_eq!(check["file"], format!("{FIXTURE}/deploy/report-builder.yaml"));
+    let steps: Vec<&str> = check["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["message"].as_str().unwrap())
+        .collect();
+    // The first state is the file's: one api pod on each worker.
+    assert_eq!(steps[0], "api-1 runs on primary-1 as the run starts", "{steps:#?}");
+    assert_eq!(steps[1], "api-2 runs on secondary-1 as the run starts", "{steps:#?}");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("no feasible node for report-builder-1")),
+        "{steps:#?}"
+    );
+    // The pods of a workload the repository does not have are said to be left out.
+    let notes = running["diagnostics"].to_string();
+    assert!(
+        notes.contains("1 running pod of workloads this scan does not have is left out"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_cluster_state_that_cannot_be_read_is_an_input_error() {
+    let (code, report) = scan(&["--cluster-state", "no/such/state.yaml", FIXTURE]);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report["diagnostics"].to_string().contains("--cluster-state"),
+        "{report:#}"
+    );
+}
+
+/// `kivi-lint snapshot` runs `kubectl get … -o json` (here a stand-in on PATH printing what a
+/// real cluster would) and writes a file `--cluster-state` reads, without what may be secret.
+#[test]
+fn a_snapshot_is_a_cluster_state_without_secrets() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = assert_fs::TempDir::new().unwrap();
+    let kubectl = dir.path().join("kubectl");
+    std::fs::write(
+        &kubectl,
+        "#!/bin/sh\n[ \"$1 $2 $3\" = \"get nodes,pods,deployments,replicasets,statefulsets,daemonsets,hpa,pdb --all-namespaces\" ] || exit 3\ncat \"$KIVI_TEST_KUBECTL_OUTPUT\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap());
+    let saved = dir.path().join("state.yaml");
+    let out = kivi()
+        .env("PATH", &path)
+        .env(
+            "KIVI_TEST_KUBECTL_OUTPUT",
+            common::root().join(FIXTURE).join("kubectl-get.json"),
+        )
+        .args(["snapshot", "-o"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&saved).unwrap();
+    for secret in ["hunter2", "aHVudGVyMg", "last-applied-configuration", "\"Secret\""] {
+        assert!(!text.contains(secret), "{secret} is in the snapshot");
+    }
+    let (code, report) = scan(&["--cluster-state", saved.to_str().unwrap(), FIXTURE]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(pods_schedulable(&report)["verdict"], "violated");
+}
