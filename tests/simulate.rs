@@ -77,3 +77,34 @@ fn an_unknown_unit_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no unit `no-such-unit`"));
 }
+
+/// The HTML page draws the run as a counterexample's timeline: the data travels as JSON in
+/// the page, every step with the cluster state after it.
+#[test]
+fn the_html_page_carries_the_timeline() {
+    let (code, page) = simulate(&["--seed", "1", "--format", "html", "fixtures/kivi-c3"]);
+    assert_eq!(code, 1);
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    let data = page
+        .split("<script type=\"application/json\" id=\"report-data\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the page's data");
+    let data: Value = serde_json::from_str(data).unwrap();
+    let steps = data["units"][0]["findings"][0]["steps"].as_array().unwrap();
+    let pending = steps
+        .iter()
+        .find(|s| {
+            s["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("no feasible node for php-apache-6")
+        })
+        .expect("the pending pod's step");
+    assert!(
+        pending["state"]["pods"]
+            .to_string()
+            .contains("\"php-apache-6\",\"\",\"unschedulable\""),
+        "{pending}"
+    );
+}

@@ -34,9 +34,9 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
         .iter()
         .find(|o| o.file.is_none())
         .map_or(Format::Human, |o| o.format);
-    if !matches!(format, Format::Human | Format::Json) {
+    if !matches!(format, Format::Human | Format::Json | Format::Html) {
         eprintln!(
-            "error: `kivi-lint simulate` prints `human` or `json`, not `{}`",
+            "error: `kivi-lint simulate` prints `human`, `json` or `html`, not `{}`",
             format.name()
         );
         return Ok(exit::INPUT_ERROR);
@@ -88,6 +88,7 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
             seed: request.seed,
             environment_steps: request.steps,
             cluster: String::new(),
+            nodes: Vec::new(),
             checks: Vec::new(),
             steps: Vec::new(),
             outcome: SimulationOutcome::Settled,
@@ -96,7 +97,18 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
             Err(why) => simulation.outcome = SimulationOutcome::NotRun { why },
             Ok(run) => {
                 let (steps, _) = crate::findings::decode(&run.trace, &run.ir, &run.names, &analysis.objects);
-                simulation.cluster = crate::search::describe(subject, u, &run.topology);
+                let facts = crate::findings::facts::topology_facts(subject, u, &run.topology);
+                simulation.cluster = facts.description;
+                simulation.nodes = facts
+                    .nodes
+                    .into_iter()
+                    .map(|n| crate::report::document::NodeOut {
+                        name: n.name,
+                        pool: n.pool,
+                        zone: n.zone,
+                        absent: n.absent,
+                    })
+                    .collect();
                 simulation.checks = run.checks.iter().map(|c| c.to_string()).collect();
                 simulation.steps = Simulation::told(&analysis, &steps);
                 let last = run.trace.last().and_then(|e| e.values.first()).copied();
@@ -110,21 +122,13 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
         runs.push(simulation);
     }
     drop(session);
-    let text = match format {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({ "simulations": runs }))?
-        ),
-        _ => runs.iter().map(Simulation::human).collect::<Vec<_>>().join("\n"),
-    };
-    std::io::stdout().write_all(text.as_bytes())?;
     let violated = runs
         .iter()
         .any(|r| matches!(r.outcome, SimulationOutcome::Violated { .. }));
     let not_run = runs
         .iter()
         .any(|r| matches!(r.outcome, SimulationOutcome::NotRun { .. }));
-    Ok(if analysis.diagnostics.has_errors() {
+    let code = if analysis.diagnostics.has_errors() {
         exit::INPUT_ERROR
     } else if not_run {
         exit::INCONCLUSIVE
@@ -132,5 +136,19 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
         exit::FINDINGS
     } else {
         exit::OK
-    })
+    };
+    let text = match format {
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({ "simulations": runs }))?
+        ),
+        Format::Html => {
+            // Manifest excerpts only from the repository the command runs in.
+            let (_, root, _) = output::repository_position();
+            crate::report::html::render_simulations(&runs, root.as_deref(), code)
+        }
+        _ => runs.iter().map(Simulation::human).collect::<Vec<_>>().join("\n"),
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(code)
 }

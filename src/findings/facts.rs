@@ -40,23 +40,28 @@ pub fn describe(subject: Subject<'_>, result: &mut UnitResult) {
     result.topologies = named
         .into_iter()
         .map(|t| {
-            let facts = TopologyFacts {
-                description: crate::search::describe(subject, result.unit, &t),
-                nodes: crate::model::ir::cluster_nodes(subject.config, &t)
-                    .0
-                    .iter()
-                    .map(|slot| NodeFact {
-                        name: slot.pool.node_name(slot.index),
-                        pool: slot.pool.name.clone(),
-                        zone: slot.zone_name(),
-                        absent: slot.absent,
-                    })
-                    .collect(),
-            };
+            let facts = topology_facts(subject, result.unit, &t);
             (t, facts)
         })
         .collect();
     result.unmodelled_events = crate::search::unmodelled_events(subject.config, subject.environment);
+}
+
+/// What reports say of topology `t` of unit `unit`: its description and its nodes.
+pub fn topology_facts(subject: Subject<'_>, unit: usize, t: &Topology) -> TopologyFacts {
+    TopologyFacts {
+        description: crate::search::describe(subject, unit, t),
+        nodes: crate::model::ir::cluster_nodes(subject.config, t)
+            .0
+            .iter()
+            .map(|slot| NodeFact {
+                name: slot.pool.node_name(slot.index),
+                pool: slot.pool.name.clone(),
+                zone: slot.zone_name(),
+                absent: slot.absent,
+            })
+            .collect(),
+    }
 }
 
 impl UnitResult {

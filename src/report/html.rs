@@ -20,8 +20,79 @@ const STYLE: &str = include_str!("html/report.css");
 const SCRIPT: &str = include_str!("html/report.js");
 
 pub fn render(e: &Emit) -> String {
-    let page = Page::new(e);
-    let data = serde_json::to_string(&page).expect("serialisable");
+    page_html(&Page::new(e))
+}
+
+/// `kivi-lint simulate --format html`: each run as a unit with one timeline, drawn as a
+/// counterexample's. Excerpts only from files under `repo_root`.
+pub fn render_simulations(
+    runs: &[super::simulation::Simulation],
+    repo_root: Option<&std::path::Path>,
+    exit_code: u8,
+) -> String {
+    let mut sources = Sources::within(repo_root);
+    let units = runs.iter().map(|run| simulation_view(run, &mut sources)).collect();
+    page_html(&Page {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        exit_code,
+        exit_description: super::exit::describe(exit_code),
+        units,
+        diagnostics: Vec::new(),
+    })
+}
+
+fn simulation_view(run: &super::simulation::Simulation, sources: &mut Sources) -> UnitView {
+    use super::simulation::SimulationOutcome;
+    let (check, level, verdict, headline) = match &run.outcome {
+        SimulationOutcome::Violated { check } => (
+            check.clone(),
+            "error",
+            "violated",
+            format!("seed {}: the run violates {check}", run.seed),
+        ),
+        SimulationOutcome::Settled => (
+            "simulation".to_string(),
+            "note",
+            "verified",
+            format!("seed {}: the cluster settles, no check fails on the way", run.seed),
+        ),
+        SimulationOutcome::NotRun { why } => (
+            "simulation".to_string(),
+            "note",
+            "inconclusive",
+            format!("seed {}: no run ({why})", run.seed),
+        ),
+    };
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for n in &run.nodes {
+        groups
+            .entry(n.zone.clone().unwrap_or_else(|| n.pool.clone()))
+            .or_default()
+            .push(n.name.clone());
+    }
+    let absent = run.nodes.iter().filter(|n| n.absent).map(|n| n.name.clone()).collect();
+    let states = states(&run.steps, absent);
+    UnitView {
+        name: run.unit.clone(),
+        scope: format!("simulated on {}", run.cluster),
+        verdicts: vec![(check.clone(), verdict, run.checks.join(", "))],
+        findings: vec![FindingView {
+            check,
+            level,
+            headline,
+            at: None,
+            excerpt: Vec::new(),
+            suppressed: None,
+            fix: None,
+            topology: Some(run.cluster.clone()),
+            groups: groups.into_iter().collect(),
+            steps: step_views(&run.steps, states, sources),
+        }],
+    }
+}
+
+fn page_html(page: &Page) -> String {
+    let data = serde_json::to_string(page).expect("serialisable");
     // `</script>` (and `<!--`) inside the JSON would end the script element early.
     let data = data.replace('<', "\\u003c").replace('>', "\\u003e");
     format!(
@@ -187,25 +258,29 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
             .map(|f| format!("{} ({}:{}; verified on {})", f.summary, f.file, f.line, f.verified_on)),
         topology: o.topology.as_ref().map(|t| t.description.clone()),
         groups: groups.into_iter().collect(),
-        steps: o
-            .steps
-            .iter()
-            .zip(states)
-            .map(|(s, (state, changed))| StepView {
-                actor: s.actor.clone(),
-                message: s.message.clone(),
-                at: s.file.as_ref().zip(s.line).map(|(f, l)| format!("{f}:{l}")),
-                excerpt: s
-                    .file
-                    .as_ref()
-                    .zip(s.line)
-                    .map(|(file, line)| sources.excerpt(file, line))
-                    .unwrap_or_default(),
-                state,
-                changed,
-            })
-            .collect(),
+        steps: step_views(&o.steps, states, sources),
     }
+}
+
+/// Each step with the manifest lines around its field and the cluster state after it.
+fn step_views(steps: &[StepOut], states: Vec<(State, Option<String>)>, sources: &mut Sources) -> Vec<StepView> {
+    steps
+        .iter()
+        .zip(states)
+        .map(|(s, (state, changed))| StepView {
+            actor: s.actor.clone(),
+            message: s.message.clone(),
+            at: s.file.as_ref().zip(s.line).map(|(f, l)| format!("{f}:{l}")),
+            excerpt: s
+                .file
+                .as_ref()
+                .zip(s.line)
+                .map(|(file, line)| sources.excerpt(file, line))
+                .unwrap_or_default(),
+            state,
+            changed,
+        })
+        .collect()
 }
 
 /// The cluster state after each step, and what the step changed.

@@ -195,6 +195,21 @@ fn suppression(a: &Analysis, s: crate::findings::Suppressed) -> Suppression {
     }
 }
 
+/// A counterexample's step as reports tell it, located in `a`'s files.
+pub(crate) fn step_out(a: &Analysis, s: &crate::findings::Step) -> StepOut {
+    let at = Place::of(a, s.location);
+    StepOut {
+        actor: s.actor.to_string(),
+        message: s.message.clone(),
+        file: at.file,
+        line: at.line,
+        column: at.column,
+        end_line: at.end_line,
+        end_column: at.end_column,
+        effect: s.effect.clone(),
+    }
+}
+
 fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context, hidden: &mut usize) -> Verification {
     let place = |span: Option<crate::source::Span>| Place::of(a, span);
     let topology = |t: &crate::model::Topology| TopologyOut {
@@ -285,22 +300,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             suppression: judgement.suppressed.map(|s| suppression(a, s)),
             caused_by: None,
             also_breaks: Vec::new(),
-            steps: steps
-                .iter()
-                .map(|s| {
-                    let at = place(s.location);
-                    StepOut {
-                        actor: s.actor.to_string(),
-                        message: s.message.clone(),
-                        file: at.file,
-                        line: at.line,
-                        column: at.column,
-                        end_line: at.end_line,
-                        end_column: at.end_column,
-                        effect: s.effect.clone(),
-                    }
-                })
-                .collect(),
+            steps: steps.iter().map(|s| step_out(a, s)).collect(),
         });
     }
     super::causes::link_root_causes(&mut results);

@@ -3,12 +3,14 @@
 
 use serde::Serialize;
 
+use super::document::{NodeOut, StepOut};
 use crate::analysis::Analysis;
 use crate::diagnostics::terminal_safe;
 use crate::findings::Step;
 
 /// One simulated run, told.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Simulation {
     pub unit: String,
     pub seed: u32,
@@ -16,22 +18,13 @@ pub struct Simulation {
     pub environment_steps: u32,
     /// The cluster it ran on, in words.
     pub cluster: String,
+    /// Its nodes, for timelines of cluster states.
+    pub nodes: Vec<NodeOut>,
     /// The checks its monitors watched.
     pub checks: Vec<String>,
-    pub steps: Vec<SimulatedStep>,
+    /// The run, in the steps counterexamples are told in.
+    pub steps: Vec<StepOut>,
     pub outcome: SimulationOutcome,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct SimulatedStep {
-    pub actor: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<u32>,
 }
 
 /// How the run ended.
@@ -48,20 +41,8 @@ pub enum SimulationOutcome {
 
 impl Simulation {
     /// A run's decoded steps, located in `analysis`'s files.
-    pub fn told(analysis: &Analysis, steps: &[Step]) -> Vec<SimulatedStep> {
-        steps
-            .iter()
-            .map(|s| {
-                let at = s.location;
-                SimulatedStep {
-                    actor: s.actor.as_str().to_string(),
-                    message: s.message.clone(),
-                    file: at.map(|a| analysis.sources.path(a.file).display().to_string()),
-                    line: at.map(|a| a.start.line),
-                    column: at.map(|a| a.start.column),
-                }
-            })
-            .collect()
+    pub fn told(analysis: &Analysis, steps: &[Step]) -> Vec<StepOut> {
+        steps.iter().map(|s| super::project::step_out(analysis, s)).collect()
     }
 
     /// The timeline for a terminal: numbered steps, each with where it comes from.
@@ -104,21 +85,28 @@ mod tests {
             seed: 7,
             environment_steps: 1,
             cluster: "3 nodes (zone-a 2, zone-b 1)".into(),
+            nodes: Vec::new(),
             checks: vec!["pods-schedulable".into()],
             steps: vec![
-                SimulatedStep {
+                StepOut {
                     actor: "horizontal-pod-autoscaler".into(),
                     message: "scales web from 5 to 6 replicas".into(),
                     file: Some("deploy/web.yaml".into()),
                     line: Some(49),
                     column: Some(3),
+                    end_line: None,
+                    end_column: None,
+                    effect: None,
                 },
-                SimulatedStep {
+                StepOut {
                     actor: "check".into(),
                     message: "the cluster has settled with a pod that no node can take".into(),
                     file: None,
                     line: None,
                     column: None,
+                    end_line: None,
+                    end_column: None,
+                    effect: None,
                 },
             ],
             outcome,
@@ -149,7 +137,7 @@ mod tests {
         let json = serde_json::to_value(run(SimulationOutcome::Settled)).unwrap();
         assert_eq!(json["outcome"]["kind"], "settled");
         assert_eq!(json["steps"][0]["line"], 49);
-        assert!(json["steps"][1].get("file").is_none());
+        assert!(json["steps"][1]["file"].is_null());
         let not_run = serde_json::to_value(run(SimulationOutcome::NotRun { why: "x".into() })).unwrap();
         assert_eq!(not_run["outcome"], serde_json::json!({"kind": "not-run", "why": "x"}));
     }
