@@ -114,3 +114,47 @@ fn a_snapshot_is_a_cluster_state_without_secrets() {
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(pods_schedulable(&report)["verdict"], "violated");
 }
+
+/// An autoscaled workload starts at the count of its pods running now, not the manifests':
+/// the HPA owns `spec.replicas` in the cluster. The running cluster is one topology.
+#[test]
+fn an_autoscaled_workload_starts_at_its_running_count() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let repo = dir.path();
+    std::fs::write(
+        repo.join("web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n          resources: {requests: {cpu: 500m, memory: 256Mi}}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 6\n  metrics:\n    - type: Resource\n      resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".kivi-lint.yaml"),
+        "apiVersion: kivi-lint/v1alpha1\nkind: Config\nevents: []\nchecks: {enable: [pods-schedulable]}\n",
+    )
+    .unwrap();
+    let mut state = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for n in 1..=2 {
+        state.push_str(&format!(
+            "- apiVersion: v1\n  kind: Node\n  metadata: {{name: node-{n}, labels: {{kubernetes.io/hostname: node-{n}, kubernetes.io/os: linux, kubernetes.io/arch: amd64}}}}\n  status: {{allocatable: {{cpu: '4', memory: 16Gi, pods: '110'}}}}\n"
+        ));
+    }
+    for (i, node) in ["node-1", "node-1", "node-2", "node-2", "node-2"].iter().enumerate() {
+        state.push_str(&format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: web-6b7c8d9f5-{i}\n    namespace: shop\n    labels: {{app: web, pod-template-hash: 6b7c8d9f5}}\n    ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: web-6b7c8d9f5, controller: true, uid: u{i}}}]\n  spec:\n    nodeName: {node}\n    containers: [{{name: web, image: 'nginx:1.27', resources: {{requests: {{cpu: 500m, memory: 256Mi}}}}}}]\n"
+        ));
+    }
+    let state_file = dir.path().join("state.yaml");
+    std::fs::write(&state_file, state).unwrap();
+    let out = kivi()
+        .args(["--no-fixes", "--format", "json", "--cluster-state"])
+        .arg(&state_file)
+        .arg(repo)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    let check = pods_schedulable(&report);
+    assert_eq!(check["verdict"], "verified", "{report:#}");
+    let topology = &check["topology"];
+    assert_eq!(topology["nodes"], 2, "{topology:#}");
+    assert_eq!(topology["replicas"]["Deployment/shop/web"], 5, "{topology:#}");
+}

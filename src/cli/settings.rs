@@ -110,7 +110,12 @@ fn plan(scan: &ScanArgs) -> Option<Scan> {
         engine,
         cache_dir: args::cache_dir(scan),
         emit_models: scan.emit_models.clone(),
-        scale: scan.scale.unwrap_or(crate::search::Scale::Search),
+        // The running cluster is one topology: its nodes, as they are.
+        scale: scan.scale.unwrap_or(if scan.cluster_state.is_some() {
+            crate::search::Scale::Current
+        } else {
+            crate::search::Scale::Search
+        }),
         all: scan.all,
         changed_since: scan.changed_since.clone(),
         all_findings: scan.all_findings,

@@ -159,16 +159,22 @@ pub fn plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> P
 fn fixed_plan(unit: &Unit, objects: &[Object], config: &Config, scale: Scale) -> Option<Plan> {
     match scale {
         Scale::Current => {
-            // An autoscaled workload starts where its HPA holds the manifests' count: a search
-            // that holds the autoscalers has no HPA of its own to clamp it.
+            // An autoscaled workload starts where its HPA holds the manifests' count, or the
+            // count of its pods running now (`initialPods`, `--cluster-state`): the HPA owns
+            // `spec.replicas` in the cluster. A search that holds the autoscalers has no HPA
+            // of its own to clamp it.
             let replicas = unit
                 .workloads()
                 .map(|w| {
                     autoscaler_bounds(unit, objects, w).map(|(min, max)| {
+                        let running: u32 = (config.initial_pods.iter())
+                            .filter(|p| p.workload == objects[w].id)
+                            .map(|p| p.count)
+                            .sum();
                         let desired = objects[w]
                             .workload()
                             .map_or(1, |wl| wl.desired_replicas().max(0) as u32);
-                        desired.clamp(min, max)
+                        if running > 0 { running } else { desired }.clamp(min, max)
                     })
                 })
                 .collect();
