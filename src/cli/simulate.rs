@@ -1,7 +1,8 @@
 //! `kivi-lint simulate`: one seeded run of each unit's model, told as a timeline.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Result;
 
@@ -76,51 +77,42 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
     };
     let engine = crate::engine::Engine::new(tools, plan.engine.clone(), plan.cache_dir.as_deref())?;
     let generator = crate::model::Generator::new()?;
-    let subject = crate::search::Subject::of(&analysis);
     let cancel = AtomicBool::new(false);
-    let mut runs = Vec::new();
-    for &u in &units {
-        let unit = &analysis.units[u];
-        let simulated =
-            crate::search::simulate(subject, u, &generator, &engine, (request.seed, request.steps), &cancel);
-        let mut simulation = Simulation {
-            unit: unit.id.clone(),
-            seed: request.seed,
-            environment_steps: request.steps,
-            cluster: String::new(),
-            nodes: Vec::new(),
-            checks: Vec::new(),
-            steps: Vec::new(),
-            outcome: SimulationOutcome::Settled,
-        };
-        match simulated {
-            Err(why) => simulation.outcome = SimulationOutcome::NotRun { why },
-            Ok(run) => {
-                let (steps, _) = crate::findings::decode(&run.trace, &run.ir, &run.names, &analysis.objects);
-                let facts = crate::findings::facts::topology_facts(subject, u, &run.topology);
-                simulation.cluster = facts.description;
-                simulation.nodes = facts
-                    .nodes
-                    .into_iter()
-                    .map(|n| crate::report::document::NodeOut {
-                        name: n.name,
-                        pool: n.pool,
-                        zone: n.zone,
-                        absent: n.absent,
-                    })
-                    .collect();
-                simulation.checks = run.checks.iter().map(|c| c.to_string()).collect();
-                simulation.steps = Simulation::told(&analysis, &steps);
-                let last = run.trace.last().and_then(|e| e.values.first()).copied();
-                if let Some(check) = last.and_then(crate::checks::violated_by) {
-                    simulation.outcome = SimulationOutcome::Violated {
-                        check: check.to_string(),
-                    };
+    let context = Context {
+        analysis: &analysis,
+        generator: &generator,
+        engine: &engine,
+        request,
+        cancel: &cancel,
+    };
+    // Units are independent: `-j` runs at once, each its own build and run; the output keeps
+    // the units' order.
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Simulation>>> = Mutex::new(vec![None; units.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..plan.request.jobs.clamp(1, units.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= units.len() || crate::process::cancelled() {
+                        break;
+                    }
+                    let run = context.simulate(units[i]);
+                    done.lock().expect("no thread panicked")[i] = Some(run);
                 }
-            }
+            });
         }
-        runs.push(simulation);
+    });
+    if crate::process::cancelled() {
+        eprintln!("error: interrupted");
+        return Ok(exit::INTERRUPTED);
     }
+    let runs: Vec<Simulation> = done
+        .into_inner()
+        .expect("no thread panicked")
+        .into_iter()
+        .flatten()
+        .collect();
     drop(session);
     let violated = runs
         .iter()
@@ -151,4 +143,68 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
     };
     std::io::stdout().write_all(text.as_bytes())?;
     Ok(code)
+}
+
+/// What each unit's run needs.
+struct Context<'a> {
+    analysis: &'a crate::analysis::Analysis,
+    generator: &'a crate::model::Generator,
+    engine: &'a crate::engine::Engine,
+    request: &'a Request<'a>,
+    cancel: &'a AtomicBool,
+}
+
+impl Context<'_> {
+    /// Unit `u`'s run, told.
+    fn simulate(&self, u: usize) -> Simulation {
+        let (analysis, request) = (self.analysis, self.request);
+        let subject = crate::search::Subject::of(analysis);
+        let simulated = crate::search::simulate(
+            subject,
+            u,
+            self.generator,
+            self.engine,
+            (request.seed, request.steps),
+            self.cancel,
+        );
+        let mut simulation = Simulation {
+            unit: analysis.units[u].id.clone(),
+            seed: request.seed,
+            environment_steps: request.steps,
+            cluster: String::new(),
+            nodes: Vec::new(),
+            checks: Vec::new(),
+            steps: Vec::new(),
+            outcome: SimulationOutcome::Settled,
+        };
+        let run = match simulated {
+            Err(why) => {
+                simulation.outcome = SimulationOutcome::NotRun { why };
+                return simulation;
+            }
+            Ok(run) => run,
+        };
+        let (steps, _) = crate::findings::decode(&run.trace, &run.ir, &run.names, &analysis.objects);
+        let facts = crate::findings::facts::topology_facts(subject, u, &run.topology);
+        simulation.cluster = facts.description;
+        simulation.nodes = facts
+            .nodes
+            .into_iter()
+            .map(|n| crate::report::document::NodeOut {
+                name: n.name,
+                pool: n.pool,
+                zone: n.zone,
+                absent: n.absent,
+            })
+            .collect();
+        simulation.checks = run.checks.iter().map(|c| c.to_string()).collect();
+        simulation.steps = Simulation::told(analysis, &steps);
+        let last = run.trace.last().and_then(|e| e.values.first()).copied();
+        if let Some(check) = last.and_then(crate::checks::violated_by) {
+            simulation.outcome = SimulationOutcome::Violated {
+                check: check.to_string(),
+            };
+        }
+        simulation
+    }
 }
