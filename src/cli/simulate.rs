@@ -171,6 +171,7 @@ impl Context<'_> {
             unit: analysis.units[u].id.clone(),
             seed: request.seed,
             environment_steps: request.steps,
+            events: Vec::new(),
             cluster: String::new(),
             nodes: Vec::new(),
             checks: Vec::new(),
@@ -198,6 +199,7 @@ impl Context<'_> {
             })
             .collect();
         simulation.checks = run.checks.iter().map(|c| c.to_string()).collect();
+        simulation.events = run.events.iter().map(|e| e.to_string()).collect();
         simulation.steps = Simulation::told(analysis, &steps);
         let last = run.trace.last().and_then(|e| e.values.first()).copied();
         if let Some(check) = last.and_then(crate::checks::violated_by) {

@@ -16,6 +16,8 @@ pub struct Simulation {
     pub seed: u32,
     /// The environment's steps before the run could end.
     pub environment_steps: u32,
+    /// The configured events the run may take those steps with (`type`s).
+    pub events: Vec<String>,
     /// The cluster it ran on, in words.
     pub cluster: String,
     /// Its nodes, for timelines of cluster states.
@@ -47,12 +49,18 @@ impl Simulation {
 
     /// The timeline for a terminal: numbered steps, each with where it comes from.
     pub fn human(&self) -> String {
+        let environment = if self.events.is_empty() {
+            "no environment event".to_string()
+        } else {
+            format!(
+                "{} ({})",
+                crate::diagnostics::plural(self.environment_steps as usize, "environment step"),
+                self.events.join(", ")
+            )
+        };
         let mut out = format!(
-            "unit {}: seed {}, {} on {}\n",
-            self.unit,
-            self.seed,
-            crate::diagnostics::plural(self.environment_steps as usize, "environment step"),
-            self.cluster
+            "unit {}: seed {}, {environment}, on {}\n",
+            self.unit, self.seed, self.cluster
         );
         if !self.checks.is_empty() {
             out.push_str(&format!("  monitored: {}\n", self.checks.join(", ")));
@@ -84,6 +92,7 @@ mod tests {
             unit: "web\u{1b}[2J".into(),
             seed: 7,
             environment_steps: 1,
+            events: vec!["load-change".into()],
             cluster: "3 nodes (zone-a 2, zone-b 1)".into(),
             nodes: Vec::new(),
             checks: vec!["pods-schedulable".into()],
@@ -120,6 +129,10 @@ mod tests {
         })
         .human();
         assert!(text.starts_with("unit web"), "{text}");
+        assert!(
+            text.contains(": seed 7, 1 environment step (load-change), on 3 nodes"),
+            "{text}"
+        );
         assert!(
             !text.contains('\u{1b}'),
             "a terminal escape from a manifest reaches the terminal"

@@ -12,6 +12,8 @@ pub struct SimulatedRun {
     pub topology: Topology,
     /// The checks the run monitored.
     pub checks: Vec<CheckId>,
+    /// The environment events it could take its steps with (config `type`s), each once.
+    pub events: Vec<&'static str>,
 }
 
 /// The run `seed` draws of unit `unit`: at most until the cluster has settled after the
@@ -54,7 +56,16 @@ pub fn simulate(
         .simulate(&model, &input, seed, cancel)
         .map_err(|e| e.to_string())?
         .map_err(|why| why.to_string())?;
+    let mut events: Vec<&'static str> = Vec::new();
+    for e in &subject.units[unit].config(&config).events {
+        let name = e.value.type_name();
+        // The cluster autoscaler is a controller the config turns on, not an event.
+        if crate::events::find(name).is_some() && !events.contains(&name) {
+            events.push(name);
+        }
+    }
     Ok(SimulatedRun {
+        events,
         trace,
         ir: point.ir.clone(),
         names: point.names.clone(),
