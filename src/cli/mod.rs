@@ -15,7 +15,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::config::DEFAULT_CONFIG;
-use crate::report::{self, Format, RulesFormat};
+use crate::report::{self, RulesFormat};
 use crate::run::{Session, Stopped};
 use args::{FailOn, GlobalArgs, ScanArgs};
 use settings::Settings;
@@ -172,26 +172,45 @@ pub fn run() -> Result<u8> {
     }
 }
 
+/// Logging on and the command line resolved; `Err` is the exit code of a usage error.
+fn resolve(scan: &ScanArgs, global: &GlobalArgs) -> Result<Settings, u8> {
+    output::init_logging(global, global.color.enabled(std::io::stderr().is_terminal()));
+    Settings::resolve(scan, global).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::INPUT_ERROR
+    })
+}
+
+/// The session and the analysis of what `plan` names, its diagnostics printed; `Err` is the
+/// exit code of a scan that stopped.
+fn analyze(
+    settings: &Settings,
+    plan: &crate::run::Scan,
+    started: std::time::Instant,
+) -> Result<Result<(Session, crate::analysis::Analysis), u8>> {
+    let session = Session::start(started, settings.timeout);
+    let analysis = match session.analyze(&plan.request) {
+        Ok(a) => a,
+        Err(why) => return Ok(Err(stopped(why))),
+    };
+    output::print_diagnostics(&analysis, settings.quiet, settings.verbose, settings.stderr_color)?;
+    Ok(Ok((session, analysis)))
+}
+
 fn scan_command(scan: &ScanArgs, global: &GlobalArgs, units_only: bool) -> Result<u8> {
     let started = std::time::Instant::now();
-    output::init_logging(global, global.color.enabled(std::io::stderr().is_terminal()));
-    let settings = match Settings::resolve(scan, global) {
+    let settings = match resolve(scan, global) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit::INPUT_ERROR);
-        }
+        Err(code) => return Ok(code),
     };
     let Some(plan) = &settings.plan else {
         // pre-commit: no changed file belongs to a render unit.
         return Ok(exit::OK);
     };
-    let session = Session::start(started, settings.timeout);
-    let analysis = match session.analyze(&plan.request) {
-        Ok(a) => a,
-        Err(why) => return Ok(stopped(why)),
+    let (session, analysis) = match analyze(&settings, plan, started)? {
+        Ok(analyzed) => analyzed,
+        Err(code) => return Ok(code),
     };
-    output::print_diagnostics(&analysis, settings.quiet, settings.verbose, settings.stderr_color)?;
     if units_only {
         return print_units(&analysis, &settings);
     }
@@ -242,11 +261,7 @@ fn stopped(why: Stopped) -> u8 {
 /// `kivi-lint units`: the units in `human` or `json` on stdout.
 fn print_units(analysis: &crate::analysis::Analysis, settings: &Settings) -> Result<u8> {
     let report = report::Report::new(analysis, None, &report::document::Context::default());
-    let format = settings
-        .outputs
-        .iter()
-        .find(|o| o.file.is_none())
-        .map_or(Format::Human, |o| o.format);
+    let format = settings.stdout_format();
     let Some(text) = report::units(&report, format, settings.stdout_color) else {
         eprintln!(
             "error: `kivi-lint units` prints `human` or `json`, not `{}`",

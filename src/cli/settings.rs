@@ -49,6 +49,14 @@ impl Settings {
         })
     }
 
+    /// The format written to stdout (`human` unless `--format` sends another there).
+    pub(super) fn stdout_format(&self) -> crate::report::Format {
+        self.outputs
+            .iter()
+            .find(|o| o.file.is_none())
+            .map_or(crate::report::Format::Human, |o| o.format)
+    }
+
     /// The `--config` named, and it cannot be read.
     pub(super) fn unreadable_config(&self) -> bool {
         self.config.as_ref().is_some_and(|p| !p.is_file())

@@ -1,6 +1,6 @@
 //! `kivi-lint simulate`: one seeded run of each unit's model, told as a timeline.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -8,10 +8,8 @@ use anyhow::Result;
 
 use super::args::{GlobalArgs, ScanArgs};
 use super::output;
-use super::settings::Settings;
 use crate::report::simulation::{Simulation, SimulationOutcome};
 use crate::report::{Format, exit};
-use crate::run::Session;
 
 /// What `simulate` runs: the seed, the environment's steps before the run may end, the unit.
 pub(super) struct Request<'a> {
@@ -22,19 +20,11 @@ pub(super) struct Request<'a> {
 
 pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &Request) -> Result<u8> {
     let started = std::time::Instant::now();
-    output::init_logging(global, global.color.enabled(std::io::stderr().is_terminal()));
-    let settings = match Settings::resolve(scan, global) {
+    let settings = match super::resolve(scan, global) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit::INPUT_ERROR);
-        }
+        Err(code) => return Ok(code),
     };
-    let format = settings
-        .outputs
-        .iter()
-        .find(|o| o.file.is_none())
-        .map_or(Format::Human, |o| o.format);
+    let format = settings.stdout_format();
     if !matches!(format, Format::Human | Format::Json | Format::Html) {
         eprintln!(
             "error: `kivi-lint simulate` prints `human`, `json` or `html`, not `{}`",
@@ -45,12 +35,10 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
     let Some(plan) = &settings.plan else {
         return Ok(exit::OK);
     };
-    let session = Session::start(started, settings.timeout);
-    let analysis = match session.analyze(&plan.request) {
-        Ok(a) => a,
-        Err(_) => return Ok(exit::INTERRUPTED),
+    let (session, analysis) = match super::analyze(&settings, plan, started)? {
+        Ok(analyzed) => analyzed,
+        Err(code) => return Ok(code),
     };
-    output::print_diagnostics(&analysis, settings.quiet, settings.verbose, settings.stderr_color)?;
     let units: Vec<usize> = (0..analysis.units.len())
         .filter(|&u| {
             request
