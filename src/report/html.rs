@@ -85,6 +85,7 @@ fn simulation_view(run: &super::simulation::Simulation, sources: &mut Sources) -
             suppressed: None,
             fix: None,
             topology: Some(run.cluster.clone()),
+            timeline: "Simulated run",
             groups: groups.into_iter().collect(),
             steps: step_views(&run.steps, states, sources),
         }],
@@ -135,6 +136,8 @@ struct FindingView {
     /// A verified fix, with where to make it.
     fix: Option<String>,
     topology: Option<String>,
+    /// What the timeline is: a counterexample, or a simulated run.
+    timeline: &'static str,
     /// Node names, grouped: `(zone or pool, [node])`.
     groups: Vec<(String, Vec<String>)>,
     steps: Vec<StepView>,
@@ -257,6 +260,7 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
             .as_ref()
             .map(|f| format!("{} ({}:{}; verified on {})", f.summary, f.file, f.line, f.verified_on)),
         topology: o.topology.as_ref().map(|t| t.description.clone()),
+        timeline: "Counterexample",
         groups: groups.into_iter().collect(),
         steps: step_views(&o.steps, states, sources),
     }

@@ -134,7 +134,7 @@ function drawFinding(parent, finding, index) {
   slider.addEventListener("input", () => show(Number(slider.value)));
   prev.addEventListener("click", () => show(Math.max(0, Number(slider.value) - 1)));
   next.addEventListener("click", () => show(Math.min(finding.steps.length - 1, Number(slider.value) + 1)));
-  if (finding.topology) box.append(el("p", "muted", "Counterexample on " + finding.topology));
+  if (finding.topology) box.append(el("p", "muted", finding.timeline + " on " + finding.topology));
   box.append(controls, timeline);
   parent.append(box);
   show(finding.steps.length - 1);
