@@ -69,6 +69,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn random_runs_draw_from_the_portable_generator() {
+        let pan = "#include <stdio.h>\n#include <stdlib.h>\nint main() { srand(7); return rand(); }\n";
+        let drawn = portable_rand(pan);
+        let at = drawn.find("int rand(void)").expect("the generator");
+        assert!(drawn.find("#include <stdlib.h>").unwrap() < at, "after the library's declarations");
+        assert!(at < drawn.find("int main()").unwrap(), "before pan's code");
+        assert_eq!(drawn.matches("void srand(unsigned int s)").count(), 1);
+        // Only randomised builds: the generator is behind T_RAND or P_RAND.
+        assert!(drawn.contains("#if defined(T_RAND) || defined(P_RAND)"));
+        assert_eq!(portable_rand("int main() { return 0; }"), "int main() { return 0; }");
+    }
+
+    #[test]
     fn packs_only_the_pan_it_knows() {
         let pan = format!("int x;\n{COMPRESS}\n\tint i;\n}}\nh_store() {{\n{COMPARE}}}\n");
         let packed = pack_states(&pan).unwrap();
