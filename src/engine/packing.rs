@@ -73,7 +73,10 @@ mod tests {
         let pan = "#include <stdio.h>\n#include <stdlib.h>\nint main() { srand(7); return rand(); }\n";
         let drawn = portable_rand(pan);
         let at = drawn.find("int rand(void)").expect("the generator");
-        assert!(drawn.find("#include <stdlib.h>").unwrap() < at, "after the library's declarations");
+        assert!(
+            drawn.find("#include <stdlib.h>").unwrap() < at,
+            "after the library's declarations"
+        );
         assert!(at < drawn.find("int main()").unwrap(), "before pan's code");
         assert_eq!(drawn.matches("void srand(unsigned int s)").count(), 1);
         // Only randomised builds: the generator is behind T_RAND or P_RAND.
