@@ -39,7 +39,7 @@ pub struct Request {
     pub network: discover::fetch::Network,
     /// `--cluster-state`: the running cluster (its nodes, and its pods on them) in place of
     /// the config's cluster and initial pods.
-    pub cluster_state: Option<PathBuf>,
+    pub cluster_state: Option<crate::config::cluster_state::Source>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -93,8 +93,8 @@ pub fn analyze(request: &Request) -> Analysis {
     let mut diags = Diagnostics::default();
     let mut config = load_config(request, &mut sources, &mut diags);
     // The command line's running cluster takes the place of the config's.
-    let cluster_state = (request.cluster_state.as_deref())
-        .map(|path| crate::config::cluster_state::load(path, &mut sources, &mut diags));
+    let cluster_state = (request.cluster_state.as_ref())
+        .map(|source| crate::config::cluster_state::load(source, &mut sources, &mut diags));
     if let Some(cluster) = cluster_state.as_ref().and_then(|s| s.cluster.clone()) {
         config.cluster = cluster;
     }
@@ -102,9 +102,8 @@ pub fn analyze(request: &Request) -> Analysis {
     // cluster state in the tree is input, not manifests.
     let mut history = previous_revision_dir(&config);
     history.extend(
-        request
-            .cluster_state
-            .as_deref()
+        (request.cluster_state.as_ref())
+            .and_then(|s| s.path())
             .and_then(|p| inside(&config.base_dir, p)),
     );
 

@@ -158,3 +158,29 @@ fn an_autoscaled_workload_starts_at_its_running_count() {
     assert_eq!(topology["nodes"], 2, "{topology:#}");
     assert_eq!(topology["replicas"]["Deployment/shop/web"], 5, "{topology:#}");
 }
+
+/// `--cluster-state -` reads it from stdin (`kubectl get … -o yaml | kivi-lint
+/// --cluster-state - .`), once: its notes point at `-`.
+#[test]
+fn the_cluster_state_can_come_from_stdin() {
+    let state = std::fs::read_to_string(common::root().join(FIXTURE).join("cluster-state.yaml")).unwrap();
+    let out = kivi()
+        .args(["--no-fixes", "--format", "json", "--cluster-state", "-", FIXTURE])
+        .write_stdin(state)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(pods_schedulable(&report)["verdict"], "violated");
+    let notes = report["diagnostics"].as_array().unwrap();
+    assert!(notes.iter().any(|d| d["file"] == "-"), "{notes:#?}");
+
+    // Manifests from stdin too: one of them has to be a file.
+    let out = kivi()
+        .args(["--cluster-state", "-", "-"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("would both read stdin"));
+}

@@ -142,8 +142,8 @@ pub(crate) struct ScanArgs {
 
     /// The running cluster as the model's start: a file of `kubectl get
     /// nodes,pods,deployments,replicasets,statefulsets,daemonsets,hpa,pdb -A -o yaml` (what
-    /// `kivi-lint snapshot` writes). Its nodes replace the config's cluster, its running pods
-    /// start on their nodes.
+    /// `kivi-lint snapshot` writes), or `-` for stdin. Its nodes replace the config's cluster,
+    /// its running pods start on their nodes.
     #[arg(long, value_name = "FILE")]
     pub(crate) cluster_state: Option<PathBuf>,
 

@@ -35,8 +35,9 @@ impl Settings {
     /// Resolve `scan` and `global`; `Err` is a usage error said in one line (exit 2).
     pub(super) fn resolve(scan: &ScanArgs, global: &GlobalArgs) -> Result<Settings, String> {
         let outputs = output::outputs(&global.format)?;
+        let cluster_state = cluster_state(scan)?;
         Ok(Settings {
-            plan: plan(scan),
+            plan: plan(scan, cluster_state),
             outputs,
             fail_on: scan.fail_on,
             require_complete: scan.require_complete,
@@ -65,7 +66,29 @@ impl Settings {
 
 /// The scan's plan: paths (in pre-commit mode, the render units of the changed files), the
 /// engine's limits, the network, the cache, PR mode, shards, fixes.
-fn plan(scan: &ScanArgs) -> Option<Scan> {
+/// `--cluster-state`: a file, or stdin (`-`) read once, here.
+fn cluster_state(scan: &ScanArgs) -> Result<Option<crate::config::cluster_state::Source>, String> {
+    use crate::config::cluster_state::Source;
+    use std::io::Read;
+    let Some(path) = &scan.cluster_state else {
+        return Ok(None);
+    };
+    if path.as_os_str() != "-" {
+        return Ok(Some(Source::File(path.clone())));
+    }
+    if scan.paths.iter().any(|p| p.as_os_str() == "-") {
+        return Err(
+            "`--cluster-state -` and manifests from `-` would both read stdin: save the cluster state to a file".into(),
+        );
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| format!("--cluster-state -: cannot read stdin: {e}"))?;
+    Ok(Some(Source::Stdin(text.into())))
+}
+
+fn plan(scan: &ScanArgs, cluster_state: Option<crate::config::cluster_state::Source>) -> Option<Scan> {
     // At most 8 per core: each job is a thread and a child process, and more than that only
     // multiplies memory (`-j 10000` once failed to spawn its threads).
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -113,7 +136,7 @@ fn plan(scan: &ScanArgs) -> Option<Scan> {
             file_ids_from: 0,
             strict: scan.strict,
             network,
-            cluster_state: scan.cluster_state.clone(),
+            cluster_state,
         },
         engine,
         cache_dir: args::cache_dir(scan),

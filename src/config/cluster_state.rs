@@ -29,8 +29,30 @@ pub struct RunningPod {
     pub span: Span,
 }
 
-/// Read the cluster-state file at `path`; one that cannot be read is an error there.
-pub fn load(path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> ClusterState {
+/// Where a cluster state comes from: a file, or what was read from stdin (`-`), kept to be
+/// read again by PR mode's base revision.
+#[derive(Clone, Debug)]
+pub enum Source {
+    File(std::path::PathBuf),
+    Stdin(std::sync::Arc<str>),
+}
+
+impl Source {
+    /// The file, if the state is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::File(p) => Some(p),
+            Source::Stdin(_) => None,
+        }
+    }
+}
+
+/// Read the cluster state of `source`; a file that cannot be read is an error there.
+pub fn load(source: &Source, sources: &mut SourceMap, diags: &mut Diagnostics) -> ClusterState {
+    let path = match source {
+        Source::Stdin(text) => return read(text, Path::new("-"), sources, diags),
+        Source::File(path) => path,
+    };
     match crate::source::read_text(path) {
         Ok(text) => read(&text, path, sources, diags),
         Err(message) => {
