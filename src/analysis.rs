@@ -95,9 +95,6 @@ pub fn analyze(request: &Request) -> Analysis {
     // The command line's running cluster takes the place of the config's.
     let cluster_state = (request.cluster_state.as_ref())
         .map(|source| crate::config::cluster_state::load(source, &mut sources, &mut diags));
-    if let Some(cluster) = cluster_state.as_ref().and_then(|s| s.cluster.clone()) {
-        config.cluster = cluster;
-    }
     // The previous revision of an `apply` event is history, not part of the scan; a saved
     // cluster state in the tree is input, not manifests.
     let mut history = previous_revision_dir(&config);
@@ -155,9 +152,14 @@ pub fn analyze(request: &Request) -> Analysis {
         no_objects(request, discovery.not_rendered.len(), &mut sources, &mut diags);
     }
     mark_invalid(&mut objects, &diags);
-    if let Some(state) = cluster_state.as_ref().filter(|s| !s.pods.is_empty()) {
-        config.initial_pods =
-            crate::config::cluster_state::initial_pods(state, &config.cluster, &objects, state.at, &mut diags);
+    if let Some(state) = &cluster_state {
+        if let Some(cluster) = state.cluster(&objects, &mut diags) {
+            config.cluster = cluster;
+        }
+        if !state.pods.is_empty() {
+            config.initial_pods =
+                crate::config::cluster_state::initial_pods(state, &config.cluster, &objects, state.at, &mut diags);
+        }
     }
     if !config.comparison_operators {
         for span in objects.iter_mut().flat_map(|o| o.without_comparison_operators()) {

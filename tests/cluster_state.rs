@@ -65,7 +65,7 @@ fn the_current_placement_decides_the_verdict() {
     // The pods of a workload the repository does not have are said to be left out.
     let notes = running["diagnostics"].to_string();
     assert!(
-        notes.contains("1 running pod of workloads this scan does not have is left out"),
+        notes.contains("1 running pod of a workload this scan does not have is not modelled: the cpu and memory it requests are reserved on its node"),
         "{notes}"
     );
 }
@@ -183,4 +183,26 @@ fn the_cluster_state_can_come_from_stdin() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("would both read stdin"));
+}
+
+/// A pod of a workload the repository does not have still takes room on its node: its
+/// requests are reserved there. With both api pods on the primary worker the report-builder
+/// would fit the secondary one, but another team's 1-CPU pod runs there.
+#[test]
+fn pods_the_repository_does_not_have_take_their_room() {
+    let state = std::fs::read_to_string(common::root().join(FIXTURE).join("cluster-state.yaml"))
+        .unwrap()
+        .replace("nodeName: secondary-1", "nodeName: primary-1");
+    let foreign = "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: etl-7f9c6d5b8-q2w4e\n    namespace: data\n    labels: {app: etl, pod-template-hash: 7f9c6d5b8}\n    ownerReferences:\n    - {apiVersion: apps/v1, kind: ReplicaSet, name: etl-7f9c6d5b8, controller: true, uid: u9}\n  spec:\n    nodeName: secondary-1\n    containers:\n    - name: etl\n      image: registry.example.com/data/etl:2.0\n      resources:\n        requests: {cpu: \"1\", memory: 1Gi}\n";
+    let run = |state: String| {
+        let out = kivi()
+            .args(["--no-fixes", "--format", "json", "--cluster-state", "-", FIXTURE])
+            .write_stdin(state)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code().unwrap(), pods_schedulable(&report)["verdict"].clone())
+    };
+    assert_eq!(run(state.clone()), (0, "verified".into()));
+    assert_eq!(run(format!("{state}{foreign}")), (1, "violated".into()));
 }

@@ -316,9 +316,35 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
         diags.error(e.span, e.message.clone());
     }
     let loaded = manifest::load(&stream.documents, "default", sources, diags);
-    type Key = (Labels, NodeResources, BTreeMap<String, i64>, Vec<Taint>, bool);
+    from_nodes(
+        &loaded.objects,
+        &BTreeMap::new(),
+        Span::point(file, Default::default()),
+        path,
+        diags,
+    )
+}
+
+/// The pools of the Node objects among `objects`; `reserved` is what each node (by name) has
+/// taken by pods kivi-lint does not model: nodes that differ in it are pools apart. `at` is
+/// the file's start, where "no Node" is said.
+pub fn from_nodes(
+    objects: &[crate::manifest::Object],
+    reserved: &BTreeMap<String, Amounts>,
+    at: Span,
+    path: &Path,
+    diags: &mut Diagnostics,
+) -> Cluster {
+    type Key = (
+        Labels,
+        NodeResources,
+        BTreeMap<String, i64>,
+        Vec<Taint>,
+        bool,
+        (i64, i64),
+    );
     let mut groups: BTreeMap<Key, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
-    for object in &loaded.objects {
+    for object in objects {
         let Body::Node(node) = &object.body else {
             continue;
         };
@@ -347,6 +373,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             taints.push(cordon);
         }
         taints.sort();
+        let taken = reserved.get(&name).copied().unwrap_or_default();
         let entry = groups
             .entry((
                 labels,
@@ -354,6 +381,7 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
                 node.scalar_allocatable.clone(),
                 taints,
                 node.unschedulable,
+                (taken.cpu_millis, taken.memory_bytes),
             ))
             .or_insert_with(|| (Vec::new(), Vec::new(), object.span));
         entry.0.push(name);
@@ -365,14 +393,14 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
     }
     if groups.is_empty() {
         diags.error(
-            Span::point(file, Default::default()),
+            at,
             format!("`{}` holds no Node objects", truncate(&path.display().to_string())),
         );
     }
     let mut pools: Vec<NodePool> = Vec::new();
-    for ((labels, allocatable, scalar_allocatable, taints, unschedulable), (mut names, mut hostname_labels, span)) in
-        groups
+    for ((labels, allocatable, scalar_allocatable, taints, unschedulable, (cpu_millis, memory_bytes)), entry) in groups
     {
+        let (mut names, mut hostname_labels, span) = entry;
         names.sort();
         hostname_labels.sort();
         let mut name = pool_name(&labels, &names);
@@ -392,7 +420,10 @@ pub fn from_snapshot(text: &str, path: &Path, sources: &mut SourceMap, diags: &m
             hostname_labels,
             allocatable,
             scalar_allocatable,
-            reserved: Amounts::default(),
+            reserved: Amounts {
+                cpu_millis,
+                memory_bytes,
+            },
             taints,
             unschedulable,
             zones: Vec::new(),

@@ -15,8 +15,10 @@ use crate::source::{SourceMap, Span};
 pub struct ClusterState {
     /// The file's start, where notes about it point.
     pub at: Span,
-    /// `None` when the file holds no Node (the config's cluster stays).
-    pub cluster: Option<Cluster>,
+    /// The file as the user named it.
+    path: std::path::PathBuf,
+    /// Its objects (the Nodes become the cluster once the scan's objects are known).
+    objects: Vec<Object>,
     pub pods: Vec<RunningPod>,
 }
 
@@ -26,6 +28,9 @@ pub struct RunningPod {
     /// (`<deployment>-<pod-template-hash>`, the Deployment controller's naming).
     pub owner: ObjectId,
     pub node: String,
+    /// What it requests of its node (cpu, memory): room taken by a pod the scan does not
+    /// model.
+    pub request: crate::manifest::pod::Amounts,
     pub span: Span,
 }
 
@@ -61,7 +66,8 @@ pub fn load(source: &Source, sources: &mut SourceMap, diags: &mut Diagnostics) -
             diags.push(Diagnostic::error(at, format!("--cluster-state: {message}")));
             ClusterState {
                 at,
-                cluster: None,
+                path: path.clone(),
+                objects: Vec::new(),
                 pods: Vec::new(),
             }
         }
@@ -76,16 +82,45 @@ pub fn read(text: &str, path: &Path, sources: &mut SourceMap, diags: &mut Diagno
     for e in &stream.errors {
         diags.error(e.span, e.message.clone());
     }
+    // The objects' own problems are the cluster's, not the repository's: only a Node's
+    // matter, said when they make the cluster.
     let mut quiet = Diagnostics::default();
     let loaded = manifest::load(&stream.documents, "default", sources, &mut quiet);
-    let has_nodes = loaded.objects.iter().any(|o| matches!(o.body, Body::Node(_)));
-    let cluster = has_nodes.then(|| super::cluster::from_snapshot(text, path, sources, diags));
     let pods = loaded.objects.iter().filter_map(running_pod).collect();
     ClusterState {
         at: Span::point(file, crate::source::Location::START),
-        cluster,
+        path: path.to_path_buf(),
+        objects: loaded.objects,
         pods,
     }
+}
+
+impl ClusterState {
+    /// The cluster its Nodes make, grouped into pools as `cluster.fromNodes` groups them,
+    /// with the room that pods of workloads not among `scanned` take on each node reserved;
+    /// `None` when it holds no Node (the config's cluster stays).
+    pub fn cluster(&self, scanned: &[Object], diags: &mut Diagnostics) -> Option<Cluster> {
+        if !self.objects.iter().any(|o| matches!(o.body, Body::Node(_))) {
+            return None;
+        }
+        let mut reserved: BTreeMap<String, crate::manifest::pod::Amounts> = BTreeMap::new();
+        for pod in self.pods.iter().filter(|p| !is_scanned(scanned, &p.owner)) {
+            let taken = reserved.entry(pod.node.clone()).or_default();
+            *taken = taken.saturating_add(pod.request);
+        }
+        Some(super::cluster::from_nodes(
+            &self.objects,
+            &reserved,
+            self.at,
+            &self.path,
+            diags,
+        ))
+    }
+}
+
+/// Whether the scan has the workload `id` (not one made from another object).
+fn is_scanned(objects: &[Object], id: &ObjectId) -> bool {
+    objects.iter().any(|o| !o.embedded && &o.id == id)
 }
 
 /// A Pod object that runs on a node, with its owner; `None` for anything else, a pod not
@@ -125,6 +160,7 @@ fn running_pod(o: &Object) -> Option<RunningPod> {
     Some(RunningPod {
         owner,
         node,
+        request: w.template.spec.effective_request(),
         span: o.span,
     })
 }
@@ -138,7 +174,7 @@ pub fn initial_pods(
     at: Span,
     diags: &mut Diagnostics,
 ) -> Vec<InitialPods> {
-    let scanned = |id: &ObjectId| objects.iter().any(|o| !o.embedded && &o.id == id);
+    let scanned = |id: &ObjectId| is_scanned(objects, id);
     let mut counted: BTreeMap<(String, String), InitialPods> = BTreeMap::new();
     let mut elsewhere = 0;
     let mut unknown_node = 0;
@@ -164,13 +200,13 @@ pub fn initial_pods(
     if elsewhere > 0 {
         diags.push(Diagnostic::note(
             at,
-            format!(
-                "{} of workloads this scan does not have {} left out: the room {} on {} is not modelled",
-                crate::diagnostics::plural(elsewhere, "running pod"),
-                if elsewhere == 1 { "is" } else { "are" },
-                if elsewhere == 1 { "it takes" } else { "they take" },
-                if elsewhere == 1 { "its node" } else { "their nodes" },
-            ),
+            if elsewhere == 1 {
+                "1 running pod of a workload this scan does not have is not modelled: the cpu and memory it requests are reserved on its node".to_string()
+            } else {
+                format!(
+                    "{elsewhere} running pods of workloads this scan does not have are not modelled: the cpu and memory they request are reserved on their nodes"
+                )
+            },
         ));
     }
     if unknown_node > 0 {
