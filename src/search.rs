@@ -15,7 +15,7 @@ use planning::{emit, plan_unit};
 mod results;
 mod runs;
 mod simulation;
-pub use simulation::{SimulatedRun, simulate};
+pub use simulation::{Simulate, SimulatedRun, simulate};
 pub mod topologies;
 mod verifier;
 mod walk;

@@ -29,8 +29,20 @@ hidden byte pod_count;
 {% if simulation %}#define SIMULATION_ROUNDS {{ simulation.rounds }}   /* kivi-lint simulate: the environment's steps before the run may end */
 byte environment_acted;
 bit simulation_done;             /* the run's end: the environment acts no more */
+{% if simulation.scenario %}/* A scenario: the events' first steps in its order (THIS_EVENT, THIS_BUSY: the event whose
+   template this is, and whether it is under way, around each event's template). */
+#define SCENARIO_STEPS {{ simulation.scenario|length }}
+#define SCENARIO_KIND(i) ({% for k in simulation.scenario %}(i) == {{ loop.index0 }} -> {{ k }} : ({% endfor %}0{% for k in simulation.scenario %}){% endfor %})
+#define SCENARIO_TURN(k) (scenario_at < SCENARIO_STEPS && SCENARIO_KIND(scenario_at) == (k))
+byte scenario_at;                /* the scenario's next step */
+bit scenario_under_way[{{ event_proctypes|length + 1 }}];
+#define SIMULATION_MAY_ACT (!simulation_done && (THIS_BUSY || SCENARIO_TURN(THIS_EVENT)))
+#define ENVIRONMENT_ACTED if :: !scenario_under_way[THIS_EVENT] && SCENARIO_TURN(THIS_EVENT) -> scenario_at++ :: else -> skip fi; scenario_under_way[THIS_EVENT] = THIS_BUSY
+#define SIMULATION_STEPS_DONE (scenario_at >= SCENARIO_STEPS)
+{% else %}#define SIMULATION_MAY_ACT (!simulation_done)
 #define ENVIRONMENT_ACTED if :: environment_acted < 255 -> environment_acted++ :: else -> skip fi
-{% endif %}/* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
+#define SIMULATION_STEPS_DONE (environment_acted >= SIMULATION_ROUNDS)
+{% endif %}{% endif %}/* Trace events: each step a counterexample tells prints KIVI:<event>:<values> (src/model/trace.rs). */
 {{ trace_defines }}
 #define SCALING_POOLS {{ (ir.cluster_autoscaler.pools|length) if ir.cluster_autoscaler else 1 }}
 
@@ -655,7 +667,11 @@ inline terminate_running(q) {
 {% if ir.cluster_autoscaler %}{% include "controllers/cluster_autoscaler.pml" %}{% endif %}
 {% if ir.stale_reads %}{% include "controllers/informer.pml" %}{% endif %}
 {# the environment events, from the registry (src/events/) #}
-{% for t in event_templates %}{% include t %}{% endfor %}
+{% for t in event_templates %}{% if simulation and t.ordinal %}#define THIS_EVENT {{ t.ordinal }}
+#define THIS_BUSY ({{ t.busy }})
+{% endif %}{% include t.name %}{% if simulation and t.ordinal %}#undef THIS_EVENT
+#undef THIS_BUSY
+{% endif %}{% endfor %}
 {# the checks' monitors, from the registry (src/checks/) #}
 {% for m in monitors %}{% include m.template %}{% endfor %}
 {% if ir.descheduler %}{% include "controllers/descheduler_process.pml" %}{% endif %}
@@ -669,7 +685,7 @@ inline terminate_running(q) {
  * ends; a check whose monitor fails in that state ends it with its violation instead.
  */
 proctype Simulation() {
-  atomic { environment_acted >= SIMULATION_ROUNDS && QUIESCENT && ENVIRONMENT_SETTLED -> simulation_done = 1 };
+  atomic { SIMULATION_STEPS_DONE && QUIESCENT && ENVIRONMENT_SETTLED -> simulation_done = 1 };
   /* the environment stops; a check whose monitor fails in this state ends the run first */
   atomic {
     timeout ->

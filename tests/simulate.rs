@@ -108,3 +108,57 @@ fn the_html_page_carries_the_timeline() {
         "{pending}"
     );
 }
+
+/// `--scenario`: the events' first steps come in its order, and only those; the model still
+/// chooses which node and which level. A drain under way goes on to its end.
+#[test]
+fn a_scenario_orders_the_environment() {
+    for (scenario, first) in [
+        ("load-change; node-drain", "load-change"),
+        ("node-drain, load-change", "node-drain"),
+    ] {
+        let (_, out) = simulate(&[
+            "--seed",
+            "2",
+            "--scenario",
+            scenario,
+            "--format",
+            "json",
+            "fixtures/drain-blocked-at-hpa-min",
+        ]);
+        let report: Value = serde_json::from_str(&out).unwrap();
+        let run = &report["simulations"][0];
+        assert_eq!(run["environmentSteps"], 2, "{run:#}");
+        let actors: Vec<&str> = run["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["actor"].as_str().unwrap())
+            .filter(|a| *a == "load-change" || *a == "node-drain")
+            .collect();
+        assert_eq!(actors.first(), Some(&first), "{scenario}: {actors:?}");
+        // Each event's first step once: one load change, one drain started.
+        assert_eq!(
+            actors.iter().filter(|a| **a == "load-change").count(),
+            1,
+            "{scenario}: {actors:?}"
+        );
+        let starts = run["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["message"].as_str().unwrap().contains("starts draining"))
+            .count();
+        assert_eq!(starts, 1, "{scenario}: {run:#}");
+    }
+}
+
+#[test]
+fn a_scenario_of_an_event_the_config_lacks_says_so() {
+    let (code, out) = simulate(&["--scenario", "node-failure", "fixtures/drain-blocked-at-hpa-min"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("no run: the scenario's `node-failure` is not an event of this unit's config (it has: load-change, node-drain)"),
+        "{out}"
+    );
+}

@@ -65,6 +65,11 @@ enum Command {
         /// Only the unit with this id or name (`kivi-lint units` lists them).
         #[arg(long, value_name = "UNIT")]
         unit: Option<String>,
+        /// The environment's steps, in order: event types of the config separated by `;`
+        /// or `,` (`"node-failure; load-change"`); the model chooses which node, which level.
+        /// Only these events act, each step once; `--steps` is their number.
+        #[arg(long, value_name = "EVENTS")]
+        scenario: Option<String>,
         #[command(flatten)]
         scan: Box<ScanArgs>,
         #[command(flatten)]
@@ -131,6 +136,7 @@ pub fn run() -> Result<u8> {
             seed,
             steps,
             unit,
+            scenario,
             scan,
             global,
         }) => simulate::simulate_command(
@@ -140,6 +146,12 @@ pub fn run() -> Result<u8> {
                 seed,
                 steps,
                 unit: unit.as_deref(),
+                scenario: scenario
+                    .iter()
+                    .flat_map(|s| s.split([';', ',']))
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
             },
         ),
         Some(Command::Merge {

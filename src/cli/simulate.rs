@@ -16,6 +16,8 @@ pub(super) struct Request<'a> {
     pub seed: u32,
     pub steps: u32,
     pub unit: Option<&'a str>,
+    /// Event types whose first steps come in this order (`--scenario`).
+    pub scenario: Vec<String>,
 }
 
 pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &Request) -> Result<u8> {
@@ -152,13 +154,21 @@ impl Context<'_> {
             u,
             self.generator,
             self.engine,
-            (request.seed, request.steps),
+            crate::search::Simulate {
+                seed: request.seed,
+                steps: request.steps,
+                scenario: &request.scenario,
+            },
             self.cancel,
         );
         let mut simulation = Simulation {
             unit: analysis.units[u].id.clone(),
             seed: request.seed,
-            environment_steps: request.steps,
+            environment_steps: if request.scenario.is_empty() {
+                request.steps
+            } else {
+                request.scenario.len() as u32
+            },
             events: Vec::new(),
             cluster: String::new(),
             nodes: Vec::new(),
@@ -187,7 +197,11 @@ impl Context<'_> {
             })
             .collect();
         simulation.checks = run.checks.iter().map(|c| c.to_string()).collect();
-        simulation.events = run.events.iter().map(|e| e.to_string()).collect();
+        simulation.events = if request.scenario.is_empty() {
+            run.events.iter().map(|e| e.to_string()).collect()
+        } else {
+            request.scenario.clone()
+        };
         simulation.steps = Simulation::told(analysis, &steps);
         let last = run.trace.last().and_then(|e| e.values.first()).copied();
         if let Some(check) = last.and_then(crate::checks::violated_by) {

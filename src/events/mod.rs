@@ -71,6 +71,10 @@ pub struct EventKind {
     /// A search of this event alone runs the HorizontalPodAutoscalers: it changes the load or
     /// the replicas they read, so its counterexamples show how the load gets there.
     pub runs_autoscalers: bool,
+    /// While it is under way (a PROMELA expression: a node down, a drain running), its later
+    /// steps follow its first; `None` for an event that acts in one step. A simulated
+    /// scenario gives it a turn for its first step only.
+    pub busy: Option<&'static str>,
     /// The trace events its templates print.
     pub prints: &'static [Printed],
 }

@@ -89,6 +89,9 @@ const TEMPLATES: &[(&str, &str)] = &[
 pub enum ModelError {
     #[error("template error: {0}")]
     Template(String),
+    /// A simulation's scenario names an event the model does not have.
+    #[error("{0}")]
+    Scenario(String),
 }
 
 /// Renders PROMELA models.
@@ -131,17 +134,53 @@ impl Generator {
 
     /// The model `kivi-lint simulate` runs: the same, with a process that ends the run at the
     /// first moment the cluster has settled after the environment acted `rounds` times.
-    pub fn render_simulation(&self, ir: &Ir, shape: &Shape, rounds: u32) -> Result<String, ModelError> {
+    /// With a `scenario` (event types), the events' first steps come in its order, and only
+    /// those; an event the model does not have is an error.
+    pub fn render_simulation(
+        &self,
+        ir: &Ir,
+        shape: &Shape,
+        rounds: u32,
+        scenario: &[String],
+    ) -> Result<String, ModelError> {
         let mut context = Context::new(ir, shape);
-        context.simulation = Some(SimulationContext { rounds });
+        let events = self.included_events(&context)?;
+        let scenario = scenario
+            .iter()
+            .map(|name| {
+                events
+                    .iter()
+                    .position(|e| e.name == name)
+                    .map(|i| i + 1)
+                    .ok_or_else(|| {
+                        let have: Vec<&str> = events.iter().map(|e| e.name).collect();
+                        ModelError::Scenario(format!(
+                            "the scenario's `{}` is not an event of this unit's config (it has: {})",
+                            crate::diagnostics::terminal_safe(name),
+                            if have.is_empty() {
+                                "none".to_string()
+                            } else {
+                                have.join(", ")
+                            }
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<usize>, ModelError>>()?;
+        context.simulation = Some(SimulationContext { rounds, scenario });
         self.render_context(context)
     }
 
     fn render_context(&self, mut context: Context<'_>) -> Result<String, ModelError> {
-        for event in self.included_events(&context)? {
-            for (name, _) in event.templates {
-                if !context.event_templates.contains(name) {
-                    context.event_templates.push(name);
+        for (i, event) in self.included_events(&context)?.into_iter().enumerate() {
+            let own = format!("proctype {}(", event.proctype);
+            for (name, text) in event.templates {
+                if !context.event_templates.iter().any(|t| t.name == *name) {
+                    let ordinal = if text.contains(&own) { i + 1 } else { 0 };
+                    context.event_templates.push(EventTemplate {
+                        name,
+                        ordinal,
+                        busy: event.busy.unwrap_or("0"),
+                    });
                 }
             }
             context.event_proctypes.push(event.proctype);
@@ -221,7 +260,7 @@ struct Context<'a> {
     /// The templates of the environment events it includes, in the registry's order
     /// ([`crate::events::EVENTS`]), each once, and the proctypes `init` runs; empty until
     /// [`Generator::render`] evaluates the registry's expressions.
-    event_templates: Vec<&'static str>,
+    event_templates: Vec<EventTemplate>,
     event_proctypes: Vec<&'static str>,
     /// `init`'s statement per input table.
     input_tables: Vec<String>,
@@ -235,6 +274,18 @@ struct Context<'a> {
 struct SimulationContext {
     /// The environment's steps before the run may end.
     rounds: u32,
+    /// A scenario: the events (1-based among the model's) whose first steps come, in order.
+    scenario: Vec<usize>,
+}
+
+/// An environment event's template, by its include name; `ordinal` (1-based among the
+/// model's events) for the template that holds the event's proctype, 0 for a shared one.
+#[derive(Serialize)]
+struct EventTemplate {
+    name: &'static str,
+    ordinal: usize,
+    /// While the event is under way ([`crate::events::EventKind::busy`]).
+    busy: &'static str,
 }
 
 /// A check param's `#define` in main.pml.

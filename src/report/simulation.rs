@@ -58,10 +58,13 @@ impl Simulation {
                 self.events.join(", ")
             )
         };
-        let mut out = format!(
-            "unit {}: seed {}, {environment}, on {}\n",
-            self.unit, self.seed, self.cluster
-        );
+        let mut out = match &self.outcome {
+            SimulationOutcome::NotRun { .. } => format!("unit {}: seed {}\n", self.unit, self.seed),
+            _ => format!(
+                "unit {}: seed {}, {environment}, on {}\n",
+                self.unit, self.seed, self.cluster
+            ),
+        };
         if !self.checks.is_empty() {
             out.push_str(&format!("  monitored: {}\n", self.checks.join(", ")));
         }

@@ -16,14 +16,24 @@ pub struct SimulatedRun {
     pub events: Vec<&'static str>,
 }
 
+/// What to simulate: the seed, the environment's steps before the run may end, and a
+/// scenario (event types whose first steps come in this order, and only those).
+#[derive(Clone, Copy, Debug)]
+pub struct Simulate<'a> {
+    pub seed: u32,
+    pub steps: u32,
+    pub scenario: &'a [String],
+}
+
 /// The run `seed` draws of unit `unit`: at most until the cluster has settled after the
-/// environment acted `rounds` times. `Err` says, in one line, why there is none.
+/// environment acted `steps` times (or the scenario is done). `Err` says, in one line, why
+/// there is none.
 pub fn simulate(
     subject: Subject<'_>,
     unit: usize,
     generator: &Generator,
     engine: &Engine,
-    (seed, rounds): (u32, u32),
+    run: Simulate<'_>,
     cancel: &AtomicBool,
 ) -> Result<SimulatedRun, String> {
     let config = Config {
@@ -49,11 +59,11 @@ pub fn simulate(
     // The safety checks only: a liveness check needs a cycle search, not one run.
     let checks: Vec<CheckId> = plan.checks.iter().copied().filter(|c| !c.check().liveness).collect();
     let model = generator
-        .render_simulation(&point.ir, &plan.shape, rounds)
+        .render_simulation(&point.ir, &plan.shape, run.steps, run.scenario)
         .map_err(|e| e.to_string())?;
     let input = model::input(&point.ir, &plan.shape, &checks);
     let trace = engine
-        .simulate(&model, &input, seed, cancel)
+        .simulate(&model, &input, run.seed, cancel)
         .map_err(|e| e.to_string())?
         .map_err(|why| why.to_string())?;
     let mut events: Vec<&'static str> = Vec::new();

@@ -8,7 +8,7 @@
  */
 bit applied;
 
-proctype Apply(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype Apply(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_apply:
   do
   :: atomic {

@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.apply"),
     proctype: "Apply",
     runs_autoscalers: true,
+    busy: None,
     prints: &[Printed {
         code: 34,
         define: "EVENT_APPLY_REPLICAS",

@@ -4,7 +4,7 @@
  * back, whatever an autoscaler decided (kubectl apply / server-side apply semantics). It
  * acts at settled moments, as often as drift appears.
  */
-proctype GitopsSync(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype GitopsSync(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_gitops_sync:
   do
   :: atomic {

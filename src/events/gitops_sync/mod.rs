@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.gitops_sync"),
     proctype: "GitopsSync",
     runs_autoscalers: true,
+    busy: None,
     prints: &[Printed {
         code: 20,
         define: "EVENT_GITOPS_RESET",

@@ -3,7 +3,7 @@
  * (percent of the request, from the config's `max`, and around the HPA's target). It happens
  * when the cluster has settled, as often as it likes.
  */
-proctype LoadChange(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype LoadChange(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_load_change:
   do
   :: atomic {

@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.load_change"),
     proctype: "LoadChange",
     runs_autoscalers: true,
+    busy: None,
     prints: &[Printed {
         code: 8,
         define: "EVENT_LOAD_CHANGED",

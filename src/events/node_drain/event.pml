@@ -9,7 +9,7 @@
 bit drained[MAX_NODES + 1];
 hidden int e_q, e_left, e_victim;
 
-proctype NodeDrain(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype NodeDrain(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_node_drain:
   do
   :: atomic {

@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.node_drain"),
     proctype: "NodeDrain",
     runs_autoscalers: false,
+    busy: Some("draining > 0"),
     prints: &[
         Printed {
             code: 31,

@@ -58,7 +58,7 @@ inline recover_node(n) {
   retry_unschedulable()
 }
 {% endif %}
-proctype NodeFailure(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype NodeFailure(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_node_failure:
   do
   :: atomic {

@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.node_failure"),
     proctype: "NodeFailure",
     runs_autoscalers: false,
+    busy: Some("nodes_down > 0 || lost_work > 0"),
     prints: &[
         Printed {
             code: 28,

@@ -4,7 +4,7 @@
  * elsewhere. When the cluster has settled again, the node comes back. One node at a time,
  * each node once; no Eviction API and so no PodDisruptionBudget (that is `node-drain`).
  */
-proctype NodeMaintenance(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype NodeMaintenance(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_node_maintenance:
   do
   :: atomic {

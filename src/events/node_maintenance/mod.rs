@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.node_maintenance"),
     proctype: "NodeMaintenance",
     runs_autoscalers: false,
+    busy: Some("in_maintenance > 0"),
     prints: &[
         Printed {
             code: 10,

@@ -18,7 +18,7 @@ inline crash(n) {
   take_down(n)
 }
 
-proctype NodeOverload(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype NodeOverload(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_node_overload:
   do
   :: atomic {

@@ -12,6 +12,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("ir.overload_threshold"),
     proctype: "NodeOverload",
     runs_autoscalers: true,
+    busy: Some("restarting > 0"),
     prints: &[
         Printed {
             code: 17,

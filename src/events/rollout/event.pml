@@ -8,7 +8,7 @@
  */
 bit rollout_applied;
 
-proctype Rollout(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype Rollout(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_rollout:
   do
   :: atomic {

@@ -12,5 +12,6 @@ pub const EVENT: EventKind = EventKind {
     included: Some("rollouts"),
     proctype: "Rollout",
     runs_autoscalers: false,
+    busy: None,
     prints: &[],
 };

@@ -5,7 +5,7 @@
  */
 /* a running pod still in its startup phase (slots past PODS stay FREE) */
 #define COLD(s) (pod[s].status == RUNNING && !pod[s].warm && workload_startup[WORKLOAD_OF(s)] > 0)
-proctype StartupEnds(){% if simulation %} provided (!simulation_done){% endif %} {
+proctype StartupEnds(){% if simulation %} provided (SIMULATION_MAY_ACT){% endif %} {
 end_startup:
   do
   :: atomic {

@@ -11,6 +11,7 @@ pub const EVENT: EventKind = EventKind {
     included: Some("startup"),
     proctype: "StartupEnds",
     runs_autoscalers: false,
+    busy: None,
     prints: &[Printed {
         code: 21,
         define: "EVENT_STARTUP_ENDED",

@@ -20,6 +20,7 @@ pub const EVENT: EventKind = EventKind {
     included: None,
     proctype: "ToyPodKill",
     runs_autoscalers: false,
+    busy: None,
     prints: &[Printed {
         code: 91,
         define: "EVENT_TOY_POD_KILLED",
