@@ -215,6 +215,7 @@ impl Parts {
             jobs: scan.request.jobs,
             scale: scan.scale,
             all: scan.all,
+            spared: Vec::new(),
             verdicts_only: false,
             shape_floor: None,
             monitor: None,
@@ -361,6 +362,7 @@ fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
                     held_topologies: 0,
                     baseline: None,
                     fix: None,
+                    workload: None,
                 })
                 .collect(),
             search: search::SearchSummary {
@@ -374,6 +376,7 @@ fn unverifiable(analysis: &Analysis, scan: &Scan, why: &str) -> Verified {
             shape: Default::default(),
             topologies: Vec::new(),
             unmodelled_events: crate::search::unmodelled_events(&analysis.config, &analysis.environment),
+            more: Vec::new(),
         })
         .collect();
     context.judgements = judge(analysis, scan, &results);

@@ -23,6 +23,7 @@ use walk::{searched, walk};
 
 pub use fewer::{at_manifest_counts, plan_fewer_replicas, undecided_at_smallest};
 use results::{load_results, result_key, store_results};
+pub use runs::violation_subject;
 use runs::{inconclusive, run_point};
 pub use verifier::Verifier;
 
@@ -140,8 +141,12 @@ pub struct Options {
     pub result_cache: Option<PathBuf>,
     pub jobs: usize,
     pub scale: Scale,
-    /// Keep searching larger topologies after a check's first violation.
+    /// Every distinct violation (`--all`): a check's monitor spares each workload it found
+    /// violating and searches again, and larger topologies are searched after a violation.
     pub all: bool,
+    /// Workloads the checks' monitors leave out (a fix candidate for one of several
+    /// violations of a check is verified apart from the others).
+    pub spared: Vec<model::Spared>,
     /// Only the verdicts matter (a fix candidate's check): a counterexample is not shortened.
     pub verdicts_only: bool,
     /// Models are sized to hold at least this (a fix candidate's: the shape of the unit's own
@@ -160,6 +165,7 @@ impl Default for Options {
             jobs: 1,
             scale: Scale::Search,
             all: false,
+            spared: Vec::new(),
             verdicts_only: false,
             shape_floor: None,
             monitor: None,
@@ -461,14 +467,7 @@ fn run_searches(
 /// leave the coordinator waiting for it: it is an inconclusive result.
 fn run_job(plans: &[&UnitPlan], job: &Job, engine: &Engine, options: &Options) -> Option<PointResult> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_point(
-            plans[job.plan],
-            job.point,
-            &job.group,
-            engine,
-            options.verdicts_only,
-            &job.cancel,
-        )
+        run_point(plans[job.plan], job.point, &job.group, engine, options, &job.cancel)
     }))
     .unwrap_or_else(|_| {
         Some(PointResult {

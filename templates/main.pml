@@ -292,6 +292,10 @@ hidden int ds_dup_keys[TEMPLATES + 1];      /* RemoveDuplicates: owner keys of t
 hidden byte ds_dup_list[TEMPLATES + 1];     /* ... their whole key list; equal lists are duplicates */
 hidden byte ds_rank[TEMPLATES + 1];         /* topology spread: place in a domain's eviction order */
 hidden byte check_on[CHECKS + 1];              /* the checks this run monitors */
+/* --all: the workloads whose violation of a check is already reported, so that its monitor
+   looks for another (THIS_CHECK: the monitor's check, defined around its template). */
+hidden byte check_spared[(CHECKS + 1) * (WORKLOADS + 1)];
+#define JUDGES(w) (check_spared[THIS_CHECK * (WORKLOADS + 1) + (w)] == 0)
 /* The bookkeeping of a check (min_reached, evicted and loops, at_max) changes only in runs that
    monitor it: in the others it would tell apart states that are otherwise the same (5.7 times
    as many on a unit with an autoscaler, a descheduler and a rollout). */
@@ -673,7 +677,9 @@ inline terminate_running(q) {
 #undef THIS_BUSY
 {% endif %}{% endfor %}
 {# the checks' monitors, from the registry (src/checks/) #}
-{% for m in monitors %}{% include m.template %}{% endfor %}
+{% for m in monitors %}#define THIS_CHECK {{ loop.index }}
+{% include m.template %}#undef THIS_CHECK
+{% endfor %}
 {% if ir.descheduler %}{% include "controllers/descheduler_process.pml" %}{% endif %}
 {% if simulation %}
 

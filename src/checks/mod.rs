@@ -265,6 +265,55 @@ pub struct MonitorEvent {
     pub tell: fn(&[i64], &dyn Counterexample) -> Told,
     /// Where the finding points when the trail also has a pod the scheduler could not place.
     pub blame: Blame,
+    /// Which workload the violation is of: `--all` spares it in the monitor and searches
+    /// again for the next.
+    pub subject: Subject,
+}
+
+/// The workload a violation is of ([`MonitorEvent::subject`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// The check has one violation per unit (a node, the unit as a whole): `--all` reports
+    /// the first.
+    Unit,
+    /// The workload's 1-based model index is the event's value at this position.
+    Workload(usize),
+    /// The workload of the pod the scheduler last could not place, among those the event's
+    /// values name (a bit per workload, 30 to a value).
+    PendingWorkload,
+}
+
+/// How many workloads a value of a [`Subject::PendingWorkload`] event names.
+pub const WORKLOADS_PER_VALUE: usize = 30;
+
+/// Whether the values after a [`Subject::PendingWorkload`] event's code name the workload with
+/// this 1-based index.
+pub fn names_workload(values: &[i64], workload: i64) -> bool {
+    let Ok(i) = usize::try_from(workload - 1) else {
+        return false;
+    };
+    values
+        .get(1 + i / WORKLOADS_PER_VALUE)
+        .is_some_and(|bits| bits >> (i % WORKLOADS_PER_VALUE) & 1 == 1)
+}
+
+/// The workload (1-based model index) a safety violation is of, from its trail: the values of
+/// each event in order, the violation's last; `owner` gives a pod slot's workload. `None`:
+/// the check's violations are one per unit, or the trail names none.
+pub fn subject_of(trail: &[&[i64]], owner: &dyn Fn(i64) -> Option<i64>) -> Option<usize> {
+    let (last, before) = trail.split_last()?;
+    let check = of_violation(*last.first()?)?;
+    let workload = match check.violation.subject {
+        Subject::Unit => return None,
+        Subject::Workload(at) => *last.get(at)?,
+        Subject::PendingWorkload => before.iter().rev().find_map(|v| {
+            (v.first() == Some(&Event::PodUnschedulable.code()))
+                .then(|| owner(*v.get(1)?))
+                .flatten()
+                .filter(|&w| names_workload(last, w))
+        })?,
+    };
+    usize::try_from(workload).ok().filter(|&w| w > 0)
 }
 
 /// Which field a finding points at when its trail has both the check's field and a pod the
@@ -277,6 +326,10 @@ pub enum Blame {
     /// The scheduler's reason: the check only observes what the unplaceable pod causes (it
     /// stays Pending, it is evicted again and again, the unit never settles).
     Scheduling,
+    /// The scheduler's reason for the pod the check's decoder chose (a pod of a workload the
+    /// violation names): the decoder's location is the finding's; its step shows none, the
+    /// scheduler's step above it does.
+    ChosenPod,
 }
 
 /// A check's violation as the finding's last step: what the check saw, and the manifest
@@ -308,6 +361,8 @@ pub trait Counterexample {
     fn descheduler_plugin(&self, index: i64) -> Option<Span>;
     /// Where the scheduler last said why it could not place a pod.
     fn scheduling_failure(&self) -> Option<Span>;
+    /// The same, for a pod of a workload (1-based model index) that `workload` accepts.
+    fn scheduling_failure_of(&self, workload: &dyn Fn(i64) -> bool) -> Option<Span>;
 }
 
 /// The name a report gives a workload: its object id, or nothing when the model named none.

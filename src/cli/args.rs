@@ -66,7 +66,9 @@ pub(crate) struct ScanArgs {
     #[arg(long, value_name = "N|current", value_parser = parse_scale)]
     pub(crate) scale: Option<crate::search::Scale>,
 
-    /// Keep searching larger topologies after a check's first violation.
+    /// Report every distinct violation of a check in a unit, not only the first: one per
+    /// workload (and per field it points at), each with its counterexample and its own fix,
+    /// up to 8 per check and topology; larger topologies are searched after a violation.
     #[arg(long)]
     pub(crate) all: bool,
 

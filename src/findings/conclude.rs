@@ -22,6 +22,10 @@ pub struct UnitResult {
     pub topologies: Vec<(Topology, super::facts::TopologyFacts)>,
     /// Configured events the model could not explore: the verdicts hold without them.
     pub unmodelled_events: Vec<&'static str>,
+    /// `--all`: the further violations of its checks, distinct from the first by the field they
+    /// point at (else by workload), in the order the search found them. [`by_unit`] puts each
+    /// after its check's first.
+    pub more: Vec<CheckResult>,
 }
 
 /// Verify the given units of the subject (indices into its units) and tell their verdicts.
@@ -146,9 +150,34 @@ fn by_unit(results: Vec<(UnitResult, (Part, bool))>) -> Vec<UnitResult> {
     out.into_iter()
         .map(|(mut result, parts)| {
             result.search.fault_model = faults::describe(&parts);
+            with_more(&mut result);
             result
         })
         .collect()
+}
+
+/// `--all`: each further violation after the last result of its check, unless a result of the
+/// check already points at the same field for the same workload (a larger topology, another
+/// search of the fault model, finds it again).
+fn with_more(result: &mut UnitResult) {
+    for extra in std::mem::take(&mut result.more) {
+        let same = |r: &CheckResult| {
+            r.check == extra.check
+                && r.workload == extra.workload
+                && matches!((&r.verdict, &extra.verdict),
+                    (Verdict::Violated { location: a, .. }, Verdict::Violated { location: b, .. }) if a == b)
+        };
+        if result.results.iter().any(same) {
+            continue;
+        }
+        let Some(at) = result.results.iter().rposition(|r| r.check == extra.check) else {
+            continue;
+        };
+        if !matches!(result.results[at].verdict, Verdict::Violated { .. }) {
+            continue;
+        }
+        result.results.insert(at + 1, extra);
+    }
 }
 
 /// How much a verdict says, to combine the searches of a fault model: a violation in any of
@@ -190,6 +219,7 @@ fn merge(into: &mut UnitResult, other: UnitResult) {
             *mine = theirs;
         }
     }
+    into.more.extend(other.more);
     add_effort(&mut into.effort, other.effort);
     into.search.planned = into.search.planned.max(other.search.planned);
     into.search.explored = into.search.explored.max(other.search.explored);
@@ -227,8 +257,22 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
     let mut decided: BTreeMap<CheckId, (Verdict, Topology)> = BTreeMap::new();
     let mut verified: BTreeMap<CheckId, Topology> = BTreeMap::new();
     let mut held: BTreeMap<CheckId, usize> = BTreeMap::new();
+    let mut more: Vec<(CheckId, Verdict, Topology, Option<usize>)> = Vec::new();
+    let mut subjects: BTreeMap<CheckId, Option<usize>> = BTreeMap::new();
     for run in &searched.runs {
         for (check, verdict) in &run.verdicts {
+            if let (Some((Verdict::Violated { .. }, _)), PointVerdict::Violated(trace)) = (decided.get(check), verdict)
+            {
+                // --all: a further violation of a check already violated.
+                let (steps, location) = told_violation(&subject, &searched, run, trace);
+                more.push((
+                    *check,
+                    Verdict::Violated { steps, location },
+                    run.topology.clone(),
+                    search::violation_subject(trace, &run.ir),
+                ));
+                continue;
+            }
             if decided.contains_key(check) {
                 continue;
             }
@@ -238,10 +282,8 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
                     *held.entry(*check).or_default() += 1;
                 }
                 PointVerdict::Violated(trace) => {
-                    let (mut steps, location) = decode(trace, &run.ir, &run.names, subject.objects);
-                    if searched.autoscalers_held {
-                        steps.splice(0..0, held_autoscalers(unit, subject.objects, &run.topology));
-                    }
+                    let (steps, location) = told_violation(&subject, &searched, run, trace);
+                    subjects.insert(*check, search::violation_subject(trace, &run.ir));
                     decided.insert(*check, (Verdict::Violated { steps, location }, run.topology.clone()));
                 }
                 PointVerdict::Inconclusive(why) => {
@@ -281,7 +323,21 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
                 held_up_to,
                 baseline: None,
                 fix: None,
+                workload: subjects.get(check).copied().flatten(),
             }
+        })
+        .collect();
+    let more = more
+        .into_iter()
+        .map(|(check, verdict, topology, workload)| CheckResult {
+            check,
+            verdict,
+            topology: Some(topology),
+            held_up_to: None,
+            held_topologies: 0,
+            baseline: None,
+            fix: None,
+            workload,
         })
         .collect();
     UnitResult {
@@ -292,7 +348,23 @@ pub fn conclude(subject: Subject<'_>, searched: Searched) -> UnitResult {
         shape: searched.shape,
         topologies: Vec::new(),
         unmodelled_events: Vec::new(),
+        more,
     }
+}
+
+/// A violation's trail told in Kubernetes terms, and where it points.
+fn told_violation(
+    subject: &Subject<'_>,
+    searched: &Searched,
+    run: &search::TopologyRun,
+    trace: &[crate::engine::TraceEvent],
+) -> (Vec<Step>, Option<crate::source::Span>) {
+    let (mut steps, location) = decode(trace, &run.ir, &run.names, subject.objects);
+    if searched.autoscalers_held {
+        let unit = &subject.units[searched.unit];
+        steps.splice(0..0, held_autoscalers(unit, subject.objects, &run.topology));
+    }
+    (steps, location)
 }
 
 /// The steps that open a counterexample of a search that held the autoscalers: each autoscaled

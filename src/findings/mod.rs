@@ -65,6 +65,9 @@ pub struct Fix {
     pub location: Span,
     /// The cluster it was verified on (the counterexample's nodes).
     pub verified_on: String,
+    /// `--all`: the check's other violations in the unit it was verified apart from (their
+    /// workloads spared): it ends this one, they stay until their own fixes.
+    pub apart_from: usize,
     /// The new text of `location` when the fix is one scalar's new value (`ScheduleAnyway`,
     /// a `maxSkew`, a cpu request): what an editor can apply.
     pub replacement: Option<String>,
@@ -86,4 +89,7 @@ pub struct CheckResult {
     pub baseline: Option<bool>,
     /// Violations only: a change the model checker verified to make the check hold.
     pub fix: Option<Fix>,
+    /// Violations only: the workload (1-based model index) it is of, when its check tells one
+    /// (`--all` reports one per workload; a fix for one is verified apart from the others).
+    pub workload: Option<usize>,
 }

@@ -112,12 +112,7 @@ impl<'a> Namer<'a> {
 
     /// `(workload index 0-based, object index)` of a pod slot.
     pub(super) fn owner(&self, slot: i64) -> Option<(usize, usize)> {
-        let slot = usize::try_from(slot).ok()?;
-        let w = self
-            .ir
-            .workloads
-            .iter()
-            .position(|w| (w.first_slot..w.first_slot + w.slots).contains(&slot))?;
+        let w = self.ir.slot_owner(slot)?;
         Some((w, self.names.workloads[w]))
     }
 

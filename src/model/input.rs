@@ -186,12 +186,22 @@ impl Writer {
     }
 }
 
+/// A workload (1-based model index) a check's monitor leaves out ([`input_sparing`]).
+pub type Spared = (crate::checks::CheckId, usize);
+
 const RUNNING: i64 = 3;
 const TERMINATING: i64 = 4;
 
 /// The input of one topology's IR for a model of `shape`, monitoring the `enabled` checks of
 /// `ir.checks`.
 pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> String {
+    input_sparing(ir, shape, enabled, &[])
+}
+
+/// The same, with each `(check, workload)` of `spared` (the workload's 1-based index) left out
+/// of its check's monitor: `--all` looks for the check's next violation, a fix candidate for
+/// one violation is verified apart from the others.
+pub fn input_sparing(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId], spared: &[Spared]) -> String {
     let mut w = Writer { out: String::new() };
     let node_stride = shape.max_nodes + 1;
     w.set("node_count", 0, ir.nodes.len() as i64);
@@ -214,6 +224,9 @@ pub fn input(ir: &Ir, shape: &Shape, enabled: &[crate::checks::CheckId]) -> Stri
     for (k, check) in ir.checks.iter().enumerate() {
         if enabled.contains(check) {
             w.set("check_on", k + 1, 1);
+        }
+        for &(_, workload) in spared.iter().filter(|(c, _)| c == check) {
+            w.set("check_spared", (k + 1) * (ir.workloads.len() + 1) + workload, 1);
         }
     }
     w.out

@@ -9,7 +9,7 @@ pub mod symmetry;
 use minijinja::{Environment, UndefinedBehavior, Value, syntax::SyntaxConfig, value::Serde};
 use serde::Serialize;
 
-pub use input::{Shape, input};
+pub use input::{Shape, Spared, input, input_sparing};
 pub use ir::{Ir, IrError, Names, Topology};
 
 use crate::checks::{Applies, CheckId};

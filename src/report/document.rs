@@ -339,6 +339,21 @@ pub struct StepOut {
     pub effect: Option<crate::findings::Effect>,
 }
 
+impl FixOut {
+    /// Where it was verified, in a sentence's words: the cluster, and the violations it was
+    /// verified apart from.
+    pub fn verified(&self) -> String {
+        match self.apart_from {
+            0 => self.verified_on.clone(),
+            n => format!(
+                "{}, apart from the check's {} in the unit",
+                self.verified_on,
+                crate::diagnostics::plural(n, "other violation")
+            ),
+        }
+    }
+}
+
 /// A verified fix: what to change, and where.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -347,6 +362,10 @@ pub struct FixOut {
     /// The cluster the fix was verified on.
     #[serde(default)]
     pub verified_on: String,
+    /// `--all`: the check's other violations in the unit the fix was verified apart from: it
+    /// ends this violation, they stay until their own fixes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub apart_from: usize,
     pub file: String,
     pub line: u32,
     pub column: u32,

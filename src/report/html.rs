@@ -258,7 +258,7 @@ fn finding_view(f: &Finding, sources: &mut Sources) -> FindingView {
         fix: o
             .fix
             .as_ref()
-            .map(|f| format!("{} ({}:{}; verified on {})", f.summary, f.file, f.line, f.verified_on)),
+            .map(|f| format!("{} ({}:{}; verified on {})", f.summary, f.file, f.line, f.verified())),
         topology: o.topology.as_ref().map(|t| t.description.clone()),
         timeline: "Counterexample",
         groups: groups.into_iter().collect(),

@@ -415,7 +415,9 @@ fn problem(r: &Report, u: &UnitOut, c: &CheckOutcome, color: bool, full_traces: 
                 })
                 .map(|o| o.check.as_str())
                 .collect();
-            let verified = if also.is_empty() {
+            let verified = if f.apart_from > 0 {
+                format!("verified on {}: this violation ends with it", f.verified())
+            } else if also.is_empty() {
                 format!("verified on {}: the check holds with it", f.verified_on)
             } else {
                 format!("verified for {}, {} on {}", c.check, also.join(", "), f.verified_on)
@@ -477,7 +479,22 @@ fn trace(u: &UnitOut, c: &CheckOutcome, color: bool, full_traces: bool) -> Strin
     } else {
         involved_steps(u, c, finding.workload())
     };
-    let _ = writeln!(out, "  {} counterexample:", c.check);
+    // `--all`: a check's several violations, each trail named by where it points.
+    let several = u.verification.as_ref().is_some_and(|v| {
+        v.results
+            .iter()
+            .filter(|o| o.check == c.check && o.verdict == VerdictKind::Violated)
+            .count()
+            > 1
+    });
+    match (&c.file, c.line) {
+        (Some(f), Some(l)) if several => {
+            let _ = writeln!(out, "  {} counterexample ({}:{l}):", c.check, printable(f));
+        }
+        _ => {
+            let _ = writeln!(out, "  {} counterexample:", c.check);
+        }
+    }
     for &i in &shown {
         let step = &c.steps[i];
         let at = match (&step.file, step.line) {

@@ -151,7 +151,7 @@ fn details(e: &Emit, f: &Finding) -> String {
         let _ = writeln!(
             out,
             "**Fix** (verified by kivi-lint on {}): {} (`{}:{}`).\n",
-            fix.verified_on,
+            fix.verified(),
             sentence(&fix.summary),
             code_path(&e.path(&fix.file)),
             fix.line

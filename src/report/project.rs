@@ -292,6 +292,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             fix: c.fix.as_ref().map(|f| FixOut {
                 summary: f.summary.clone(),
                 verified_on: f.verified_on.clone(),
+                apart_from: f.apart_from,
                 file: a.sources.path(f.location.file).display().to_string(),
                 line: f.location.start.line,
                 column: f.location.start.column,

@@ -254,10 +254,13 @@ fn result(e: &Emit, f: &Finding) -> Value {
             "line": fix.line,
             "verifiedOn": fix.verified_on,
         });
+        if fix.apart_from > 0 {
+            result["properties"]["fix"]["apartFrom"] = json!(fix.apart_from);
+        }
         // A fix that is one value's new text is an edit code scanning and editors can apply.
         if let Some(r) = &fix.replacement {
             result["fixes"] = json!([{
-                "description": {"text": format!("{} (verified on {})", fix.summary, fix.verified_on)},
+                "description": {"text": format!("{} (verified on {})", fix.summary, fix.verified())},
                 "artifactChanges": [{
                     "artifactLocation": artifact(e, &fix.file),
                     "replacements": [{

@@ -135,7 +135,10 @@ impl<'a> Finding<'a> {
         self.outcome.fix.as_ref().map(|f| {
             format!(
                 "Fix (verified by kivi-lint on {}): {} ({}:{}).",
-                f.verified_on, f.summary, f.file, f.line
+                f.verified(),
+                f.summary,
+                f.file,
+                f.line
             )
         })
     }

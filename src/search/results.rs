@@ -22,12 +22,13 @@ pub(super) fn result_key(plan: &UnitPlan, options: &Options, engine: &Engine) ->
     let mut h = blake3::Hasher::new();
     h.update(
         format!(
-            "{RESULT_FORMAT}\n{}\n{}\n{:?}\n{:?}\n{}\n{}\n",
+            "{RESULT_FORMAT}\n{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n{}\n",
             env!("CARGO_PKG_VERSION"),
             engine.salt(),
             engine.options(),
             plan.checks,
             options.all,
+            options.spared,
             options.verdicts_only
         )
         .as_bytes(),

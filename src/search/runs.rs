@@ -10,7 +10,7 @@ pub(super) fn run_point(
     t: usize,
     group: &[CheckId],
     engine: &Engine,
-    verdicts_only: bool,
+    options: &Options,
     cancel: &AtomicBool,
 ) -> Option<PointResult> {
     let point = &plan.points[t];
@@ -34,7 +34,9 @@ pub(super) fn run_point(
             plan,
             model,
             engine,
-            verdicts_only,
+            verdicts_only: options.verdicts_only,
+            all: options.all,
+            spared: &options.spared,
             cancel,
         };
         run_checks(&runs, liveness, open, &mut result)
@@ -83,8 +85,16 @@ struct PointRuns<'a> {
     engine: &'a Engine,
     /// Only the verdicts matter: no counterexample is shortened.
     verdicts_only: bool,
+    /// Every distinct violation (`--all`): a check's monitor spares the workload it found
+    /// violating and searches again, up to [`VIOLATIONS_PER_CHECK`].
+    all: bool,
+    /// Workloads the checks' monitors leave out from the start (a fix candidate's run).
+    spared: &'a [model::Spared],
     cancel: &'a AtomicBool,
 }
+
+/// With `--all`, the violations of one check a topology's search looks for.
+pub(super) const VIOLATIONS_PER_CHECK: usize = 8;
 
 /// The runs of one topology: each liveness check alone, then the safety checks together.
 /// `None` when cancelled.
@@ -100,10 +110,13 @@ fn run_checks(
         model,
         engine,
         verdicts_only,
+        all,
+        spared,
         cancel,
     } = *runs;
+    let mut spared = spared.to_vec();
     for check in liveness {
-        let input = model::input(&point.ir, &plan.shape, &[check]);
+        let input = model::input_sparing(&point.ir, &plan.shape, &[check], &spared);
         let verdict = match engine.liveness().verify(model, &input, cancel) {
             Err(e) => PointVerdict::Inconclusive(engine::Inconclusive::EngineError(e.to_string())),
             Ok(outcome) => {
@@ -119,8 +132,13 @@ fn run_checks(
         };
         result.verdicts.push((check, verdict));
     }
+    // The checks that violated here: a later run's verdict on the workloads left is not theirs.
+    let mut violated: Vec<CheckId> = Vec::new();
+    let undecided = |open: &[CheckId], violated: &[CheckId]| -> Vec<CheckId> {
+        open.iter().copied().filter(|c| !violated.contains(c)).collect()
+    };
     while !open.is_empty() {
-        let input = model::input(&point.ir, &plan.shape, &open);
+        let input = model::input_sparing(&point.ir, &plan.shape, &open, &spared);
         let outcome = match if verdicts_only {
             engine.verify_verdict(model, &input, cancel)
         } else {
@@ -129,7 +147,7 @@ fn run_checks(
             Ok(o) => o,
             Err(e) => {
                 let why = engine::Inconclusive::EngineError(e.to_string());
-                result.verdicts.extend(inconclusive(&open, &why));
+                result.verdicts.extend(inconclusive(&undecided(&open, &violated), &why));
                 break;
             }
         };
@@ -138,31 +156,53 @@ fn run_checks(
         match outcome.verdict {
             engine::Verdict::Inconclusive(engine::Inconclusive::Cancelled) => return None,
             engine::Verdict::Verified => {
-                result
-                    .verdicts
-                    .extend(open.iter().map(|c| (*c, PointVerdict::Verified)));
+                result.verdicts.extend(
+                    undecided(&open, &violated)
+                        .into_iter()
+                        .map(|c| (c, PointVerdict::Verified)),
+                );
                 break;
             }
             engine::Verdict::Inconclusive(why) => {
-                result.verdicts.extend(inconclusive(&open, &why));
+                result.verdicts.extend(inconclusive(&undecided(&open, &violated), &why));
                 break;
             }
             engine::Verdict::Violated { trace, violation } => match violated_check(&trace) {
                 Some(check) if open.contains(&check) => {
-                    open.retain(|c| *c != check);
+                    // --all: the next violation of the check, with this one's workload spared.
+                    let found = result.verdicts.iter().filter(|(c, _)| *c == check).count() + 1;
+                    let next = all
+                        .then(|| violation_subject(&trace, &point.ir))
+                        .flatten()
+                        .filter(|w| found < VIOLATIONS_PER_CHECK && !spared.contains(&(check, *w)));
+                    match next {
+                        Some(workload) => {
+                            spared.push((check, workload));
+                            violated.push(check);
+                        }
+                        None => open.retain(|c| *c != check),
+                    }
                     result.verdicts.push((check, PointVerdict::Violated(trace)));
                 }
                 _ => {
                     let why = engine::Inconclusive::EngineError(format!(
                         "the model stopped without a check failing ({violation:?})"
                     ));
-                    result.verdicts.extend(inconclusive(&open, &why));
+                    result.verdicts.extend(inconclusive(&undecided(&open, &violated), &why));
                     break;
                 }
             },
         }
     }
     Some(())
+}
+
+/// The workload (1-based model index) a violation's trail is of, if its check tells one
+/// ([`checks::Subject`]): `--all` spares it to search for the check's next violation.
+pub fn violation_subject(trace: &[TraceEvent], ir: &Ir) -> Option<usize> {
+    let values: Vec<&[i64]> = trace.iter().map(|e| e.values.as_slice()).collect();
+    let owner = |slot: i64| ir.slot_owner(slot).and_then(|w| i64::try_from(w + 1).ok());
+    checks::subject_of(&values, &owner)
 }
 
 /// The check whose monitor fired, from the last event of a trail.

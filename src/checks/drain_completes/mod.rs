@@ -37,6 +37,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_DRAIN_STUCK",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Unit,
     },
     bookkeeping: None,
     told_by_scheduler: false,

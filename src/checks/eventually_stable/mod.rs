@@ -37,6 +37,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_NOT_STABLE",
         tell,
         blame: Blame::Scheduling,
+        subject: Subject::Unit,
     },
     bookkeeping: None,
     told_by_scheduler: false,

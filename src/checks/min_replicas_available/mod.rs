@@ -43,6 +43,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_BELOW_MINIMUM",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Workload(1),
     },
     bookkeeping: Some("MONITORS_MIN_REPLICAS"),
     told_by_scheduler: false,

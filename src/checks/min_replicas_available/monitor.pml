@@ -10,10 +10,10 @@ proctype CheckMinReplicasAvailable() {
 end_check_min_replicas_available:
   do
   :: atomic {
-       ({% for w in ir.workloads %}{% if not loop.first %} || {% endif %}(min_reached[{{ loop.index }}] && running[{{ loop.index }}] < MIN_BOUND({{ loop.index }})){% endfor %}) ->
+       ({% for w in ir.workloads %}{% if not loop.first %} || {% endif %}(min_reached[{{ loop.index }}] && running[{{ loop.index }}] < MIN_BOUND({{ loop.index }}) && JUDGES({{ loop.index }})){% endfor %}) ->
        if
 {% for w in ir.workloads %}
-       :: min_reached[{{ loop.index }}] && running[{{ loop.index }}] < MIN_BOUND({{ loop.index }}) ->
+       :: min_reached[{{ loop.index }}] && running[{{ loop.index }}] < MIN_BOUND({{ loop.index }}) && JUDGES({{ loop.index }}) ->
           printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_BELOW_MINIMUM, running[{{ loop.index }}], MIN_BOUND({{ loop.index }}))
 {% endfor %}
        fi;

@@ -39,6 +39,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_EVICTION_LOOP",
         tell,
         blame: Blame::Scheduling,
+        subject: Subject::Workload(1),
     },
     bookkeeping: Some("MONITORS_EVICTION_LOOP"),
     told_by_scheduler: false,

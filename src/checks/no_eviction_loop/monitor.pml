@@ -8,10 +8,10 @@ proctype CheckNoEvictionLoop() {
 end_check_no_eviction_loop:
   do
   :: atomic {
-       (false{% for w in ir.workloads %}{% if not w.batch %} || loops[{{ loop.index }}] >= EVICTION_LOOPS{% endif %}{% endfor %}) ->
+       (false{% for w in ir.workloads %}{% if not w.batch %} || (loops[{{ loop.index }}] >= EVICTION_LOOPS && JUDGES({{ loop.index }})){% endif %}{% endfor %}) ->
        if
 {% for w in ir.workloads %}{% if not w.batch %}
-       :: loops[{{ loop.index }}] >= EVICTION_LOOPS -> printf("KIVI:%d:{{ loop.index }}:%d\n", EVENT_EVICTION_LOOP, loops[{{ loop.index }}])
+       :: loops[{{ loop.index }}] >= EVICTION_LOOPS && JUDGES({{ loop.index }}) -> printf("KIVI:%d:{{ loop.index }}:%d\n", EVENT_EVICTION_LOOP, loops[{{ loop.index }}])
 {% endif %}{% endfor %}
        fi;
        assert(false)

@@ -30,6 +30,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_OVERLOAD_CHECK",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Unit,
     },
     bookkeeping: None,
     told_by_scheduler: false,

@@ -31,6 +31,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_OSCILLATION",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Workload(1),
     },
     bookkeeping: Some("MONITORS_OSCILLATION"),
     told_by_scheduler: false,

@@ -7,10 +7,10 @@ proctype CheckNoReplicaOscillation() {
 end_check_no_replica_oscillation:
   do
   :: atomic {
-       ({% for w in ir.workloads %}{% if w.autoscaler %}(at_max[{{ loop.index }}] && (spec[{{ loop.index }}] <= hpa_min[{{ loop.index }}] || spec[{{ loop.index }}] + 3 <= hpa_max[{{ loop.index }}])) || {% endif %}{% endfor %}false) ->
+       ({% for w in ir.workloads %}{% if w.autoscaler %}(at_max[{{ loop.index }}] && (spec[{{ loop.index }}] <= hpa_min[{{ loop.index }}] || spec[{{ loop.index }}] + 3 <= hpa_max[{{ loop.index }}]) && JUDGES({{ loop.index }})) || {% endif %}{% endfor %}false) ->
        if
 {% for w in ir.workloads %}{% if w.autoscaler %}
-       :: at_max[{{ loop.index }}] && (spec[{{ loop.index }}] <= hpa_min[{{ loop.index }}] || spec[{{ loop.index }}] + 3 <= hpa_max[{{ loop.index }}]) ->
+       :: at_max[{{ loop.index }}] && (spec[{{ loop.index }}] <= hpa_min[{{ loop.index }}] || spec[{{ loop.index }}] + 3 <= hpa_max[{{ loop.index }}]) && JUDGES({{ loop.index }}) ->
           printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_OSCILLATION, hpa_max[{{ loop.index }}], spec[{{ loop.index }}])
 {% endif %}{% endfor %}
        :: else -> skip

@@ -41,6 +41,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_UNBALANCED",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Unit,
     },
     bookkeeping: Some("MONITORS_PODS_BALANCED"),
     told_by_scheduler: false,

@@ -32,16 +32,20 @@ pub const CHECK: Check = Check {
         code: 9,
         define: "EVENT_PENDING_FOREVER",
         tell,
-        blame: Blame::Scheduling,
+        blame: Blame::ChosenPod,
+        subject: Subject::PendingWorkload,
     },
     bookkeeping: None,
     told_by_scheduler: true,
 };
 
-/// `KIVI:9`: the cluster has settled with a pod Pending (the scheduler's earlier step says why).
-fn tell(_: &[i64], _: &dyn Counterexample) -> Told {
+/// `KIVI:9:workloads…`: the cluster has settled with a pod Pending of each workload the values
+/// name; the finding is where the scheduler last said why it could not place one of theirs.
+fn tell(v: &[i64], trail: &dyn Counterexample) -> Told {
     Told {
         message: "the cluster has settled with a pod that no node can take".into(),
-        location: None,
+        location: trail
+            .scheduling_failure_of(&|w| names_workload(v, w))
+            .or_else(|| trail.scheduling_failure_of(&|_| true)),
     }
 }

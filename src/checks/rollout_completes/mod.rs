@@ -35,6 +35,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_ROLLOUT_STUCK",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Workload(1),
     },
     bookkeeping: None,
     told_by_scheduler: false,

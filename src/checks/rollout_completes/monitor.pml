@@ -7,10 +7,10 @@ proctype CheckRolloutCompletes() {
 end_check_rollout_completes:
   do
   :: atomic {
-       QUIESCENT && ENVIRONMENT_SETTLED && ({% for w in ir.workloads %}{% if w.rollout %}(rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}]) || {% endif %}{% endfor %}false) ->
+       QUIESCENT && ENVIRONMENT_SETTLED && ({% for w in ir.workloads %}{% if w.rollout %}(rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}] && JUDGES({{ loop.index }})) || {% endif %}{% endfor %}false) ->
        if
 {% for w in ir.workloads %}{% if w.rollout %}
-       :: rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}] -> printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_ROLLOUT_STUCK, rs_spec[{{ loop.index }} * 2], rs_spec[{{ loop.index }} * 2 + 1])
+       :: rolled[{{ loop.index }}] && !rollout_done[{{ loop.index }}] && JUDGES({{ loop.index }}) -> printf("KIVI:%d:{{ loop.index }}:%d:%d\n", EVENT_ROLLOUT_STUCK, rs_spec[{{ loop.index }} * 2], rs_spec[{{ loop.index }} * 2 + 1])
 {% endif %}{% endfor %}
        fi;
        assert(false)

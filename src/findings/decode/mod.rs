@@ -111,6 +111,8 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
     let mut namer = Namer::new(ir, names, objects);
     let mut steps = initial_pods(ir, &namer);
     let mut location = None;
+    // The pods the scheduler could not place, by slot, each where its failure is located.
+    let mut failures: Vec<(i64, Span)> = Vec::new();
     for event in trace {
         let v = &event.values;
         if namer.follow(v) {
@@ -122,6 +124,7 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             names,
             events: trace,
             steps: &steps,
+            failures: &failures,
         };
         let (step, changed) = if let Some(e) = Event::from_code(code) {
             let scene = Scene {
@@ -142,17 +145,30 @@ pub fn decode(trace: &[TraceEvent], ir: &Ir, names: &Names, objects: &[Object]) 
             (DecodedStep::new(Actor::Cycle, message.into(), None), None)
         } else if let Some(check) = checks::of_violation(code) {
             let told = (check.violation.tell)(v, &trail);
-            location = match check.violation.blame {
-                checks::Blame::CheckField => told.location,
-                checks::Blame::Scheduling => location.or(told.location),
+            let shown = match check.violation.blame {
+                checks::Blame::CheckField => {
+                    location = told.location;
+                    told.location
+                }
+                checks::Blame::Scheduling => {
+                    location = location.or(told.location);
+                    told.location
+                }
+                checks::Blame::ChosenPod => {
+                    location = told.location.or(location);
+                    None
+                }
             };
-            (DecodedStep::new(Actor::Check, told.message, told.location), None)
+            (DecodedStep::new(Actor::Check, told.message, shown), None)
         } else {
             let message = format!("unknown trace event {code}");
             (DecodedStep::new(Actor::Model, message, None), None)
         };
         if step.blames {
             location = step.location;
+            if let (Some(at), Some(&slot)) = (step.location, v.get(1)) {
+                failures.push((slot, at));
+            }
         }
         steps.push(Step {
             actor: step.actor,
@@ -232,6 +248,8 @@ struct Trail<'a> {
     events: &'a [TraceEvent],
     /// The steps told so far.
     steps: &'a [Step],
+    /// The scheduler's failures so far: the pod's slot and where the failure is located.
+    failures: &'a [(i64, Span)],
 }
 
 impl checks::Counterexample for Trail<'_> {
@@ -271,6 +289,14 @@ impl checks::Counterexample for Trail<'_> {
         usize::try_from(index)
             .ok()
             .and_then(|i| self.names.descheduler_plugins.get(i).copied().flatten())
+    }
+
+    fn scheduling_failure_of(&self, workload: &dyn Fn(i64) -> bool) -> Option<Span> {
+        self.failures
+            .iter()
+            .rev()
+            .find(|(slot, _)| self.namer.owner(*slot).is_some_and(|(w, _)| workload(w as i64 + 1)))
+            .map(|(_, at)| *at)
     }
 
     fn scheduling_failure(&self) -> Option<Span> {

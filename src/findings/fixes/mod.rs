@@ -192,6 +192,7 @@ pub fn suggest(
             jobs: options.jobs,
             scale: search::Scale::Current,
             all: false,
+            spared: Vec::new(),
             verdicts_only: true,
             shape_floor: Some(r.shape.clone()),
             monitor: None,
@@ -203,6 +204,13 @@ pub fn suggest(
             .iter()
             .filter(|x| x.verdict == Verdict::Verified)
             .map(|x| x.check)
+            .collect();
+        // The workloads each check's violations are of (several with `--all`).
+        let violations: Vec<(CheckId, usize)> = r
+            .results
+            .iter()
+            .filter(|x| matches!(x.verdict, Verdict::Violated { .. }))
+            .filter_map(|x| Some((x.check, x.workload?)))
             .collect();
         for c in r.results.iter_mut() {
             let Verdict::Violated {
@@ -225,8 +233,16 @@ pub fn suggest(
             on_phase(&format!("looking for a fix of {} in {}", c.check, a.units[r.unit].name));
             let mut checks = vec![c.check];
             checks.extend(verified.iter().copied().filter(|v| *v != c.check));
+            // The check's other violations stay: the fix is verified to end this one.
+            let spared: Vec<crate::model::Spared> = violations
+                .iter()
+                .copied()
+                .filter(|&(check, w)| check == c.check && Some(w) != c.workload)
+                .collect();
+            let apart_from = spared.len();
             let one_topology = search::Options {
                 monitor: Some(checks.clone()),
+                spared,
                 ..one_topology.clone()
             };
             // Candidates are verified `jobs` at a time; the first in candidate order that holds
@@ -285,6 +301,7 @@ pub fn suggest(
                             summary: candidate.summary.clone(),
                             location: candidate.location,
                             verified_on,
+                            apart_from,
                             replacement: replacement(&candidate.edit),
                         });
                         break 'batches;

@@ -128,6 +128,7 @@ pub const TABLES: &[&str] = &[
     "hpa_rec_age[]",
     "hpa_rec_len[]",
     "class_group[]",
+    "check_spared[]",
 ];
 
 /// The PROMELA statement that stores `in_value` into each table, in [`TABLES`] order.

@@ -192,6 +192,16 @@ pub struct Names {
     pub volume_spans: Vec<Option<Span>>,
 }
 
+impl Ir {
+    /// The workload (0-based) whose pods a slot holds.
+    pub fn slot_owner(&self, slot: i64) -> Option<usize> {
+        let slot = usize::try_from(slot).ok()?;
+        self.workloads
+            .iter()
+            .position(|w| (w.first_slot..w.first_slot + w.slots).contains(&slot))
+    }
+}
+
 impl IrError {
     /// The unit exceeds a bound of the model (rather than having no model at all).
     pub fn is_bound(&self) -> bool {

@@ -33,6 +33,7 @@ pub const CHECK: Check = Check {
         define: "EVENT_TOY_OVER_CAP",
         tell,
         blame: Blame::CheckField,
+        subject: Subject::Unit,
     },
     bookkeeping: None,
     told_by_scheduler: false,
