@@ -1838,3 +1838,41 @@ fn which(tool: &str) -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// A Node whose name the API server would reject is a located error (exit 2) and no node of a
+/// pool: the other nodes' pools are as they were.
+#[test]
+fn from_nodes_leaves_out_a_node_with_an_invalid_name() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    common::copy_tree(&root().join("fixtures/from-nodes"), dir.path());
+    let nodes = std::fs::read_to_string(dir.path().join("nodes.yaml")).unwrap();
+    let first = nodes.split("\n- apiVersion: v1\n").nth(1).unwrap();
+    let bad = first.replace(
+        "\n    name: gke-prod-default-pool-1a2b3c4d-6xkq",
+        "\n    name: Bad_Node",
+    );
+    std::fs::write(
+        dir.path().join("nodes.yaml"),
+        nodes.replacen("items:\n", &format!("items:\n- apiVersion: v1\n{bad}\n"), 1),
+    )
+    .unwrap();
+    let out = kivi()
+        .args(["units", "--format", "json", "--color", "never"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("nodes.yaml:") && stderr.contains("Bad_Node"),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counts: Vec<u64> = v["cluster"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, [2, 1, 1], "{}", v["cluster"]);
+}

@@ -349,6 +349,11 @@ pub fn from_nodes(
             continue;
         };
         let name = object.id.name.clone();
+        // The loader has reported the invalid name (exit 2): no node is made of it, as the
+        // API server would not have one.
+        if !crate::manifest::read::is_dns_subdomain(&name) {
+            continue;
+        }
         let hostname: Vec<String> = node
             .labels
             .iter()

@@ -98,11 +98,12 @@ pub fn name_is_dns_subdomain(kind: &str) -> bool {
             | "PodDisruptionBudget"
             | "Namespace"
             | "ConfigMap"
+            | "Node"
     )
 }
 
 /// A name as the API server validates it: the objects kivi-lint models (workloads, Services,
-/// HPAs, PDBs, Namespaces) need a DNS-1123 subdomain; any other kind at least a path segment
+/// HPAs, PDBs, Namespaces, Nodes) need a DNS-1123 subdomain; any other kind at least a path segment
 /// without control characters. A name Kubernetes rejects is an input error, and its text is
 /// shown escaped (it may hold terminal escapes).
 fn check_name(r: &mut Reader, name: &crate::source::Spanned<String>, kind: &str) {
