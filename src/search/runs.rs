@@ -175,6 +175,13 @@ fn run_checks(
                         .then(|| violation_subject(&trace, &point.ir))
                         .flatten()
                         .filter(|w| found < VIOLATIONS_PER_CHECK && !spared.contains(&(check, *w)));
+                    if all && found >= VIOLATIONS_PER_CHECK {
+                        tracing::warn!(
+                            "unit {}: --all stops at {VIOLATIONS_PER_CHECK} violations of {check} on {} nodes; the unit may have more",
+                            plan.name,
+                            point.topology.nodes()
+                        );
+                    }
                     match next {
                         Some(workload) => {
                             spared.push((check, workload));
