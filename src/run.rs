@@ -319,7 +319,7 @@ fn judge(
     analysis: &Analysis,
     scan: &Scan,
     results: &[UnitResult],
-) -> std::collections::BTreeMap<(usize, crate::checks::CheckId), crate::findings::Judgement> {
+) -> std::collections::BTreeMap<(usize, usize), crate::findings::Judgement> {
     let policy = crate::findings::Policy {
         today: Some(crate::config::Date::today()),
         inline_suppressions: !scan.no_inline_suppressions,
@@ -331,7 +331,8 @@ fn judge(
             let policy = &policy;
             r.results
                 .iter()
-                .map(move |c| ((r.unit, c.check), policy.judge(analysis, r.unit, c)))
+                .enumerate()
+                .map(move |(i, c)| ((r.unit, i), policy.judge(analysis, r.unit, c)))
         })
         .collect()
 }

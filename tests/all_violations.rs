@@ -170,4 +170,14 @@ fn pr_mode_compares_every_violation_with_the_base() {
         [(26, "unchanged".to_string()), (24, "new".to_string())],
         "{report}"
     );
+
+    // Without --all-findings the one the base has is hidden, the new one shown.
+    let (code, report) = run(&[]);
+    assert_eq!(code, 1, "{report}");
+    let shown: Vec<u64> = pods_schedulable(&report)
+        .iter()
+        .filter(|r| r["verdict"] == "violated")
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(shown, [24], "{report}");
 }

@@ -427,9 +427,10 @@ pub struct Context {
     pub changed_since: Option<String>,
     /// Per unit index, a reason it was not verified.
     pub not_verified: BTreeMap<usize, NotVerified>,
-    /// Per unit index and check, the policy's level, suppression and PR-mode hiding of its
-    /// result ([`crate::findings::Policy::judge`]): the report shows them, it decides nothing.
-    pub judgements: BTreeMap<(usize, crate::checks::CheckId), crate::findings::Judgement>,
+    /// Per unit index and result (its position among the unit's results: `--all` gives a
+    /// check several), the policy's level, suppression and PR-mode hiding of the result
+    /// ([`crate::findings::Policy::judge`]): the report shows them, it decides nothing.
+    pub judgements: BTreeMap<(usize, usize), crate::findings::Judgement>,
 }
 
 impl Report {

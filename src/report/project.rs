@@ -234,7 +234,7 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
             .collect(),
     };
     let mut results = Vec::new();
-    for c in &r.results {
+    for (i, c) in r.results.iter().enumerate() {
         let baseline_state = c.baseline.map(|existing| {
             if existing {
                 BaselineState::Unchanged
@@ -244,16 +244,15 @@ fn verification(a: &Analysis, r: &crate::findings::UnitResult, context: &Context
         });
         // A result nothing judged (none is asked for in a report of units only) shows its
         // check's level.
-        let judgement =
-            context
-                .judgements
-                .get(&(r.unit, c.check))
-                .cloned()
-                .unwrap_or_else(|| crate::findings::Judgement {
-                    level: a.check_level(c.check),
-                    suppressed: None,
-                    hidden: false,
-                });
+        let judgement = context
+            .judgements
+            .get(&(r.unit, i))
+            .cloned()
+            .unwrap_or_else(|| crate::findings::Judgement {
+                level: a.check_level(c.check),
+                suppressed: None,
+                hidden: false,
+            });
         if judgement.hidden {
             *hidden += 1;
             continue;
