@@ -70,6 +70,9 @@ pub struct Analysis {
     pub files: usize,
     pub renders: usize,
     pub timings: Timings,
+    /// The `--cluster-state` could not be read (its errors are diagnostics): nothing is
+    /// verified, as the verdicts would be about another cluster.
+    pub cluster_unread: Option<String>,
 }
 
 impl Analysis {
@@ -93,8 +96,12 @@ pub fn analyze(request: &Request) -> Analysis {
     let mut diags = Diagnostics::default();
     let mut config = load_config(request, &mut sources, &mut diags);
     // The command line's running cluster takes the place of the config's.
+    let errors_before = diags.count(crate::diagnostics::Severity::Error);
     let cluster_state = (request.cluster_state.as_ref())
         .map(|source| crate::config::cluster_state::load(source, &mut sources, &mut diags));
+    let cluster_unread = (diags.count(crate::diagnostics::Severity::Error) > errors_before).then(|| {
+        "the cluster state (--cluster-state) could not be read (its errors are above): nothing is verified against another cluster".to_string()
+    });
     // The previous revision of an `apply` event is history, not part of the scan; a saved
     // cluster state in the tree is input, not manifests.
     let mut history = previous_revision_dir(&config);
@@ -210,6 +217,7 @@ pub fn analyze(request: &Request) -> Analysis {
             manifests: manifests_time,
             units: units_time,
         },
+        cluster_unread,
     }
 }
 

@@ -125,6 +125,9 @@ impl Session {
         scan: &Scan,
         progress: &crate::progress::Reporter,
     ) -> Result<Verified, Stopped> {
+        if let Some(why) = &analysis.cluster_unread {
+            return Ok(unverifiable(analysis, scan, why));
+        }
         let tools = match crate::engine::Tools::find() {
             Ok(tools) => tools,
             // Without spin or a C compiler nothing can be verified: every check says why (an

@@ -78,6 +78,20 @@ fn a_cluster_state_that_cannot_be_read_is_an_input_error() {
         report["diagnostics"].to_string().contains("--cluster-state"),
         "{report:#}"
     );
+    // Nor is a file with a YAML error half read: nothing is verified against the config's
+    // cluster instead, and each check says why.
+    let dir = assert_fs::TempDir::new().unwrap();
+    let state = dir.path().join("state.yaml");
+    let text = std::fs::read_to_string(format!("{FIXTURE}/cluster-state.yaml")).unwrap();
+    std::fs::write(&state, format!("{text}\n- {{ unclosed: [\n")).unwrap();
+    let (code, report) = scan(&["--cluster-state", state.to_str().unwrap(), FIXTURE]);
+    assert_eq!(code, 2, "{report:#}");
+    let found = pods_schedulable(&report);
+    assert_eq!(found["verdict"], "inconclusive", "{found:#}");
+    assert!(
+        found["reason"].as_str().unwrap().contains("could not be read"),
+        "{found:#}"
+    );
 }
 
 /// `kivi-lint snapshot` runs `kubectl get … -o json` (here a stand-in on PATH printing what a

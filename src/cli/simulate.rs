@@ -58,6 +58,10 @@ pub(super) fn simulate_command(scan: &ScanArgs, global: &GlobalArgs, request: &R
         }
         return Ok(exit::INPUT_ERROR);
     }
+    if let Some(why) = &analysis.cluster_unread {
+        eprintln!("error: {why}");
+        return Ok(exit::INPUT_ERROR);
+    }
     let tools = match crate::engine::Tools::find() {
         Ok(t) => t,
         Err(e) => {
